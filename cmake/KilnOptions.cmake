@@ -1,0 +1,35 @@
+# Warnings, sanitizers and the include root shared by every Kiln target.
+
+add_library(kiln_options INTERFACE)
+target_compile_options(kiln_options INTERFACE -Wall -Wextra -Werror)
+# Headers are included by their path from the repository root.
+target_include_directories(kiln_options INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+
+if(KILN_SANITIZE)
+  target_compile_options(kiln_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
+                                               -fno-sanitize-recover=undefined)
+  target_link_options(kiln_options INTERFACE -fsanitize=address,undefined)
+endif()
+
+# kiln_add_library(name SOURCES ... DEPS ...): a static library with the project options.
+function(kiln_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_link_libraries(${name} PUBLIC kiln_options ${ARG_DEPS})
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+endfunction()
+
+# kiln_add_test(name LABEL label SOURCES ... DEPS ...): a GoogleTest executable whose
+# tests are registered one by one with CTest under the given label.
+function(kiln_add_test name)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE kiln_options ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 600)
+  endif()
+  gtest_discover_tests(${name}
+    PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
+               ENVIRONMENT "KILN_SOURCE_DIR=${PROJECT_SOURCE_DIR};KILN_BINARY_DIR=${PROJECT_BINARY_DIR}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,72 @@
+#include "hw/driver/device.h"
+
+#include <fmt/format.h>
+
+#include "hw/spec/error.h"
+
+namespace kiln::driver {
+
+using hw::regs::Counter;
+
+Device::Device(const hw::Config& cfg, const DeviceOptions& opts) : cfg_(cfg), opts_(opts) {}
+
+DevAddr Device::alloc(uint64_t bytes, uint64_t align) {
+  if (align == 0 || (align & (align - 1)) != 0)
+    throw hw::Error(fmt::format("alloc: alignment {} is not a power of two", align));
+  if (bytes == 0) bytes = 1;
+  // First fit between existing allocations, which the map keeps sorted by address.
+  DevAddr candidate = 0;
+  for (const auto& [addr, size] : allocations_) {
+    if (candidate + bytes <= addr) break;
+    candidate = (addr + size + align - 1) & ~(align - 1);
+  }
+  if (candidate + bytes > dram_bytes()) {
+    throw hw::Error(fmt::format("{} device: out of DRAM allocating {} bytes ({} bytes of DRAM)",
+                                kind(), bytes, dram_bytes()));
+  }
+  allocations_[candidate] = bytes;
+  return candidate;
+}
+
+void Device::free(DevAddr addr) {
+  if (allocations_.erase(addr) == 0)
+    throw hw::Error(fmt::format("free: 0x{:x} is not an address that alloc returned", addr));
+}
+
+void Device::check_range(DevAddr addr, uint64_t bytes, std::string_view what) const {
+  if (addr > dram_bytes() || bytes > dram_bytes() - addr) {
+    throw hw::Error(fmt::format("{}: bytes [0x{:x}, 0x{:x}) are outside the {} bytes of DRAM",
+                                what, addr, addr + bytes, dram_bytes()));
+  }
+}
+
+void Device::run(DevAddr insn_addr, uint32_t insn_count) {
+  namespace r = hw::regs;
+  uint64_t fp = uint64_t{read_reg(r::kFingerprintHi)} << 32 | read_reg(r::kFingerprintLo);
+  if (fp != cfg_.fingerprint()) {
+    throw hw::Error(fmt::format("{} device runs configuration fingerprint {:016x}, but the program "
+                                "was built for '{}' ({:016x})",
+                                kind(), fp, cfg_.name(), cfg_.fingerprint()));
+  }
+  check_range(insn_addr, uint64_t{insn_count} * 16, "instruction stream");
+  write_reg(r::kInsnAddrLo, static_cast<uint32_t>(insn_addr));
+  write_reg(r::kInsnAddrHi, static_cast<uint32_t>(insn_addr >> 32));
+  write_reg(r::kInsnCount, insn_count);
+  write_reg(r::kCtrl, r::kCtrlStart);
+  uint32_t status = wait_done();
+  if (status & r::kStatusError) throw hw::Error(error_message());
+  if (!(status & r::kStatusDone))
+    throw hw::Error(fmt::format("{} device stopped without done (status 0x{:x})", kind(), status));
+}
+
+Counters Device::counters() {
+  Counters out;
+  for (const auto& info : hw::regs::kCounters) {
+    if (!has_counter(info.id)) continue;
+    out[info.id] = uint64_t{read_reg(hw::regs::counter_hi(info.id))} << 32 |
+                   read_reg(hw::regs::counter_lo(info.id));
+  }
+  return out;
+}
+
+}  // namespace kiln::driver

@@ -1,0 +1,89 @@
+#pragma once
+// The Device interface: what the runtime and the CLI see of an accelerator, whatever
+// runs it (fsim, the Verilated RTL, the SystemC platform, a board). One physical DRAM
+// address space, the register map of hw/spec/regs.h, run-to-FINISH, counters.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hw/spec/config.h"
+#include "hw/spec/regs.h"
+
+namespace kiln::driver {
+
+using DevAddr = uint64_t;  // a byte address in device DRAM
+using Counters = std::map<hw::regs::Counter, uint64_t>;
+
+struct DeviceOptions {
+  uint64_t dram_bytes = uint64_t{64} << 20;  // size of device DRAM
+  // Device-specific settings; a device ignores those it does not have.
+  std::string wave_file;              // rtl: FST waveform of the run
+  uint64_t watchdog_cycles = 100000;  // rtl: cycles without progress that count as a hang
+  int dram_latency = -1;              // rtl: DRAM model latency in cycles (-1: default)
+  int dram_bytes_per_cycle = -1;      // rtl: DRAM model bandwidth (-1: default)
+  bool dram_backpressure = false;     // rtl: random AXI back-pressure
+  uint64_t seed = 1;                  // rtl: back-pressure seed
+};
+
+class Device {
+ public:
+  Device(const hw::Config& cfg, const DeviceOptions& opts);
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  virtual std::string_view kind() const = 0;  // "fsim", "rtl", ...
+  const hw::Config& config() const { return cfg_; }
+  const DeviceOptions& options() const { return opts_; }
+  uint64_t dram_bytes() const { return opts_.dram_bytes; }
+
+  // Device memory. alloc() returns an address aligned to `align` or throws when DRAM
+  // is exhausted; free() takes an address alloc() returned.
+  DevAddr alloc(uint64_t bytes, uint64_t align = 64);
+  void free(DevAddr addr);
+  // Copies to and from DRAM; a range outside DRAM throws hw::Error.
+  virtual void write(DevAddr addr, std::span<const uint8_t> data) = 0;
+  virtual void read(DevAddr addr, std::span<uint8_t> data) = 0;
+
+  // Registers (hw/spec/regs.h).
+  virtual void write_reg(uint32_t offset, uint32_t value) = 0;
+  virtual uint32_t read_reg(uint32_t offset) = 0;
+
+  // Runs `insn_count` instructions at `insn_addr` to FINISH through the registers:
+  // checks the configuration fingerprint, programs the stream, starts, waits for done.
+  // A device-reported error (deadlock, bad instruction, watchdog) throws hw::Error
+  // with the device's message.
+  void run(DevAddr insn_addr, uint32_t insn_count);
+
+  // The counters of the last run that this device has (fsim has no timed ones).
+  Counters counters();
+  // True for counters this device measures.
+  virtual bool has_counter(hw::regs::Counter c) const = 0;
+
+ protected:
+  // Waits until the status register shows done or error; a device that simulates
+  // clocks advances them here. Returns the final status register value.
+  virtual uint32_t wait_done() = 0;
+  // The detailed message behind the status error bit.
+  virtual std::string error_message() const = 0;
+  void check_range(DevAddr addr, uint64_t bytes, std::string_view what) const;
+
+ private:
+  hw::Config cfg_;
+  DeviceOptions opts_;
+  std::map<DevAddr, uint64_t> allocations_;  // address -> size
+};
+
+// The devices this build has ("fsim", and "rtl" where the Verilated models were built),
+// and the factory that makes one (hw/driver/devices.cc holds the list).
+std::vector<std::string> device_kinds();
+std::unique_ptr<Device> make_device(std::string_view kind, const hw::Config& cfg,
+                                    const DeviceOptions& opts = {});
+
+}  // namespace kiln::driver

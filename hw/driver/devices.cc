@@ -1,0 +1,50 @@
+// The list of devices this build has. A device of a later issue adds a line here.
+
+#include <fmt/format.h>
+
+#include "hw/driver/device.h"
+#include "hw/driver/fsim_device.h"
+#include "hw/spec/error.h"
+#ifdef KILN_HAVE_RTL
+#include "hw/driver/rtl/rtl_device.h"
+#endif
+
+namespace kiln::driver {
+
+namespace {
+
+struct Entry {
+  std::string_view kind;
+  std::unique_ptr<Device> (*make)(const hw::Config&, const DeviceOptions&);
+};
+
+template <typename D>
+std::unique_ptr<Device> make(const hw::Config& cfg, const DeviceOptions& opts) {
+  return std::make_unique<D>(cfg, opts);
+}
+
+constexpr Entry kDevices[] = {
+    {"fsim", &make<FsimDevice>},
+#ifdef KILN_HAVE_RTL
+    {"rtl", &make_rtl_device},
+#endif
+};
+
+}  // namespace
+
+std::vector<std::string> device_kinds() {
+  std::vector<std::string> out;
+  for (const Entry& e : kDevices) out.emplace_back(e.kind);
+  return out;
+}
+
+std::unique_ptr<Device> make_device(std::string_view kind, const hw::Config& cfg,
+                                    const DeviceOptions& opts) {
+  for (const Entry& e : kDevices)
+    if (e.kind == kind) return e.make(cfg, opts);
+  std::string known;
+  for (const Entry& e : kDevices) known += fmt::format(" {}", e.kind);
+  throw hw::Error(fmt::format("unknown device '{}'; this build has:{}", kind, known));
+}
+
+}  // namespace kiln::driver

@@ -1,0 +1,86 @@
+#pragma once
+// The accelerator's host interface (Kiln's own, shared/ISA.md "Host interface"): the
+// AXI4-Lite register map and the performance counters. The RTL register file, the
+// Verilator harness, the SystemC platform, the board drivers and the fsim device all
+// implement this one map.
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace kiln::hw::regs {
+
+// 32-bit registers at byte offsets.
+inline constexpr uint32_t kCtrl = 0x00;           // write 1 to bit 0: start
+inline constexpr uint32_t kStatus = 0x04;         // bit 0 busy, bit 1 done, bit 2 error
+inline constexpr uint32_t kInsnCount = 0x08;      // instructions to fetch
+inline constexpr uint32_t kInsnAddrLo = 0x0c;     // byte address of the stream in DRAM
+inline constexpr uint32_t kInsnAddrHi = 0x10;
+inline constexpr uint32_t kFingerprintLo = 0x14;  // Config::fingerprint(), read-only
+inline constexpr uint32_t kFingerprintHi = 0x18;
+inline constexpr uint32_t kVersion = 0x1c;        // register map version, read-only
+inline constexpr uint32_t kCounterBase = 0x40;    // counter k: lo at 0x40 + 8k, hi at +4
+
+inline constexpr uint32_t kCtrlStart = 1u << 0;
+inline constexpr uint32_t kStatusBusy = 1u << 0;
+inline constexpr uint32_t kStatusDone = 1u << 1;
+inline constexpr uint32_t kStatusError = 1u << 2;
+inline constexpr uint32_t kMapVersion = 1;
+
+// 64-bit performance counters, reset by every start.
+enum class Counter : uint8_t {
+  kCycles,
+  kLoadInsns,
+  kComputeInsns,
+  kStoreInsns,
+  kGemmUops,
+  kAluUops,
+  kLoadUopBytes,
+  kLoadWgtBytes,
+  kLoadInpBytes,
+  kLoadAccBytes,
+  kStoreBytes,
+  kDramReadBytes,
+  kDramWriteBytes,
+  kLoadBusyCycles,
+  kLoadStallCycles,
+  kComputeBusyCycles,
+  kComputeStallCycles,
+  kStoreBusyCycles,
+  kStoreStallCycles,
+};
+inline constexpr int kNumCounters = 19;
+
+struct CounterInfo {
+  Counter id;
+  std::string_view name;        // the key in `kiln sim --json`
+  bool timed;                   // exists only on a cycle-accurate device
+  std::string_view description;
+};
+
+inline constexpr std::array<CounterInfo, kNumCounters> kCounters = {{
+    {Counter::kCycles, "cycles", true, "clock cycles from start to done"},
+    {Counter::kLoadInsns, "load_insns", false, "instructions run by the load module"},
+    {Counter::kComputeInsns, "compute_insns", false, "instructions run by the compute module"},
+    {Counter::kStoreInsns, "store_insns", false, "instructions run by the store module"},
+    {Counter::kGemmUops, "gemm_uops", false, "GEMM micro-ops executed"},
+    {Counter::kAluUops, "alu_uops", false, "ALU micro-ops executed"},
+    {Counter::kLoadUopBytes, "load_uop_bytes", false, "bytes loaded into the micro-op buffer"},
+    {Counter::kLoadWgtBytes, "load_wgt_bytes", false, "bytes loaded into the weight buffer"},
+    {Counter::kLoadInpBytes, "load_inp_bytes", false, "bytes loaded into the input buffer"},
+    {Counter::kLoadAccBytes, "load_acc_bytes", false, "bytes loaded into the accumulator buffer"},
+    {Counter::kStoreBytes, "store_bytes", false, "bytes stored from the output buffer"},
+    {Counter::kDramReadBytes, "dram_read_bytes", false, "bytes read from DRAM (instructions included)"},
+    {Counter::kDramWriteBytes, "dram_write_bytes", false, "bytes written to DRAM"},
+    {Counter::kLoadBusyCycles, "load_busy_cycles", true, "cycles the load module works"},
+    {Counter::kLoadStallCycles, "load_stall_cycles", true, "cycles the load module waits for a token"},
+    {Counter::kComputeBusyCycles, "compute_busy_cycles", true, "cycles the compute module works"},
+    {Counter::kComputeStallCycles, "compute_stall_cycles", true, "cycles the compute module waits for a token"},
+    {Counter::kStoreBusyCycles, "store_busy_cycles", true, "cycles the store module works"},
+    {Counter::kStoreStallCycles, "store_stall_cycles", true, "cycles the store module waits for a token"},
+}};
+
+constexpr uint32_t counter_lo(Counter c) { return kCounterBase + 8 * static_cast<uint32_t>(c); }
+constexpr uint32_t counter_hi(Counter c) { return counter_lo(c) + 4; }
+
+}  // namespace kiln::hw::regs
