@@ -1,10 +1,478 @@
 #include "hw/sim/fsim/fsim.h"
 
+#include <fmt/format.h>
+
+#include <string>
+
 #include "hw/spec/error.h"
 
 namespace kiln::sim {
 
-struct Fsim::Impl {};
+namespace {
+
+using hw::AluOp;
+using hw::Insn;
+using hw::MemType;
+using hw::Opcode;
+using Counter = hw::regs::Counter;
+
+enum Module { kLoadModule = 0, kComputeModule = 1, kStoreModule = 2, kNumModules = 3 };
+constexpr const char* kModuleName[kNumModules] = {"load", "compute", "store"};
+
+// The four dependency-token queues of shared/ISA.md.
+enum Token { kLoadToCompute = 0, kComputeToLoad, kComputeToStore, kStoreToCompute, kNumTokens };
+constexpr const char* kTokenName[kNumTokens] = {"load->compute", "compute->load",
+                                                "compute->store", "store->compute"};
+constexpr int kNone = -1;
+
+// The low `width` bits of `v` as a signed number: the only way values enter a buffer.
+int64_t wrap(uint64_t v, int width) {
+  if (width >= 64) return static_cast<int64_t>(v);
+  int s = 64 - width;
+  return static_cast<int64_t>(v << s) >> s;
+}
+
+uint64_t read_le(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int b = 0; b < bytes; ++b) v |= uint64_t{p[b]} << (8 * b);
+  return v;
+}
+
+void write_le(uint8_t* p, int bytes, uint64_t v) {
+  for (int b = 0; b < bytes; ++b) p[b] = static_cast<uint8_t>(v >> (8 * b));
+}
+
+Module module_of(const Insn& insn) {
+  switch (insn.opcode) {
+    case Opcode::kLoad:
+      return insn.memory_type == MemType::kInp || insn.memory_type == MemType::kWgt
+                 ? kLoadModule
+                 : kComputeModule;
+    case Opcode::kStore: return kStoreModule;
+    default: return kComputeModule;
+  }
+}
+
+// "load inp", "store", "gemm", "alu shr", "finish".
+std::string mnemonic(const Insn& insn) {
+  switch (insn.opcode) {
+    case Opcode::kLoad: return fmt::format("load {}", hw::mem_type_name(insn.memory_type));
+    case Opcode::kAlu: return fmt::format("alu {}", hw::alu_op_name(insn.alu_opcode));
+    default: return std::string(hw::opcode_name(insn.opcode));
+  }
+}
+
+// The token queues an instruction of module `m` pops / pushes through its prev and
+// next flags (kNone where the module has no such neighbour).
+struct Links {
+  int prev_pop, next_pop, prev_push, next_push;
+};
+Links links_of(Module m) {
+  switch (m) {
+    case kLoadModule: return {kNone, kComputeToLoad, kNone, kLoadToCompute};
+    case kComputeModule: return {kLoadToCompute, kStoreToCompute, kComputeToLoad, kComputeToStore};
+    default: return {kComputeToStore, kNone, kStoreToCompute, kNone};
+  }
+}
+
+}  // namespace
+
+// One run: the decoded stream, the three module queues and the token counts.
+struct Fsim::Impl {
+  Fsim& f;
+  const hw::Config& cfg;
+  std::vector<Insn> insns;
+  std::vector<uint32_t> queue[kNumModules];
+  size_t head[kNumModules] = {0, 0, 0};
+  uint64_t tokens[kNumTokens] = {0, 0, 0, 0};
+
+  explicit Impl(Fsim& fsim) : f(fsim), cfg(fsim.cfg_) {}
+
+  uint64_t& counter(Counter c) { return f.counters_[static_cast<int>(c)]; }
+
+  std::string where(uint32_t n) const {
+    return fmt::format("instruction #{} ({})", n, mnemonic(insns[n]));
+  }
+  [[noreturn]] void fail(uint32_t n, const std::string& msg) const {
+    throw hw::Error(fmt::format("{}: {}", where(n), msg));
+  }
+
+  void fetch(uint64_t insn_addr, uint32_t insn_count);
+  void check_form(uint32_t n) const;
+  void schedule();
+
+  bool done(Module m) const { return head[m] == queue[m].size(); }
+  uint32_t head_insn(Module m) const { return queue[m][head[m]]; }
+  // The first token queue the head instruction of `m` waits on, or kNone if ready.
+  int missing_token(Module m) const;
+  void step(Module m);
+
+  void execute(uint32_t n);
+  void load(uint32_t n, const Insn& insn);
+  void store(uint32_t n, const Insn& insn);
+  void gemm(uint32_t n, const Insn& insn);
+  void alu(uint32_t n, const Insn& insn);
+  void check_dram(uint32_t n, const Insn& insn, int elem_bytes) const;
+  uint64_t loop_index(uint32_t n, const char* what, const char* buffer, uint64_t base,
+                      uint64_t i, uint64_t fo, uint64_t j, uint64_t fi, uint32_t depth) const;
+};
+
+void Fsim::Impl::fetch(uint64_t insn_addr, uint32_t insn_count) {
+  if (insn_count == 0)
+    throw hw::Error("the instruction stream is empty: it needs at least a FINISH");
+  uint64_t bytes = uint64_t{insn_count} * hw::kInsnBytes;
+  if (insn_addr > f.dram_.size() || bytes > f.dram_.size() - insn_addr) {
+    throw hw::Error(fmt::format(
+        "fetch of {} instructions at DRAM byte 0x{:x} ends at byte 0x{:x}, beyond the DRAM's "
+        "{} bytes",
+        insn_count, insn_addr, insn_addr + bytes, f.dram_.size()));
+  }
+  counter(Counter::kDramReadBytes) += bytes;
+  try {
+    insns = hw::decode_program(f.layout_, f.dram_.subspan(insn_addr, bytes));
+  } catch (const hw::Error& e) {
+    throw hw::Error(fmt::format("fetch: {}", e.what()));
+  }
+  int64_t finish = -1;
+  for (uint32_t n = 0; n < insns.size(); ++n) {
+    if (finish >= 0) {
+      fail(n, fmt::format("follows FINISH (instruction #{}); nothing may come after FINISH",
+                          finish));
+    }
+    check_form(n);
+    if (insns[n].opcode == Opcode::kFinish) finish = n;
+    queue[module_of(insns[n])].push_back(n);
+  }
+  if (finish < 0) {
+    throw hw::Error(fmt::format("the stream of {} instructions has no FINISH; end it with one",
+                                insns.size()));
+  }
+}
+
+// Checks what the decoder cannot: combinations of fields that no module accepts.
+void Fsim::Impl::check_form(uint32_t n) const {
+  const Insn& in = insns[n];
+  Module m = module_of(in);
+  if (in.opcode == Opcode::kFinish) {
+    if (in.pop_prev_dep || in.pop_next_dep)
+      fail(n, "pops a token; FINISH must pop none (pop the last token in an earlier compute "
+              "instruction)");
+    if (in.push_prev_dep || in.push_next_dep)
+      fail(n, "pushes a token; FINISH has every field but the opcode zero");
+    return;
+  }
+  if (m == kLoadModule && (in.pop_prev_dep || in.push_prev_dep))
+    fail(n, "runs on the load module, which has no prev module: pop_prev_dep and push_prev_dep "
+            "must be 0");
+  if (m == kStoreModule && (in.pop_next_dep || in.push_next_dep))
+    fail(n, "runs on the store module, which has no next module: pop_next_dep and push_next_dep "
+            "must be 0");
+  bool padded = in.y_pad_0 || in.y_pad_1 || in.x_pad_0 || in.x_pad_1;
+  if (in.opcode == Opcode::kLoad) {
+    if (in.memory_type == MemType::kOut)
+      fail(n, "a LOAD cannot target OUT: OUT changes only through GEMM and ALU");
+    if (in.memory_type == MemType::kUop && padded)
+      fail(n, "a micro-op load takes no padding (y_pad_0, y_pad_1, x_pad_0, x_pad_1 must be 0)");
+  }
+  if (in.opcode == Opcode::kStore) {
+    if (in.memory_type != MemType::kOut)
+      fail(n, fmt::format("a STORE reads OUT; memory_type is {}, it must be out (4)",
+                          hw::mem_type_name(in.memory_type)));
+    if (padded) fail(n, "a STORE takes no padding (y_pad_0, y_pad_1, x_pad_0, x_pad_1 must be 0)");
+  }
+}
+
+int Fsim::Impl::missing_token(Module m) const {
+  const Insn& in = insns[head_insn(m)];
+  Links l = links_of(m);
+  if (in.pop_prev_dep && tokens[l.prev_pop] == 0) return l.prev_pop;
+  if (in.pop_next_dep && tokens[l.next_pop] == 0) return l.next_pop;
+  return kNone;
+}
+
+void Fsim::Impl::step(Module m) {
+  uint32_t n = head_insn(m);
+  const Insn& in = insns[n];
+  Links l = links_of(m);
+  if (in.pop_prev_dep) --tokens[l.prev_pop];
+  if (in.pop_next_dep) --tokens[l.next_pop];
+  execute(n);
+  if (in.push_prev_dep) ++tokens[l.prev_push];
+  if (in.push_next_dep) ++tokens[l.next_push];
+  static constexpr Counter kInsnCounter[kNumModules] = {
+      Counter::kLoadInsns, Counter::kComputeInsns, Counter::kStoreInsns};
+  ++counter(kInsnCounter[m]);
+  ++head[m];
+}
+
+void Fsim::Impl::schedule() {
+  for (;;) {
+    bool progress = false;
+    // Load and store run as far as they can before compute looks at its head, so
+    // that when FINISH is at compute's head they have done all they ever could.
+    for (Module m : {kLoadModule, kStoreModule}) {
+      while (!done(m) && missing_token(m) == kNone) {
+        step(m);
+        progress = true;
+      }
+    }
+    uint32_t n = head_insn(kComputeModule);  // compute holds FINISH until the end
+    if (insns[n].opcode == Opcode::kFinish) {
+      for (Module m : {kLoadModule, kStoreModule}) {
+        if (done(m)) continue;
+        uint32_t w = head_insn(m);
+        throw hw::Error(fmt::format(
+            "FINISH (instruction #{}) retires while {} {} is not done (it waits for a {} "
+            "token): the stream does not order it before FINISH",
+            n, kModuleName[m], where(w), kTokenName[missing_token(m)]));
+      }
+      step(kComputeModule);
+      return;
+    }
+    while (insns[head_insn(kComputeModule)].opcode != Opcode::kFinish &&
+           missing_token(kComputeModule) == kNone) {
+      step(kComputeModule);
+      progress = true;
+    }
+    if (progress) continue;
+    std::string msg = "deadlock: no module can proceed;";
+    const char* sep = "";
+    for (Module m : {kLoadModule, kComputeModule, kStoreModule}) {
+      if (done(m)) continue;
+      msg += fmt::format("{} {} waits at {} for a {} token", sep, kModuleName[m],
+                         where(head_insn(m)), kTokenName[missing_token(m)]);
+      sep = ";";
+    }
+    throw hw::Error(msg + " that no instruction will push");
+  }
+}
+
+void Fsim::Impl::execute(uint32_t n) {
+  const Insn& in = insns[n];
+  switch (in.opcode) {
+    case Opcode::kLoad: return load(n, in);
+    case Opcode::kStore: return store(n, in);
+    case Opcode::kGemm: return gemm(n, in);
+    case Opcode::kAlu: return alu(n, in);
+    case Opcode::kFinish: return;
+  }
+}
+
+// Every DRAM byte a LOAD or STORE touches lies in DRAM.
+void Fsim::Impl::check_dram(uint32_t n, const Insn& in, int elem_bytes) const {
+  uint64_t last_elem = uint64_t{in.dram_base} + uint64_t{in.y_size - 1} * in.x_stride + in.x_size;
+  uint64_t end = last_elem * static_cast<uint64_t>(elem_bytes);
+  if (end > f.dram_.size()) {
+    fail(n, fmt::format("DRAM access of {} rows x {} {} elements ({} bytes each) at element {} "
+                        "with stride {} ends at byte 0x{:x}, beyond the DRAM's {} bytes",
+                        in.y_size, in.x_size, hw::mem_type_name(in.memory_type), elem_bytes,
+                        in.dram_base, in.x_stride, end, f.dram_.size()));
+  }
+}
+
+void Fsim::Impl::load(uint32_t n, const Insn& in) {
+  if (in.x_size == 0 || in.y_size == 0) return;  // a no-op that only moves tokens
+  int elem_bytes = 0, width = 0;
+  uint32_t depth = 0;
+  std::vector<int64_t>* buf = nullptr;
+  Counter bytes_counter{};
+  switch (in.memory_type) {
+    case MemType::kInp:
+      elem_bytes = cfg.inp_elem_bytes(), width = cfg.inp_width(), depth = cfg.inp_depth();
+      buf = &f.inp_, bytes_counter = Counter::kLoadInpBytes;
+      break;
+    case MemType::kWgt:
+      elem_bytes = cfg.wgt_elem_bytes(), width = cfg.wgt_width(), depth = cfg.wgt_depth();
+      buf = &f.wgt_, bytes_counter = Counter::kLoadWgtBytes;
+      break;
+    case MemType::kAcc:
+      elem_bytes = cfg.acc_elem_bytes(), width = cfg.acc_width(), depth = cfg.acc_depth();
+      buf = &f.acc_, bytes_counter = Counter::kLoadAccBytes;
+      break;
+    case MemType::kUop:
+      elem_bytes = cfg.uop_elem_bytes(), width = 32, depth = cfg.uop_depth();
+      bytes_counter = Counter::kLoadUopBytes;
+      break;
+    case MemType::kOut: fail(n, "a LOAD cannot target OUT");
+  }
+  uint64_t rows = uint64_t{in.y_pad_0} + in.y_size + in.y_pad_1;
+  uint64_t cols = uint64_t{in.x_pad_0} + in.x_size + in.x_pad_1;
+  uint64_t end = uint64_t{in.sram_base} + rows * cols;
+  if (end > depth) {
+    fail(n, fmt::format("writes {} elements {} to {} ({} x {} with padding), but index {} is "
+                        "beyond the {} buffer's depth {}",
+                        hw::mem_type_name(in.memory_type), in.sram_base, end - 1, rows, cols,
+                        end - 1, hw::mem_type_name(in.memory_type), depth));
+  }
+  check_dram(n, in, elem_bytes);
+  const int value_bytes = width / 8;
+  const int per_elem = elem_bytes / value_bytes;
+  for (uint64_t r = 0; r < rows; ++r) {
+    bool pad_row = r < in.y_pad_0 || r >= in.y_pad_0 + in.y_size;
+    for (uint64_t c = 0; c < cols; ++c) {
+      uint64_t idx = in.sram_base + r * cols + c;
+      bool pad = pad_row || c < in.x_pad_0 || c >= in.x_pad_0 + in.x_size;
+      uint64_t src = (uint64_t{in.dram_base} + (r - in.y_pad_0) * in.x_stride + (c - in.x_pad_0)) *
+                     static_cast<uint64_t>(elem_bytes);
+      if (in.memory_type == MemType::kUop) {
+        try {
+          f.uops_[idx] = f.layout_.decode_uop(static_cast<uint32_t>(read_le(&f.dram_[src], 4)));
+        } catch (const hw::Error& e) {
+          fail(n, fmt::format("micro-op at DRAM byte 0x{:x}: {}", src, e.what()));
+        }
+        continue;
+      }
+      int64_t* dst = buf->data() + idx * per_elem;
+      for (int v = 0; v < per_elem; ++v)
+        dst[v] = pad ? 0 : wrap(read_le(&f.dram_[src + v * value_bytes], value_bytes), width);
+    }
+  }
+  uint64_t bytes = uint64_t{in.y_size} * in.x_size * elem_bytes;
+  counter(bytes_counter) += bytes;
+  counter(Counter::kDramReadBytes) += bytes;
+}
+
+void Fsim::Impl::store(uint32_t n, const Insn& in) {
+  if (in.x_size == 0 || in.y_size == 0) return;
+  const int elem_bytes = cfg.out_elem_bytes();
+  const int value_bytes = cfg.out_width() / 8;
+  const int per_elem = elem_bytes / value_bytes;
+  uint64_t end = uint64_t{in.sram_base} + uint64_t{in.y_size} * in.x_size;
+  if (end > cfg.out_depth()) {
+    fail(n, fmt::format("reads out elements {} to {} ({} x {}), but index {} is beyond the out "
+                        "buffer's depth {}",
+                        in.sram_base, end - 1, in.y_size, in.x_size, end - 1, cfg.out_depth()));
+  }
+  check_dram(n, in, elem_bytes);
+  for (uint64_t y = 0; y < in.y_size; ++y) {
+    for (uint64_t x = 0; x < in.x_size; ++x) {
+      const int64_t* src = f.out_.data() + (in.sram_base + y * in.x_size + x) * per_elem;
+      uint64_t dst = (uint64_t{in.dram_base} + y * in.x_stride + x) * elem_bytes;
+      for (int v = 0; v < per_elem; ++v)
+        write_le(&f.dram_[dst + v * value_bytes], value_bytes, static_cast<uint64_t>(src[v]));
+    }
+  }
+  uint64_t bytes = uint64_t{in.y_size} * in.x_size * elem_bytes;
+  counter(Counter::kStoreBytes) += bytes;
+  counter(Counter::kDramWriteBytes) += bytes;
+}
+
+uint64_t Fsim::Impl::loop_index(uint32_t n, const char* what, const char* buffer, uint64_t base,
+                                uint64_t i, uint64_t fo, uint64_t j, uint64_t fi,
+                                uint32_t depth) const {
+  uint64_t idx = base + i * fo + j * fi;
+  if (idx >= depth) {
+    fail(n, fmt::format("{} index {} (micro-op {} + {}*{} + {}*{}) is beyond the {} buffer's "
+                        "depth {}",
+                        what, idx, base, i, fo, j, fi, buffer, depth));
+  }
+  return idx;
+}
+
+void Fsim::Impl::gemm(uint32_t n, const Insn& in) {
+  if (in.uop_end <= in.uop_bgn || in.iter_out == 0 || in.iter_in == 0) return;
+  if (in.uop_end > cfg.uop_depth())
+    fail(n, fmt::format("micro-op range [{}, {}) goes beyond the uop buffer's depth {}",
+                        in.uop_bgn, in.uop_end, cfg.uop_depth()));
+  const int batch = cfg.batch(), bi = cfg.block_in(), bo = cfg.block_out();
+  const int acc_w = cfg.acc_width(), out_w = cfg.out_width();
+  const size_t acc_elem = size_t(batch) * bo, inp_elem = size_t(batch) * bi,
+               wgt_elem = size_t(bo) * bi;
+  for (uint64_t i = 0; i < in.iter_out; ++i) {
+    for (uint64_t j = 0; j < in.iter_in; ++j) {
+      for (uint32_t k = in.uop_bgn; k < in.uop_end; ++k) {
+        const hw::Uop& u = f.uops_[k];
+        uint64_t d = loop_index(n, "dst", "acc", u.dst_idx, i, in.dst_factor_out, j,
+                                in.dst_factor_in, cfg.acc_depth());
+        int64_t* acc = f.acc_.data() + d * acc_elem;
+        int64_t* out = f.out_.data() + d * acc_elem;
+        if (in.reset) {
+          std::fill(acc, acc + acc_elem, 0);
+          std::fill(out, out + acc_elem, 0);
+          continue;
+        }
+        uint64_t s = loop_index(n, "src", "inp", u.src_idx, i, in.src_factor_out, j,
+                                in.src_factor_in, cfg.inp_depth());
+        uint64_t w = loop_index(n, "wgt", "wgt", u.wgt_idx, i, in.wgt_factor_out, j,
+                                in.wgt_factor_in, cfg.wgt_depth());
+        const int64_t* inp = f.inp_.data() + s * inp_elem;
+        const int64_t* wgt = f.wgt_.data() + w * wgt_elem;
+        for (int b = 0; b < batch; ++b) {
+          const int64_t* x = inp + b * bi;
+          for (int o = 0; o < bo; ++o) {
+            const int64_t* y = wgt + o * bi;
+            // Operands are at most 16 bits and BLOCK_IN at most 64: the sum is exact.
+            int64_t sum = 0;
+            for (int t = 0; t < bi; ++t) sum += x[t] * y[t];
+            int64_t& a = acc[b * bo + o];
+            a = wrap(static_cast<uint64_t>(a) + static_cast<uint64_t>(sum), acc_w);
+            out[b * bo + o] = wrap(static_cast<uint64_t>(a), out_w);
+          }
+        }
+      }
+    }
+  }
+  counter(Counter::kGemmUops) += uint64_t{in.iter_out} * in.iter_in * (in.uop_end - in.uop_bgn);
+}
+
+void Fsim::Impl::alu(uint32_t n, const Insn& in) {
+  if (in.uop_end <= in.uop_bgn || in.iter_out == 0 || in.iter_in == 0) return;
+  if (in.uop_end > cfg.uop_depth())
+    fail(n, fmt::format("micro-op range [{}, {}) goes beyond the uop buffer's depth {}",
+                        in.uop_bgn, in.uop_end, cfg.uop_depth()));
+  const int acc_w = cfg.acc_width(), out_w = cfg.out_width();
+  const size_t elem = size_t(cfg.batch()) * cfg.block_out();
+  const int64_t imm = in.imm;  // already the sign-extended int16
+  for (uint64_t i = 0; i < in.iter_out; ++i) {
+    for (uint64_t j = 0; j < in.iter_in; ++j) {
+      for (uint32_t k = in.uop_bgn; k < in.uop_end; ++k) {
+        const hw::Uop& u = f.uops_[k];
+        uint64_t d = loop_index(n, "dst", "acc", u.dst_idx, i, in.dst_factor_out, j,
+                                in.dst_factor_in, cfg.acc_depth());
+        int64_t* acc = f.acc_.data() + d * elem;
+        int64_t* out = f.out_.data() + d * elem;
+        // Kiln defines ALU with reset like GEMM with reset: acc[d] and out[d] become 0
+        // and the operation is not applied (ISA.md gives reset the same meaning in both).
+        if (in.reset) {
+          std::fill(acc, acc + elem, 0);
+          std::fill(out, out + elem, 0);
+          continue;
+        }
+        const int64_t* src = nullptr;
+        if (!in.use_imm) {
+          uint64_t s = loop_index(n, "src", "acc", u.src_idx, i, in.src_factor_out, j,
+                                  in.src_factor_in, cfg.acc_depth());
+          src = f.acc_.data() + s * elem;
+        }
+        for (size_t e = 0; e < elem; ++e) {
+          int64_t a = acc[e];
+          int64_t b = src ? src[e] : imm;
+          int64_t r = 0;
+          switch (in.alu_opcode) {
+            case AluOp::kMin: r = a < b ? a : b; break;
+            case AluOp::kMax: r = a > b ? a : b; break;
+            case AluOp::kAdd:
+              r = wrap(static_cast<uint64_t>(a) + static_cast<uint64_t>(b), acc_w);
+              break;
+            case AluOp::kMul:
+              r = wrap(static_cast<uint64_t>(a) * static_cast<uint64_t>(b), acc_w);
+              break;
+            case AluOp::kShr: {
+              // The low LOG_ACC_WIDTH bits of the operand, signed: -acc_w/2 .. acc_w/2-1.
+              int sh = static_cast<int>(static_cast<uint64_t>(b) & uint64_t(acc_w - 1));
+              if (sh >= acc_w / 2) sh -= acc_w;
+              r = sh >= 0 ? a >> sh : wrap(static_cast<uint64_t>(a) << -sh, acc_w);
+              break;
+            }
+          }
+          acc[e] = r;
+          out[e] = wrap(static_cast<uint64_t>(r), out_w);
+        }
+      }
+    }
+  }
+  counter(Counter::kAluUops) += uint64_t{in.iter_out} * in.iter_in * (in.uop_end - in.uop_bgn);
+}
 
 Fsim::Fsim(const hw::Config& cfg, std::span<uint8_t> dram)
     : cfg_(cfg), layout_(cfg), dram_(dram) {
@@ -15,24 +483,40 @@ Fsim::Fsim(const hw::Config& cfg, std::span<uint8_t> dram)
   uops_.assign(cfg.uop_depth(), hw::Uop{});
 }
 
-void Fsim::run(uint64_t, uint32_t) { throw hw::Error("fsim: run() is not implemented yet"); }
+void Fsim::run(uint64_t insn_addr, uint32_t insn_count) {
+  counters_.fill(0);
+  Impl impl(*this);
+  impl.fetch(insn_addr, insn_count);
+  impl.schedule();
+}
+
+namespace {
+std::span<const int64_t> view(const std::vector<int64_t>& buf, uint32_t index, size_t per_elem,
+                              uint32_t depth, const char* name) {
+  if (index >= depth)
+    throw hw::Error(fmt::format("fsim: {} index {} is beyond the {} buffer's depth {}", name,
+                                index, name, depth));
+  return std::span<const int64_t>(buf).subspan(index * per_elem, per_elem);
+}
+}  // namespace
 
 std::span<const int64_t> Fsim::acc(uint32_t index) const {
-  size_t n = size_t{static_cast<uint32_t>(cfg_.batch())} * cfg_.block_out();
-  return std::span<const int64_t>(acc_).subspan(index * n, n);
+  return view(acc_, index, size_t(cfg_.batch()) * cfg_.block_out(), cfg_.acc_depth(), "acc");
 }
 std::span<const int64_t> Fsim::out(uint32_t index) const {
-  size_t n = size_t{static_cast<uint32_t>(cfg_.batch())} * cfg_.block_out();
-  return std::span<const int64_t>(out_).subspan(index * n, n);
+  return view(out_, index, size_t(cfg_.batch()) * cfg_.block_out(), cfg_.out_depth(), "out");
 }
 std::span<const int64_t> Fsim::inp(uint32_t index) const {
-  size_t n = size_t{static_cast<uint32_t>(cfg_.batch())} * cfg_.block_in();
-  return std::span<const int64_t>(inp_).subspan(index * n, n);
+  return view(inp_, index, size_t(cfg_.batch()) * cfg_.block_in(), cfg_.inp_depth(), "inp");
 }
 std::span<const int64_t> Fsim::wgt(uint32_t index) const {
-  size_t n = size_t{static_cast<uint32_t>(cfg_.block_out())} * cfg_.block_in();
-  return std::span<const int64_t>(wgt_).subspan(index * n, n);
+  return view(wgt_, index, size_t(cfg_.block_out()) * cfg_.block_in(), cfg_.wgt_depth(), "wgt");
 }
-hw::Uop Fsim::uop(uint32_t index) const { return uops_.at(index); }
+hw::Uop Fsim::uop(uint32_t index) const {
+  if (index >= cfg_.uop_depth())
+    throw hw::Error(fmt::format("fsim: uop index {} is beyond the uop buffer's depth {}", index,
+                                cfg_.uop_depth()));
+  return uops_[index];
+}
 
 }  // namespace kiln::sim
