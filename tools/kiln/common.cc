@@ -1,0 +1,50 @@
+#include "tools/kiln/common.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include "hw/spec/error.h"
+
+namespace kiln::cli {
+
+namespace fs = std::filesystem;
+
+hw::Config load_config(const std::string& name_or_path) {
+  if (fs::is_regular_file(name_or_path)) return hw::Config::from_file(name_or_path);
+  const char* env = std::getenv("KILN_CONFIG_DIR");
+  fs::path dir = env ? env : KILN_CONFIG_DIR;
+  fs::path named = dir / (name_or_path + ".json");
+  if (name_or_path.find('/') == std::string::npos && fs::is_regular_file(named))
+    return hw::Config::from_file(named);
+  std::string known;
+  if (fs::is_directory(dir)) {
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.path().extension() == ".json") known += " " + entry.path().stem().string();
+  }
+  throw hw::Error(fmt::format("configuration '{}' is neither a file nor a name in {} (known:{})",
+                              name_or_path, dir.string(), known.empty() ? " none" : known));
+}
+
+void add_config_option(CLI::App* app, std::string& target) {
+  app->add_option("--config", target,
+                  "accelerator configuration: a JSON file, or a name in hw/config")
+      ->default_val("default");
+}
+
+std::vector<uint8_t> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw hw::Error(fmt::format("{}: cannot open for reading", path.string()));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw hw::Error(fmt::format("{}: cannot open for writing", path.string()));
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw hw::Error(fmt::format("{}: write failed", path.string()));
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,29 @@
+#pragma once
+// Helpers shared by the subcommands of the kiln command line.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "hw/spec/config.h"
+
+namespace kiln::cli {
+
+// A configuration given as a file path or as the name of one in hw/config
+// ("default", "tiny", "small"); KILN_CONFIG_DIR overrides where names are looked up.
+hw::Config load_config(const std::string& name_or_path);
+// Adds `--config FILE|NAME` (default "default") to a subcommand.
+void add_config_option(CLI::App* app, std::string& target);
+
+std::vector<uint8_t> read_file(const std::filesystem::path& path);
+void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
+
+// Subcommand registration; each returns after adding its callbacks to `app`.
+void add_hw_commands(CLI::App& app);
+void add_asm_commands(CLI::App& app);
+void add_sim_command(CLI::App& app);
+
+}  // namespace kiln::cli

@@ -1,0 +1,28 @@
+// kiln: the command line of the Kiln toolkit (docs/cli.md).
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <exception>
+
+#include "tools/kiln/common.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Kiln: a deep-learning compiler and an open tensor accelerator, built together.\n"
+      "Run `kiln <command> --help` for the options of a command."};
+  app.set_version_flag("--version", "kiln 0.1.0");
+  app.require_subcommand(1);
+  kiln::cli::add_hw_commands(app);
+  kiln::cli::add_asm_commands(app);
+  kiln::cli::add_sim_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kiln: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

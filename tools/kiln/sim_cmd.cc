@@ -1,0 +1,119 @@
+// kiln sim: run a program file on a device against a DRAM image.
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hw/driver/device.h"
+#include "hw/spec/error.h"
+#include "hw/spec/isa.h"
+#include "tools/kiln/common.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct SimArgs {
+  std::string device = "fsim";
+  std::string config;
+  std::string program, dram_in, dram_out, wave;
+  uint64_t dram_bytes = 0;
+  uint64_t watchdog = 0;
+  int dram_latency = -1;
+  int dram_bytes_per_cycle = -1;
+  bool backpressure = false;
+  uint64_t seed = 1;
+  bool json = false;
+};
+
+uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
+void run_sim(const SimArgs& a) {
+  hw::Config cfg = load_config(a.config);
+  std::vector<uint8_t> prog = read_file(a.program);
+  if (prog.empty() || prog.size() % hw::kInsnBytes != 0) {
+    throw hw::Error(fmt::format("{}: a program is a non-empty whole number of 16-byte "
+                                "instructions; it has {} bytes",
+                                a.program, prog.size()));
+  }
+  std::vector<uint8_t> image;
+  if (!a.dram_in.empty()) image = read_file(a.dram_in);
+
+  // IN.bin at address 0, the instruction stream after it, the rest zero.
+  uint64_t insn_addr = round_up(image.size(), 64);
+  uint64_t needed = insn_addr + prog.size();
+  uint64_t dram_bytes = a.dram_bytes ? a.dram_bytes : round_up(needed, 4096);
+  if (dram_bytes < needed) {
+    throw hw::Error(fmt::format("--dram-bytes {} is too small: the image ({} bytes) and the program "
+                                "({} bytes at 0x{:x}) need {}",
+                                dram_bytes, image.size(), prog.size(), insn_addr, needed));
+  }
+  driver::DeviceOptions opts;
+  opts.dram_bytes = dram_bytes;
+  opts.wave_file = a.wave;
+  if (a.watchdog) opts.watchdog_cycles = a.watchdog;
+  opts.dram_latency = a.dram_latency;
+  opts.dram_bytes_per_cycle = a.dram_bytes_per_cycle;
+  opts.dram_backpressure = a.backpressure;
+  opts.seed = a.seed;
+  std::unique_ptr<driver::Device> dev = driver::make_device(a.device, cfg, opts);
+  dev->write(0, image);
+  dev->write(insn_addr, prog);
+  auto insn_count = static_cast<uint32_t>(prog.size() / hw::kInsnBytes);
+  dev->run(insn_addr, insn_count);
+
+  if (!a.dram_out.empty()) {
+    std::vector<uint8_t> out(dram_bytes);
+    dev->read(0, out);
+    write_file(a.dram_out, out);
+  }
+  driver::Counters counters = dev->counters();
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["device"] = a.device;
+    j["config"] = cfg.name();
+    j["fingerprint"] = fmt::format("{:016x}", cfg.fingerprint());
+    j["instructions"] = insn_count;
+    j["program_address"] = insn_addr;
+    j["dram_bytes"] = dram_bytes;
+    nlohmann::ordered_json c = nlohmann::ordered_json::object();
+    for (const auto& info : hw::regs::kCounters)
+      if (counters.count(info.id)) c[std::string(info.name)] = counters.at(info.id);
+    j["counters"] = c;
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("ran {} instructions on {} ({}), program at 0x{:x}, {} bytes of DRAM\n", insn_count,
+             a.device, cfg.name(), insn_addr, dram_bytes);
+  for (const auto& info : hw::regs::kCounters)
+    if (counters.count(info.id))
+      fmt::print("  {:<22} {:>14}   {}\n", info.name, counters.at(info.id), info.description);
+}
+
+}  // namespace
+
+void add_sim_command(CLI::App& app) {
+  auto a = std::make_shared<SimArgs>();
+  CLI::App* sim = app.add_subcommand(
+      "sim", "run PROG.bin on a device: IN.bin at DRAM address 0, the program after it");
+  sim->add_option("--device", a->device, "device to run on (see `kiln hw devices`)")
+      ->default_val("fsim");
+  add_config_option(sim, a->config);
+  sim->add_option("--program", a->program, "instruction stream (PROG.bin)")->required();
+  sim->add_option("--dram", a->dram_in, "initial DRAM image, mapped at address 0");
+  sim->add_option("--dram-out", a->dram_out, "write the whole DRAM image here after the run");
+  sim->add_option("--dram-bytes", a->dram_bytes,
+                  "DRAM size (default: the image and the program, rounded up to 4 KiB)");
+  sim->add_flag("--json", a->json, "print the run's figures as one JSON object");
+  sim->add_option("--wave", a->wave, "rtl: write an FST waveform of the run");
+  sim->add_option("--watchdog", a->watchdog, "rtl: cycles without progress that abort the run");
+  sim->add_option("--dram-latency", a->dram_latency, "rtl: DRAM latency in cycles");
+  sim->add_option("--dram-bytes-per-cycle", a->dram_bytes_per_cycle, "rtl: DRAM bandwidth");
+  sim->add_flag("--backpressure", a->backpressure, "rtl: random AXI back-pressure from DRAM");
+  sim->add_option("--seed", a->seed, "rtl: seed of the back-pressure pattern");
+  sim->callback([a] { run_sim(*a); });
+}
+
+}  // namespace kiln::cli
