@@ -1,0 +1,592 @@
+// The runtime on every device: one suite, parametrized over driver::device_kinds(), so
+// a new device (rtl, systemc) runs exactly these cases. Cases stay small so that they
+// are fast on a Verilated RTL too.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "examples/runtime/kernels.h"
+#include "hw/driver/device.h"
+#include "hw/driver/runtime/command_stream.h"
+#include "hw/driver/runtime/device_buffer.h"
+#include "hw/driver/runtime/uop_kernel.h"
+#include "hw/spec/error.h"
+#include "hw/spec/regs.h"
+
+namespace kiln::runtime {
+namespace {
+
+using hw::AluOp;
+using hw::Insn;
+using hw::MemType;
+using hw::Opcode;
+
+constexpr const char* kConfigs[] = {"default", "tiny", "small"};
+
+hw::Config config(std::string_view name) {
+  const char* env = std::getenv("KILN_SOURCE_DIR");
+  std::filesystem::path root = env != nullptr ? env : KILN_SOURCE_DIR;
+  return hw::Config::from_file(root / "hw/config" / (std::string(name) + ".json"));
+}
+
+// Expects `f` to throw hw::Error whose message contains every one of `parts`.
+template <typename F>
+void expect_error(F&& f, std::initializer_list<std::string_view> parts) {
+  try {
+    f();
+  } catch (const hw::Error& e) {
+    std::string what = e.what();
+    for (std::string_view p : parts)
+      EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
+    return;
+  }
+  ADD_FAILURE() << "no hw::Error thrown";
+}
+
+size_t count_uop_loads(std::span<const Insn> insns) {
+  return std::count_if(insns.begin(), insns.end(), [](const Insn& i) {
+    return i.opcode == Opcode::kLoad && i.memory_type == MemType::kUop && i.x_size > 0;
+  });
+}
+
+class RuntimeTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<driver::Device> device(const hw::Config& cfg) {
+    driver::DeviceOptions opts;
+    opts.dram_bytes = 4 << 20;
+    return driver::make_device(GetParam(), cfg, opts);
+  }
+  std::mt19937 rng{20261129};
+
+  std::vector<int8_t> random_int8(size_t n) {
+    std::uniform_int_distribution<int> d(-128, 127);
+    std::vector<int8_t> v(n);
+    for (auto& x : v) x = static_cast<int8_t>(d(rng));
+    return v;
+  }
+  std::vector<int32_t> random_int32(size_t n, int32_t lo, int32_t hi) {
+    std::uniform_int_distribution<int32_t> d(lo, hi);
+    std::vector<int32_t> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+  }
+};
+
+// ---------------------------------------------------------------------------------
+// Device memory and registers
+
+TEST_P(RuntimeTest, DeviceMemoryAllocReadWriteAndRangeErrors) {
+  hw::Config cfg = config("default");
+  auto dev = device(cfg);
+  uint64_t align = tensor_alignment(cfg);
+  EXPECT_EQ(align, uint64_t(cfg.wgt_elem_bytes()));
+  {
+    DeviceBuffer a(*dev, 1000), b(*dev, 300);
+    EXPECT_EQ(a.address() % align, 0u);
+    EXPECT_EQ(b.address() % align, 0u);
+    EXPECT_TRUE(a.address() + a.size() <= b.address() || b.address() + b.size() <= a.address());
+    std::vector<int8_t> data = random_int8(1000);
+    a.write_elems<int8_t>(data);
+    EXPECT_EQ(a.read_elems<int8_t>(1000), data);
+    std::vector<int32_t> words = {1, -2, 3, 0x7fffffff};
+    b.write_elems<int32_t>(words, 16);
+    EXPECT_EQ(b.read_elems<int32_t>(4, 16), words);
+    expect_error([&] { a.write_elems<int32_t>(words, 990); }, {"outside", "1000-byte"});
+    expect_error([&] { (void)b.read_elems<int8_t>(301); }, {"outside"});
+    DeviceBuffer moved = std::move(a);
+    EXPECT_EQ(moved.read_elems<int8_t>(1000), data);
+  }
+  // Freed on destruction: the space is handed out again.
+  DeviceBuffer again(*dev, 1000);
+  EXPECT_EQ(again.address(), 0u);
+
+  std::vector<uint8_t> bytes(8);
+  expect_error([&] { dev->write(dev->dram_bytes() - 4, bytes); }, {"outside"});
+  expect_error([&] { dev->read(dev->dram_bytes(), bytes); }, {"outside"});
+  expect_error([&] { dev->alloc(dev->dram_bytes() + 1); }, {"out of DRAM"});
+  expect_error([&] { dev->free(12345); }, {"not an address"});
+}
+
+TEST_P(RuntimeTest, RegisterMapFingerprintAndVersion) {
+  for (const char* name : kConfigs) {
+    SCOPED_TRACE(name);
+    hw::Config cfg = config(name);
+    auto dev = device(cfg);
+    uint64_t fp = uint64_t{dev->read_reg(hw::regs::kFingerprintHi)} << 32 |
+                  dev->read_reg(hw::regs::kFingerprintLo);
+    EXPECT_EQ(fp, cfg.fingerprint());
+    EXPECT_EQ(dev->read_reg(hw::regs::kVersion), hw::regs::kMapVersion);
+    EXPECT_NO_THROW(CommandStream s(*dev));
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Loads, stores, GEMM and ALU through the runtime
+
+// INP with padding, through an identity GEMM into OUT, stored back: the padded block.
+TEST_P(RuntimeTest, LoadStoreRoundTripWithPadding) {
+  for (const char* name : kConfigs) {
+    SCOPED_TRACE(name);
+    hw::Config cfg = config(name);
+    auto dev = device(cfg);
+    CommandStream s(*dev);
+    const int ie = cfg.inp_elem_bytes(), B = cfg.batch(), BI = cfg.block_in();
+    const uint32_t y = 3, x = 5, stride = 7;
+    const Pad pad{1, 2, 2, 1};
+    const uint32_t rows = pad.top + y + pad.bottom, cols = pad.left + x + pad.right;
+    const uint32_t inp_base = 4, acc_base = 10;
+
+    std::vector<int8_t> src = random_int8(size_t(y) * stride * ie);
+    DeviceBuffer src_dev(*dev, src.size()), dst_dev(*dev, size_t(rows) * cols * ie);
+    src_dev.write_elems<int8_t>(src);
+    std::vector<int8_t> identity(cfg.wgt_elem_bytes(), 0);
+    for (int i = 0; i < BI; ++i) identity[i * BI + i] = 1;
+    DeviceBuffer wgt_dev(*dev, identity.size());
+    wgt_dev.write_elems<int8_t>(identity);
+
+    s.load_2d(MemType::kInp, inp_base, src_dev.address(), y, x, stride, pad);
+    s.load_2d(MemType::kWgt, 0, wgt_dev.address(), 1, 1, 1);
+    s.dep_push(Stage::kLoad, Stage::kCompute);
+    s.dep_pop(Stage::kLoad, Stage::kCompute);
+    s.push_gemm(UopKernelBuilder::gemm("copy")
+                    .loop_begin(rows * cols, 1, 1, 0)
+                    .push(acc_base, inp_base, 0)
+                    .loop_end()
+                    .finish());
+    s.dep_push(Stage::kCompute, Stage::kStore);
+    s.dep_pop(Stage::kCompute, Stage::kStore);
+    s.store_2d(acc_base, dst_dev.address(), rows, cols, cols);
+    s.synchronize();
+
+    std::vector<int8_t> expected(size_t(rows) * cols * ie, 0);
+    for (uint32_t r = 0; r < y; ++r)
+      for (uint32_t c = 0; c < x; ++c)
+        for (int b = 0; b < B * BI; ++b)
+          expected[((r + pad.top) * cols + c + pad.left) * ie + b] = src[(r * stride + c) * ie + b];
+    EXPECT_EQ(dst_dev.read_elems<int8_t>(expected.size()), expected);
+  }
+}
+
+// ACC with padding, copied to OUT by an ALU shift of 0: the low 8 bits come back.
+TEST_P(RuntimeTest, AccLoadWithPaddingThroughAluCopy) {
+  hw::Config cfg = config("tiny");
+  auto dev = device(cfg);
+  CommandStream s(*dev);
+  const int lanes = cfg.batch() * cfg.block_out();
+  const uint32_t y = 2, x = 3;
+  const Pad pad{1, 0, 0, 2};
+  const uint32_t rows = 3, cols = 5;
+  std::vector<int32_t> acc = random_int32(size_t(y) * x * lanes, -100000, 100000);
+  DeviceBuffer acc_dev(*dev, acc.size() * 4), out_dev(*dev, size_t(rows) * cols * lanes);
+  acc_dev.write_elems<int32_t>(acc);
+  s.load_2d(MemType::kAcc, 0, acc_dev.address(), y, x, x, pad);
+  s.push_alu(UopKernelBuilder::alu_imm("copy", AluOp::kShr, 0)
+                 .loop_begin(rows * cols, 1, 1)
+                 .push(0, 0)
+                 .loop_end()
+                 .finish());
+  s.dep_push(Stage::kCompute, Stage::kStore);
+  s.dep_pop(Stage::kCompute, Stage::kStore);
+  s.store_2d(0, out_dev.address(), 1, rows * cols, rows * cols);
+  s.synchronize();
+  std::vector<int8_t> expected(size_t(rows) * cols * lanes, 0);
+  for (uint32_t r = 0; r < y; ++r)
+    for (uint32_t c = 0; c < x; ++c)
+      for (int l = 0; l < lanes; ++l)
+        expected[((r + pad.top) * cols + c + pad.left) * lanes + l] =
+            static_cast<int8_t>(acc[(r * x + c) * lanes + l]);
+  EXPECT_EQ(out_dev.read_elems<int8_t>(expected.size()), expected);
+}
+
+// A 2x2-block output over 3 K blocks with two loops; checks two bytes of each sum.
+TEST_P(RuntimeTest, GemmKernelWithTwoLoops) {
+  for (const char* name : kConfigs) {
+    SCOPED_TRACE(name);
+    hw::Config cfg = config(name);
+    auto dev = device(cfg);
+    CommandStream s(*dev);
+    const int B = cfg.batch(), BI = cfg.block_in(), BO = cfg.block_out();
+    const int mb = 2, nb = 2, kb = 3;
+    examples::GemmShape shape{mb * B, nb * BO, kb * BI};
+    auto a = random_int8(size_t(shape.m) * shape.k), b = random_int8(size_t(shape.n) * shape.k);
+    auto pa = examples::pack_activations(a, shape.m, shape.k, 1, 1, cfg);
+    auto pb = examples::pack_weights(b, shape.n, shape.k, 1, 1, cfg);
+    DeviceBuffer a_dev(*dev, pa.size()), b_dev(*dev, pb.size());
+    DeviceBuffer lo_dev(*dev, size_t(shape.m) * shape.n), mid_dev(*dev, size_t(shape.m) * shape.n);
+    a_dev.write_elems<int8_t>(pa);
+    b_dev.write_elems<int8_t>(pb);
+
+    s.load_2d(MemType::kInp, 0, a_dev.address(), 1, mb * kb, mb * kb);
+    s.load_2d(MemType::kWgt, 0, b_dev.address(), 1, nb * kb, nb * kb);
+    s.dep_push(Stage::kLoad, Stage::kCompute);
+    s.dep_pop(Stage::kLoad, Stage::kCompute);
+    s.push_gemm(UopKernelBuilder::gemm("reset", true).loop_begin(mb * nb, 1, 0, 0).push(0, 0, 0)
+                    .loop_end().finish());
+    auto gemm = UopKernelBuilder::gemm("gemm");
+    gemm.loop_begin(mb, nb, kb, 0).loop_begin(nb, 1, 0, kb);
+    for (int k = 0; k < kb; ++k) gemm.push(0, k, k);
+    s.push_gemm(gemm.loop_end().loop_end().finish());
+    s.dep_push(Stage::kCompute, Stage::kStore);
+    s.dep_pop(Stage::kCompute, Stage::kStore);
+    s.store_2d(0, lo_dev.address(), 1, mb * nb, mb * nb);
+    s.dep_push(Stage::kStore, Stage::kCompute);
+    s.dep_pop(Stage::kStore, Stage::kCompute);
+    s.push_alu(UopKernelBuilder::alu_imm("shr", AluOp::kShr, 12).loop_begin(mb * nb, 1, 1)
+                   .push(0, 0).loop_end().finish());
+    s.dep_push(Stage::kCompute, Stage::kStore);
+    s.dep_pop(Stage::kCompute, Stage::kStore);
+    s.store_2d(0, mid_dev.address(), 1, mb * nb, mb * nb);
+    s.synchronize();
+
+    std::vector<int8_t> lo(size_t(shape.m) * shape.n), mid(lo.size());
+    for (int i = 0; i < shape.m; ++i)
+      for (int j = 0; j < shape.n; ++j) {
+        int32_t acc = 0;
+        for (int k = 0; k < shape.k; ++k) acc += int32_t{a[i * shape.k + k]} * b[j * shape.k + k];
+        lo[i * shape.n + j] = static_cast<int8_t>(acc);
+        mid[i * shape.n + j] = static_cast<int8_t>(acc >> 12);
+      }
+    auto unpack = [&](const DeviceBuffer& d) {
+      return examples::unpack_activations(d.read_elems<int8_t>(lo.size()), shape.m, shape.n, 1, 1,
+                                          cfg);
+    };
+    EXPECT_EQ(unpack(lo_dev), lo);
+    EXPECT_EQ(unpack(mid_dev), mid);
+  }
+}
+
+int32_t alu_reference(AluOp op, int32_t a, int32_t b) {
+  auto ua = static_cast<uint32_t>(a), ub = static_cast<uint32_t>(b);
+  switch (op) {
+    case AluOp::kMin: return std::min(a, b);
+    case AluOp::kMax: return std::max(a, b);
+    case AluOp::kAdd: return static_cast<int32_t>(ua + ub);
+    case AluOp::kMul: return static_cast<int32_t>(ua * ub);
+    case AluOp::kShr: {
+      int amount = static_cast<int>(ub & 31);
+      if (amount >= 16) amount -= 32;
+      return amount >= 0 ? a >> amount : static_cast<int32_t>(ua << -amount);
+    }
+  }
+  return 0;
+}
+
+// Every ALU op, with a vector and with an immediate operand; bits 0..7 and 12..19 of the result.
+TEST_P(RuntimeTest, EachAluOp) {
+  for (const char* name : {"default", "tiny"}) {
+    SCOPED_TRACE(name);
+    hw::Config cfg = config(name);
+    auto dev = device(cfg);
+    CommandStream s(*dev);
+    const int lanes = cfg.batch() * cfg.block_out();
+    const uint32_t n = 4;  // elements per operand
+    for (AluOp op : {AluOp::kMin, AluOp::kMax, AluOp::kAdd, AluOp::kShr, AluOp::kMul}) {
+      for (bool use_imm : {false, true}) {
+        SCOPED_TRACE(std::string(hw::alu_op_name(op)) + (use_imm ? " imm" : ""));
+        std::vector<int32_t> acc = random_int32(2 * n * lanes, INT32_MIN, INT32_MAX);
+        int32_t imm = random_int32(1, -32768, 32767)[0];
+        DeviceBuffer acc_dev(*dev, acc.size() * 4), out_dev(*dev, 2 * n * lanes);
+        acc_dev.write_elems<int32_t>(acc);
+        s.load_2d(MemType::kAcc, 0, acc_dev.address(), 1, 2 * n, 2 * n);
+        auto b = use_imm ? UopKernelBuilder::alu_imm("op", op, imm) : UopKernelBuilder::alu("op", op);
+        s.push_alu(b.loop_begin(n, 1, 1).push(0, n).loop_end().finish());
+        // Then acc[n..2n) = result >> 12 (zeroed, plus the result, shifted; 15 is the
+        // largest right shift): bits 12..19.
+        auto upper = [&](UopKernelBuilder kb, uint32_t src) {
+          s.push_alu(kb.loop_begin(n, 1, 1).push(n, src).loop_end().finish());
+        };
+        upper(UopKernelBuilder::alu_imm("zero", AluOp::kMul, 0), n);
+        upper(UopKernelBuilder::alu("add", AluOp::kAdd), 0);
+        upper(UopKernelBuilder::alu_imm("shr12", AluOp::kShr, 12), n);
+        s.dep_push(Stage::kCompute, Stage::kStore);
+        s.dep_pop(Stage::kCompute, Stage::kStore);
+        s.store_2d(0, out_dev.address(), 1, 2 * n, 2 * n);
+        s.synchronize();
+        std::vector<int8_t> expected(2 * n * lanes);
+        for (uint32_t i = 0; i < n * lanes; ++i) {
+          int32_t r = alu_reference(op, acc[i], use_imm ? imm : acc[n * lanes + i]);
+          expected[i] = static_cast<int8_t>(r);
+          expected[n * lanes + i] = static_cast<int8_t>(r >> 12);
+        }
+        EXPECT_EQ(out_dev.read_elems<int8_t>(expected.size()), expected);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Micro-op kernel cache
+
+UopKernel add_imm_kernel(const char* name, uint32_t first, uint32_t count, int32_t imm,
+                         uint32_t src_offset = 0) {
+  auto b = UopKernelBuilder::alu_imm(name, AluOp::kAdd, imm);
+  for (uint32_t i = 0; i < count; ++i) b.push(first + i, first + i + src_offset);
+  return b.finish();
+}
+
+TEST_P(RuntimeTest, KernelCachedAcrossPushesAndSynchronize) {
+  for (const char* name : kConfigs) {
+    SCOPED_TRACE(name);
+    hw::Config cfg = config(name);
+    auto dev = device(cfg);
+    CommandStream s(*dev);
+    const int lanes = cfg.batch() * cfg.block_out();
+    std::vector<int32_t> zeros(4 * lanes, 0);
+    DeviceBuffer acc_dev(*dev, zeros.size() * 4), out_dev(*dev, 4 * lanes);
+    acc_dev.write_elems<int32_t>(zeros);
+    s.load_2d(MemType::kAcc, 0, acc_dev.address(), 1, 4, 4);
+    s.push_alu(add_imm_kernel("add", 0, 4, 1));
+    s.push_alu(add_imm_kernel("add again", 0, 4, 1));  // equal micro-ops: a hit
+    EXPECT_EQ(count_uop_loads(s.pending()), 1u);
+    s.synchronize();
+    s.push_alu(add_imm_kernel("add", 0, 4, 1));  // still in the device's uop buffer
+    EXPECT_EQ(count_uop_loads(s.pending()), 0u);
+    EXPECT_EQ(s.uop_cache_stats().loads, 1u);
+    EXPECT_EQ(s.uop_cache_stats().hits, 2u);
+    s.dep_push(Stage::kCompute, Stage::kStore);
+    s.dep_pop(Stage::kCompute, Stage::kStore);
+    s.store_2d(0, out_dev.address(), 1, 4, 4);
+    s.synchronize();
+    EXPECT_EQ(out_dev.read_elems<int8_t>(4 * lanes), std::vector<int8_t>(4 * lanes, 3));
+  }
+}
+
+// tiny's uop buffer holds 256 micro-ops: a ring of 100-op kernels evicts in order.
+TEST_P(RuntimeTest, KernelEvictedWhenUopBufferIsFull) {
+  hw::Config cfg = config("tiny");
+  ASSERT_EQ(cfg.uop_depth(), 256u);
+  auto dev = device(cfg);
+  CommandStream s(*dev);
+  const int lanes = cfg.batch() * cfg.block_out();
+  UopKernel k1 = add_imm_kernel("k1", 0, 100, 1), k2 = add_imm_kernel("k2", 100, 100, 2),
+            k3 = add_imm_kernel("k3", 0, 100, 4, 1);
+  std::vector<int32_t> zeros(200 * lanes, 0);
+  DeviceBuffer acc_dev(*dev, zeros.size() * 4), out_dev(*dev, 200 * lanes);
+  acc_dev.write_elems<int32_t>(zeros);
+  s.load_2d(MemType::kAcc, 0, acc_dev.address(), 1, 200, 200);
+  for (const UopKernel* k : {&k1, &k2, &k3, &k2, &k1}) s.push_alu(*k);
+  std::vector<uint32_t> bases;
+  for (const Insn& i : s.pending())
+    if (i.opcode == Opcode::kLoad && i.memory_type == MemType::kUop) bases.push_back(i.sram_base);
+  EXPECT_EQ(bases, (std::vector<uint32_t>{0, 100, 0, 100}));  // k1, k2, k3 over k1, k1 over k2
+  EXPECT_EQ(s.uop_cache_stats().evictions, 2u);
+  EXPECT_EQ(s.uop_cache_stats().hits, 1u);
+  s.dep_push(Stage::kCompute, Stage::kStore);
+  s.dep_pop(Stage::kCompute, Stage::kStore);
+  s.store_2d(0, out_dev.address(), 1, 200, 200);
+  s.synchronize();
+  std::vector<int8_t> expected(200 * lanes, 4);
+  std::fill(expected.begin(), expected.begin() + 100 * lanes, 6);
+  EXPECT_EQ(out_dev.read_elems<int8_t>(expected.size()), expected);
+
+  UopKernel big = add_imm_kernel("big", 0, 257, 1);
+  expect_error([&] { s.push_alu(big); }, {"'big'", "257 micro-ops", "256"});
+}
+
+// ---------------------------------------------------------------------------------
+// Dependency tokens
+
+TEST_P(RuntimeTest, DependencyPushPopMergedIntoNeighbours) {
+  hw::Config cfg = config("default");
+  auto dev = device(cfg);
+  CommandStream s(*dev);
+  DeviceBuffer buf(*dev, 4096);
+  auto gemm = UopKernelBuilder::gemm("g").push(0, 0, 0).finish();
+
+  s.load_2d(MemType::kInp, 0, buf.address(), 1, 1, 1);  // #0
+  s.dep_pop(Stage::kLoad, Stage::kCompute);
+  s.push_gemm(gemm);                                    // #1 LOAD UOP (pops), #2 GEMM
+  s.dep_push(Stage::kLoad, Stage::kCompute);            // onto #0, not the last insn
+  s.dep_push(Stage::kCompute, Stage::kStore);           // onto #2
+  s.dep_push(Stage::kCompute, Stage::kLoad);            // onto #2 as well
+  s.dep_push(Stage::kCompute, Stage::kStore);           // taken: #3 compute no-op
+  s.dep_push(Stage::kStore, Stage::kCompute);           // no store insn: #4 store no-op
+  s.dep_pop(Stage::kCompute, Stage::kStore);
+  s.dep_pop(Stage::kCompute, Stage::kStore);            // second pop: #5 no-op pops the first
+  s.store_2d(0, buf.address(), 1, 1, 1);                // #6 pops the second
+  std::span<const Insn> p = s.pending();
+  ASSERT_EQ(p.size(), 7u);
+  EXPECT_TRUE(p[0].push_next_dep);
+  EXPECT_FALSE(p[0].pop_next_dep);
+  EXPECT_EQ(p[1].memory_type, MemType::kUop);
+  EXPECT_TRUE(p[1].pop_prev_dep);
+  EXPECT_FALSE(p[2].pop_prev_dep);
+  EXPECT_TRUE(p[2].push_next_dep);
+  EXPECT_TRUE(p[2].push_prev_dep);
+  EXPECT_EQ(stage_of(p[3]), Stage::kCompute);
+  EXPECT_EQ(p[3].x_size, 0u);
+  EXPECT_TRUE(p[3].push_next_dep);
+  EXPECT_EQ(p[4].opcode, Opcode::kStore);
+  EXPECT_EQ(p[4].x_size, 0u);
+  EXPECT_TRUE(p[4].push_prev_dep);
+  EXPECT_EQ(p[5].opcode, Opcode::kStore);
+  EXPECT_EQ(p[5].x_size, 0u);
+  EXPECT_TRUE(p[5].pop_prev_dep);
+  EXPECT_TRUE(p[6].pop_prev_dep);
+  EXPECT_EQ(p[6].x_size, 1u);
+  expect_error([&] { s.dep_push(Stage::kLoad, Stage::kStore); }, {"neighbouring"});
+  expect_error([&] { s.dep_pop(Stage::kStore, Stage::kLoad); }, {"neighbouring"});
+  EXPECT_NE(s.disassemble().find("gemm"), std::string::npos);
+}
+
+TEST_P(RuntimeTest, SynchronizeEndsWithVtaFinishProtocol) {
+  hw::Config cfg = config("default");
+  auto dev = device(cfg);
+  CommandStream s(*dev);
+  DeviceBuffer buf(*dev, 4096);
+  s.load_2d(MemType::kInp, 0, buf.address(), 1, 1, 1);
+  s.synchronize();
+  std::span<const Insn> p = s.last_program();
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_TRUE(p[0].push_next_dep);                 // load hands a token to compute
+  EXPECT_EQ(p[1].opcode, Opcode::kStore);          // store no-op hands one too
+  EXPECT_TRUE(p[1].push_prev_dep);
+  EXPECT_EQ(stage_of(p[2]), Stage::kCompute);      // compute takes both
+  EXPECT_TRUE(p[2].pop_prev_dep && p[2].pop_next_dep);
+  EXPECT_EQ(p[3].opcode, Opcode::kFinish);
+  EXPECT_FALSE(p[3].pop_prev_dep || p[3].pop_next_dep);
+  EXPECT_TRUE(s.pending().empty());
+  EXPECT_EQ(s.counters().at(hw::regs::Counter::kLoadInpBytes), uint64_t(cfg.inp_elem_bytes()));
+}
+
+TEST_P(RuntimeTest, SynchronizeOnEmptyStream) {
+  auto dev = device(config("default"));
+  CommandStream s(*dev);
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_TRUE(s.last_program().empty());
+  EXPECT_TRUE(s.counters().empty());
+  // A stream of tokens only still runs.
+  s.dep_push(Stage::kLoad, Stage::kCompute);
+  s.dep_pop(Stage::kLoad, Stage::kCompute);
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(s.last_program().back().opcode, Opcode::kFinish);
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+// ---------------------------------------------------------------------------------
+// Errors
+
+TEST_P(RuntimeTest, WrongConfigProgramRefused) {
+  auto dev = device(config("default"));
+  CommandStream s(*dev, config("tiny"));
+  DeviceBuffer buf(*dev, 4096);
+  s.load_2d(MemType::kInp, 0, buf.address(), 1, 1, 1);
+  expect_error([&] { s.synchronize(); }, {"'tiny'", "fingerprint"});
+}
+
+TEST_P(RuntimeTest, BrokenStreamReportsDeadlock) {
+  auto dev = device(config("default"));
+  CommandStream s(*dev);
+  DeviceBuffer buf(*dev, 4096);
+  // The load module waits for a token that compute never pushes.
+  s.dep_pop(Stage::kCompute, Stage::kLoad);
+  s.load_2d(MemType::kInp, 0, buf.address(), 1, 1, 1);
+  try {
+    s.synchronize();
+    ADD_FAILURE() << "a stream that can never finish ran";
+  } catch (const hw::Error& e) {
+    std::string what = e.what();
+    EXPECT_TRUE(what.find("deadlock") != std::string::npos ||
+                what.find("watchdog") != std::string::npos)
+        << what;
+  }
+  // The stream is usable again afterwards.
+  s.push_alu(add_imm_kernel("add", 0, 1, 1));
+  EXPECT_EQ(count_uop_loads(s.pending()), 1u);  // the cache was dropped with the failed run
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+TEST_P(RuntimeTest, LimitsOfTheConfigurationChecked) {
+  hw::Config cfg = config("tiny");
+  auto dev = device(cfg);
+  CommandStream s(*dev);
+  DeviceBuffer buf(*dev, 4096);
+  driver::DevAddr a = buf.address();
+  expect_error([&] { s.load_2d(MemType::kInp, 0, a, 1, 1, 70000); }, {"x_stride", "16 bits"});
+  expect_error([&] { s.load_2d(MemType::kInp, 0, a, 1, 1, 1, Pad{16, 0, 0, 0}); }, {"y_pad_0"});
+  expect_error([&] { s.load_2d(MemType::kInp, 250, a, 2, 4, 4); }, {"inp buffer", "256"});
+  expect_error([&] { s.load_2d(MemType::kWgt, 0, a + 1, 1, 1, 1); }, {"aligned"});
+  expect_error([&] { s.load_2d(MemType::kInp, 0, dev->dram_bytes() - 4, 1, 2, 2); },
+               {"outside"});
+  expect_error([&] { s.load_2d(MemType::kUop, 0, a, 1, 1, 1); }, {"UopKernel"});
+  expect_error([&] { s.load_2d(MemType::kOut, 0, a, 1, 1, 1); }, {"OUT"});
+  expect_error([&] { s.store_2d(255, a, 1, 2, 2); }, {"out buffer"});
+  expect_error(
+      [&] { s.push_gemm(UopKernelBuilder::gemm("long").loop_begin(16384, 0, 0, 0).push(0, 0, 0)
+                            .loop_end().finish()); },
+      {"'long'", "iter_out", "14 bits"});
+  expect_error(
+      [&] { s.push_gemm(UopKernelBuilder::gemm("far").loop_begin(200, 2, 0, 0).push(0, 0, 0)
+                            .loop_end().finish()); },
+      {"'far'", "dst index reaches 398", "acc buffer"});
+  expect_error([&] { s.push_alu(UopKernelBuilder::gemm("g").push(0, 0, 0).finish()); },
+               {"push_gemm"});
+  EXPECT_TRUE(s.pending().empty());  // nothing half-emitted
+
+  auto b = UopKernelBuilder::gemm("nest");
+  b.loop_begin(2, 0, 0, 0).loop_begin(2, 0, 0, 0);
+  expect_error([&] { b.loop_begin(2, 0, 0, 0); }, {"'nest'", "more than 2 loops"});
+  expect_error([] { UopKernelBuilder::gemm("empty").finish(); }, {"no micro-ops"});
+  expect_error([] { UopKernelBuilder::gemm("late").push(0, 0, 0).loop_begin(2, 0, 0, 0); },
+               {"loop_begin after a micro-op"});
+  expect_error([] { UopKernelBuilder::gemm("open").loop_begin(2, 0, 0, 0).push(0, 0, 0).finish(); },
+               {"still open"});
+  expect_error([] { UopKernelBuilder::alu_imm("imm", AluOp::kAdd, 40000); }, {"int16"});
+}
+
+TEST_P(RuntimeTest, DebugDumpPrintsTheStreamAsAssembly) {
+  auto dev = device(config("default"));
+  std::ostringstream dump;
+  CommandStream s(*dev, StreamOptions{.dump = true, .dump_to = &dump});
+  DeviceBuffer buf(*dev, 4096);
+  s.load_2d(MemType::kInp, 3, buf.address(), 1, 1, 1);
+  s.synchronize();
+  std::string text = dump.str();
+  EXPECT_NE(text.find("load"), std::string::npos) << text;
+  EXPECT_NE(text.find("finish"), std::string::npos) << text;
+}
+
+// ---------------------------------------------------------------------------------
+// Hand-written operators, bit-exact against C++
+
+TEST_P(RuntimeTest, BlockedGemmMatchesReference) {
+  for (const char* name : kConfigs) {
+    SCOPED_TRACE(name);
+    hw::Config cfg = config(name);
+    auto dev = device(cfg);
+    CommandStream s(*dev);
+    examples::GemmShape shape{64, 64, 64};
+    auto a = random_int8(64 * 64), b = random_int8(64 * 64);
+    auto expected = examples::gemm_reference(a, b, shape, 8);
+    ASSERT_GT(std::count_if(expected.begin(), expected.end(), [](int8_t v) { return v != 0; }),
+              1000);
+    EXPECT_EQ(examples::gemm_on_device(s, a, b, shape, 8), expected);
+  }
+}
+
+TEST_P(RuntimeTest, Conv2dMatchesReference) {
+  for (const char* name : kConfigs) {
+    SCOPED_TRACE(name);
+    hw::Config cfg = config(name);
+    auto dev = device(cfg);
+    CommandStream s(*dev);
+    examples::Conv2dShape shape;  // 1x16x14x14, 16 outputs, 3x3, pad 1
+    auto in = random_int8(size_t(shape.n) * shape.c * shape.h * shape.w);
+    auto w = random_int8(size_t(shape.o) * shape.c * shape.kh * shape.kw);
+    auto expected = examples::conv2d_reference(in, w, shape, 8);
+    EXPECT_EQ(examples::conv2d_on_device(s, in, w, shape, 8), expected);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, RuntimeTest, ::testing::ValuesIn(driver::device_kinds()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace kiln::runtime
