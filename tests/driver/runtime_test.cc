@@ -539,6 +539,13 @@ TEST_P(RuntimeTest, LimitsOfTheConfigurationChecked) {
   expect_error([] { UopKernelBuilder::gemm("open").loop_begin(2, 0, 0, 0).push(0, 0, 0).finish(); },
                {"still open"});
   expect_error([] { UopKernelBuilder::alu_imm("imm", AluOp::kAdd, 40000); }, {"int16"});
+
+  // A refused instruction leaves the pending pop to the next one of its module.
+  s.dep_pop(Stage::kCompute, Stage::kLoad);
+  expect_error([&] { s.load_2d(MemType::kInp, 0, a, 1, 1, 70000); }, {"x_stride"});
+  s.load_2d(MemType::kInp, 0, a, 1, 1, 1);
+  ASSERT_EQ(s.pending().size(), 1u);
+  EXPECT_TRUE(s.pending()[0].pop_next_dep);
 }
 
 TEST_P(RuntimeTest, DebugDumpPrintsTheStreamAsAssembly) {

@@ -125,8 +125,8 @@ hw::Insn& CommandStream::emit(const hw::Insn& in) {
   Stage s = stage_of(insn);
   insn.pop_prev_dep = pending_pop_prev_[index(s)];
   insn.pop_next_dep = pending_pop_next_[index(s)];
-  pending_pop_prev_[index(s)] = pending_pop_next_[index(s)] = false;
   layout_.encode(insn);  // every field fits its width, or a message naming it
+  pending_pop_prev_[index(s)] = pending_pop_next_[index(s)] = false;
   last_of_stage_[index(s)] = insns_.size();
   insns_.push_back(insn);
   return insns_.back();
