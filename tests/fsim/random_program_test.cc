@@ -20,11 +20,12 @@ using Counter = hw::regs::Counter;
 
 // Runs `p` on a fresh fsim and returns the final DRAM image.
 std::vector<uint8_t> run_program(const hw::Config& cfg, const RandomProgram& p,
-                                 Fsim** out = nullptr) {
+                                 Fsim** out = nullptr, uint64_t schedule_seed = 0) {
   static thread_local std::unique_ptr<Fsim> keep;
   static thread_local std::vector<uint8_t> dram;
   dram = p.dram;
   keep = std::make_unique<Fsim>(cfg, dram);
+  keep->set_schedule_seed(schedule_seed);
   keep->run(p.insn_addr, p.insn_count);
   if (out) *out = keep.get();
   return dram;
@@ -61,6 +62,11 @@ void run_seeds(const hw::Config& cfg, const RandomProgramOptions& opts, uint64_t
       any_output |= is_out[a] && result[a] != 0;
     }
     EXPECT_TRUE(any_output);
+    // The tokens order every conflicting access: any interleaving gives the same DRAM.
+    for (uint64_t schedule : {1, 2, 3}) {
+      ASSERT_TRUE(run_program(cfg, p, nullptr, seed * 16 + schedule) == result)
+          << "schedule " << seed * 16 + schedule << " gives another result: the stream races";
+    }
   }
 }
 
@@ -130,6 +136,29 @@ TEST(RandomProgram, DeterministicFromTheSeed) {
   EXPECT_EQ(a.insn_addr, b.insn_addr);
   EXPECT_NE(a.dram, c.dram);
   EXPECT_EQ(run_program(cfg, a), run_program(cfg, b));
+}
+
+// The schedule check above finds races: a GEMM that reads INP without waiting for
+// the load that writes it gives different results under different schedules.
+TEST(RandomProgram, ScheduleSeedsExposeARacyStream) {
+  hw::Config cfg = hw::Config::vta_default();
+  Bench b(cfg);
+  b.put(0, std::vector<int64_t>(16, 3), 8);
+  b.put(256, std::vector<int64_t>(256, 1), 8);
+  b.put_uops(4096, {hw::Uop{0, 0, 0}});
+  b.run(serialize({load(hw::MemType::kWgt, 0, 1, 1, 1), load(hw::MemType::kUop, 0, 1024, 1, 1)}));
+  std::set<int64_t> results;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    b.run(serialize({gemm({}, true)}));
+    b.fsim.set_schedule_seed(seed);
+    b.run({load(hw::MemType::kInp, 0, 0, 1, 1), gemm({}), finish()});  // no tokens: a race
+    b.fsim.set_schedule_seed(0);
+    results.insert(b.fsim.acc(0)[0]);
+    // Clear INP again so the next race starts from zeros.
+    b.put(8192, std::vector<int64_t>(16, 0), 8);
+    b.run(serialize({load(hw::MemType::kInp, 0, 512, 1, 1)}));
+  }
+  EXPECT_EQ(results, (std::set<int64_t>{0, 48}));
 }
 
 TEST(RandomProgram, RejectsImpossibleOptions) {

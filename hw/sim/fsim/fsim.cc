@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <random>
 #include <string>
 
 #include "hw/spec/error.h"
@@ -100,6 +101,11 @@ struct Fsim::Impl {
   void fetch(uint64_t insn_addr, uint32_t insn_count);
   void check_form(uint32_t n) const;
   void schedule();
+  void schedule_random(uint64_t seed);
+  // Compute holds FINISH, the last instruction, until the end.
+  bool at_finish() const { return insns[head_insn(kComputeModule)].opcode == Opcode::kFinish; }
+  void retire_finish();
+  [[noreturn]] void deadlock() const;
 
   bool done(Module m) const { return head[m] == queue[m].size(); }
   uint32_t head_insn(Module m) const { return queue[m][head[m]]; }
@@ -206,6 +212,7 @@ void Fsim::Impl::step(Module m) {
 }
 
 void Fsim::Impl::schedule() {
+  if (f.schedule_seed_ != 0) return schedule_random(f.schedule_seed_);
   for (;;) {
     bool progress = false;
     // Load and store run as far as they can before compute looks at its head, so
@@ -216,35 +223,57 @@ void Fsim::Impl::schedule() {
         progress = true;
       }
     }
-    uint32_t n = head_insn(kComputeModule);  // compute holds FINISH until the end
-    if (insns[n].opcode == Opcode::kFinish) {
-      for (Module m : {kLoadModule, kStoreModule}) {
-        if (done(m)) continue;
-        uint32_t w = head_insn(m);
-        throw hw::Error(fmt::format(
-            "FINISH (instruction #{}) retires while {} {} is not done (it waits for a {} "
-            "token): the stream does not order it before FINISH",
-            n, kModuleName[m], where(w), kTokenName[missing_token(m)]));
-      }
-      step(kComputeModule);
-      return;
-    }
-    while (insns[head_insn(kComputeModule)].opcode != Opcode::kFinish &&
-           missing_token(kComputeModule) == kNone) {
+    if (at_finish()) return retire_finish();
+    while (!at_finish() && missing_token(kComputeModule) == kNone) {
       step(kComputeModule);
       progress = true;
     }
-    if (progress) continue;
-    std::string msg = "deadlock: no module can proceed;";
-    const char* sep = "";
-    for (Module m : {kLoadModule, kComputeModule, kStoreModule}) {
-      if (done(m)) continue;
-      msg += fmt::format("{} {} waits at {} for a {} token", sep, kModuleName[m],
-                         where(head_insn(m)), kTokenName[missing_token(m)]);
-      sep = ";";
-    }
-    throw hw::Error(msg + " that no instruction will push");
+    if (!progress) deadlock();
   }
+}
+
+void Fsim::Impl::schedule_random(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (;;) {
+    Module ready[kNumModules];
+    int count = 0;
+    for (Module m : {kLoadModule, kComputeModule, kStoreModule}) {
+      if (done(m) || (m == kComputeModule && at_finish())) continue;
+      if (missing_token(m) == kNone) ready[count++] = m;
+    }
+    if (count > 0) {
+      step(ready[rng() % count]);
+    } else if (at_finish()) {
+      return retire_finish();
+    } else {
+      deadlock();
+    }
+  }
+}
+
+// FINISH retires only when load and store have run every instruction.
+void Fsim::Impl::retire_finish() {
+  uint32_t n = head_insn(kComputeModule);
+  for (Module m : {kLoadModule, kStoreModule}) {
+    if (done(m)) continue;
+    throw hw::Error(fmt::format(
+        "FINISH (instruction #{}) retires while {} {} is not done (it waits for a {} token): "
+        "the stream does not order it before FINISH",
+        n, kModuleName[m], where(head_insn(m)), kTokenName[missing_token(m)]));
+  }
+  step(kComputeModule);
+}
+
+void Fsim::Impl::deadlock() const {
+  std::string msg = "deadlock: no module can proceed;";
+  const char* sep = "";
+  for (Module m : {kLoadModule, kComputeModule, kStoreModule}) {
+    if (done(m)) continue;
+    msg += fmt::format("{} {} waits at {} for a {} token", sep, kModuleName[m],
+                       where(head_insn(m)), kTokenName[missing_token(m)]);
+    sep = ";";
+  }
+  throw hw::Error(msg + " that no instruction will push");
 }
 
 void Fsim::Impl::execute(uint32_t n) {

@@ -31,6 +31,12 @@ class Fsim {
   // undone when FINISH retires. Counters are reset at the start of every run.
   void run(uint64_t insn_addr, uint32_t insn_count);
 
+  // Which module runs when several can. 0 (the default): load and store first, then
+  // compute. Any other value: a random ready module at each step, from this seed. A
+  // stream whose tokens order every conflicting access gives the same result under
+  // every seed; tests use this to find streams that race.
+  void set_schedule_seed(uint64_t seed) { schedule_seed_ = seed; }
+
   const FsimCounters& counters() const { return counters_; }
   uint64_t counter(hw::regs::Counter c) const { return counters_[static_cast<int>(c)]; }
 
@@ -50,6 +56,7 @@ class Fsim {
   std::vector<int64_t> inp_, wgt_, acc_, out_;
   std::vector<hw::Uop> uops_;
   FsimCounters counters_{};
+  uint64_t schedule_seed_ = 0;
   friend struct Impl;
 };
 
