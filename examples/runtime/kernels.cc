@@ -213,7 +213,10 @@ struct GemmTiles {
   int tm = 0, tn = 0, tk = 0;
 };
 
-GemmTiles choose_gemm_tiles(int mb, int nb, int kb, const hw::Config& cfg) {
+GemmTiles choose_gemm_tiles(int mb, int nb, int kb, const CommandStream& s) {
+  const hw::Config& cfg = s.config();
+  const int64_t max_iter = std::min(s.field_max(hw::Opcode::kGemm, hw::Field::kIterOut),
+                                    s.field_max(hw::Opcode::kGemm, hw::Field::kIterIn));
   GemmTiles best;
   double best_cost = std::numeric_limits<double>::max();
   for (int tm : divisors(mb))
@@ -221,7 +224,7 @@ GemmTiles choose_gemm_tiles(int mb, int nb, int kb, const hw::Config& cfg) {
       for (int tk : divisors(kb)) {
         if (2u * tm * tk > cfg.inp_depth() || 2u * tn * tk > cfg.wgt_depth() ||
             2u * tm * tn > cfg.acc_depth() || static_cast<uint32_t>(tk) > cfg.uop_depth() ||
-            tm > 16383 || tn > 16383)
+            tm > max_iter || tn > max_iter)
           continue;
         double steps = double(mb / tm) * (nb / tn) * (kb / tk);
         double outputs = double(mb / tm) * (nb / tn);
@@ -252,7 +255,7 @@ std::vector<int8_t> gemm_on_device(CommandStream& s, std::span<const int8_t> a,
   check_multiple("K", shape.k, cfg.block_in(), "BLOCK_IN");
   const int mb = shape.m / cfg.batch(), nb = shape.n / cfg.block_out(),
             kb = shape.k / cfg.block_in();
-  const GemmTiles t = choose_gemm_tiles(mb, nb, kb, cfg);
+  const GemmTiles t = choose_gemm_tiles(mb, nb, kb, s);
 
   DeviceBuffer a_dev = upload<int8_t>(dev, pack_activations(a, shape.m, shape.k, 1, 1, cfg));
   DeviceBuffer b_dev = upload<int8_t>(dev, pack_weights(b, shape.n, shape.k, 1, 1, cfg));
@@ -313,7 +316,10 @@ struct ConvTiles {
   int th = 0, to = 0, tc = 0;
 };
 
-ConvTiles choose_conv_tiles(const Conv2dShape& s, const hw::Config& cfg) {
+ConvTiles choose_conv_tiles(const Conv2dShape& s, const CommandStream& stream) {
+  const hw::Config& cfg = stream.config();
+  const int64_t max_iter = std::min(stream.field_max(hw::Opcode::kGemm, hw::Field::kIterOut),
+                                    stream.field_max(hw::Opcode::kGemm, hw::Field::kIterIn));
   const int cb = s.c / cfg.block_in(), ob = s.o / cfg.block_out();
   const int kk = s.kh * s.kw, iw = s.w + 2 * s.pad, oh = s.out_h(), ow = s.out_w();
   ConvTiles best;
@@ -325,7 +331,7 @@ ConvTiles choose_conv_tiles(const Conv2dShape& s, const hw::Config& cfg) {
         uint64_t uops = uint64_t(ow) * tc * kk;
         if (2 * inp > cfg.inp_depth() || 2u * to * tc * kk > cfg.wgt_depth() ||
             2u * to * th * ow > cfg.acc_depth() || uops > cfg.uop_depth() ||
-            to * th > 16383)
+            to * th > max_iter || th > max_iter || ow > max_iter)
           continue;
         double steps = double(s.n / cfg.batch()) * (oh / th) * (ob / to) * (cb / tc);
         double outputs = double(s.n / cfg.batch()) * (oh / th) * (ob / to);
@@ -355,11 +361,14 @@ std::vector<int8_t> conv2d_on_device(CommandStream& s, std::span<const int8_t> i
   check_multiple("N", shape.n, cfg.batch(), "BATCH");
   check_multiple("C", shape.c, cfg.block_in(), "BLOCK_IN");
   check_multiple("O", shape.o, cfg.block_out(), "BLOCK_OUT");
-  if (shape.pad < 0 || shape.pad > 15 || shape.out_h() <= 0 || shape.out_w() <= 0)
-    throw hw::Error(fmt::format("conv2d: padding {} must be 0..15 (a LOAD pad field) and leave "
-                                "a non-empty output",
-                                shape.pad));
-  const ConvTiles t = choose_conv_tiles(shape, cfg);
+  const int64_t max_pad = s.field_max(hw::Opcode::kLoad, hw::Field::kYPad0);
+  // pad < kernel: every window of kernel rows touches the image, so no load is empty.
+  if (shape.pad < 0 || shape.pad > max_pad || shape.pad >= shape.kh || shape.pad >= shape.kw ||
+      shape.out_h() <= 0 || shape.out_w() <= 0)
+    throw hw::Error(fmt::format("conv2d: padding {} must be 0..{} (a LOAD pad field), smaller "
+                                "than the {}x{} kernel, and leave a non-empty output",
+                                shape.pad, max_pad, shape.kh, shape.kw));
+  const ConvTiles t = choose_conv_tiles(shape, s);
   const int cb = shape.c / cfg.block_in(), ob = shape.o / cfg.block_out();
   const int kk = shape.kh * shape.kw, oh = shape.out_h(), ow = shape.out_w();
   const int ir = t.th + shape.kh - 1, iw = shape.w + 2 * shape.pad;

@@ -42,7 +42,8 @@ struct Conv2dShape {
 // out (N O OH OW) = requantize(conv2d(in (N C H W), weight (O C KH KW))).
 std::vector<int8_t> conv2d_reference(std::span<const int8_t> in, std::span<const int8_t> weight,
                                      const Conv2dShape& shape, int shift);
-// The same on the device: N a multiple of BATCH, C of BLOCK_IN, O of BLOCK_OUT, pad <= 15.
+// The same on the device: N a multiple of BATCH, C of BLOCK_IN, O of BLOCK_OUT, pad
+// within a LOAD pad field and smaller than the kernel.
 std::vector<int8_t> conv2d_on_device(runtime::CommandStream& stream, std::span<const int8_t> in,
                                      std::span<const int8_t> weight, const Conv2dShape& shape,
                                      int shift);

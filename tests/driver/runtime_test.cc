@@ -538,7 +538,9 @@ TEST_P(RuntimeTest, LimitsOfTheConfigurationChecked) {
                {"loop_begin after a micro-op"});
   expect_error([] { UopKernelBuilder::gemm("open").loop_begin(2, 0, 0, 0).push(0, 0, 0).finish(); },
                {"still open"});
-  expect_error([] { UopKernelBuilder::alu_imm("imm", AluOp::kAdd, 40000); }, {"int16"});
+  expect_error([&] { s.push_alu(UopKernelBuilder::alu_imm("imm", AluOp::kAdd, 40000).push(0, 0)
+                                    .finish()); },
+               {"'imm'", "imm = 40000", "16 bits"});
 
   // A refused instruction leaves the pending pop to the next one of its module.
   s.dep_pop(Stage::kCompute, Stage::kLoad);
@@ -589,6 +591,45 @@ TEST_P(RuntimeTest, Conv2dMatchesReference) {
     auto w = random_int8(size_t(shape.o) * shape.c * shape.kh * shape.kw);
     auto expected = examples::conv2d_reference(in, w, shape, 8);
     EXPECT_EQ(examples::conv2d_on_device(s, in, w, shape, 8), expected);
+  }
+}
+
+// Random shapes against the references; the seed is in the trace for a replay.
+TEST_P(RuntimeTest, RandomShapesMatchReference) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 pick(seed);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(pick); };
+  for (const char* name : kConfigs) {
+    SCOPED_TRACE(name);
+    hw::Config cfg = config(name);
+    auto dev = device(cfg);
+    CommandStream s(*dev);
+    for (int round = 0; round < 2; ++round) {
+      examples::GemmShape g{uniform(1, 6) * cfg.batch(), uniform(1, 5) * cfg.block_out(),
+                            uniform(1, 7) * cfg.block_in()};
+      int shift = uniform(0, 12);
+      SCOPED_TRACE(testing::Message() << "gemm " << g.m << "x" << g.n << "x" << g.k << " >> "
+                                      << shift);
+      auto a = random_int8(size_t(g.m) * g.k), b = random_int8(size_t(g.n) * g.k);
+      EXPECT_EQ(examples::gemm_on_device(s, a, b, g, shift),
+                examples::gemm_reference(a, b, g, shift));
+    }
+    examples::Conv2dShape c;
+    c.n = cfg.batch();
+    c.c = uniform(1, 2) * cfg.block_in();
+    c.o = uniform(1, 2) * cfg.block_out();
+    c.h = uniform(3, 9);
+    c.w = uniform(3, 9);
+    c.kh = c.kw = uniform(0, 1) ? 3 : 1;
+    c.pad = uniform(0, c.kh - 1);
+    int shift = uniform(0, 10);
+    SCOPED_TRACE(testing::Message() << "conv2d c" << c.c << " o" << c.o << " " << c.h << "x"
+                                    << c.w << " k" << c.kh << " pad " << c.pad << " >> " << shift);
+    auto in = random_int8(size_t(c.n) * c.c * c.h * c.w);
+    auto w = random_int8(size_t(c.o) * c.c * c.kh * c.kw);
+    EXPECT_EQ(examples::conv2d_on_device(s, in, w, c, shift),
+              examples::conv2d_reference(in, w, c, shift));
   }
 }
 

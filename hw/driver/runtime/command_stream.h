@@ -37,7 +37,7 @@ std::string_view stage_name(Stage s);
 // The module that runs `insn` (shared/ISA.md "Modules and tokens").
 Stage stage_of(const hw::Insn& insn);
 
-// Zero padding around a 2D load, in elements (each at most 15).
+// Zero padding around a 2D load, in elements (each at most field_max(kLoad, kYPad0)).
 struct Pad {
   uint32_t top = 0, bottom = 0, left = 0, right = 0;
 };
@@ -68,6 +68,9 @@ class CommandStream {
 
   driver::Device& device() { return dev_; }
   const hw::Config& config() const { return cfg_; }
+  const hw::InsnLayout& layout() const { return layout_; }
+  // The largest value field `f` of `op` holds in this configuration (e.g. iter_out).
+  int64_t field_max(hw::Opcode op, hw::Field f) const;
 
   // LOAD of INP, WGT or ACC: y_size rows of x_size elements, rows x_stride elements
   // apart, from byte address `dram` (aligned to the element size) into the buffer at

@@ -25,8 +25,6 @@ UopKernelBuilder UopKernelBuilder::alu(std::string name, hw::AluOp op) {
 
 UopKernelBuilder UopKernelBuilder::alu_imm(std::string name, hw::AluOp op, int32_t imm) {
   UopKernelBuilder b = alu(std::move(name), op);
-  if (imm < -32768 || imm > 32767)
-    b.fail(fmt::format("immediate {} does not fit the ALU's int16 imm field", imm));
   b.kernel_.use_imm_ = true;
   b.kernel_.imm_ = imm;
   return b;

@@ -69,7 +69,8 @@ class UopKernelBuilder {
   static UopKernelBuilder gemm(std::string name, bool reset = false);
   // An ALU kernel: acc[dst] = op(acc[dst], acc[src]).
   static UopKernelBuilder alu(std::string name, hw::AluOp op);
-  // An ALU kernel with an immediate operand: acc[dst] = op(acc[dst], imm) (int16).
+  // An ALU kernel with an immediate operand: acc[dst] = op(acc[dst], imm). The imm
+  // field's width is checked when the kernel is pushed.
   static UopKernelBuilder alu_imm(std::string name, hw::AluOp op, int32_t imm);
 
   UopKernelBuilder& loop_begin(uint32_t extent, uint32_t dst_factor, uint32_t src_factor,
