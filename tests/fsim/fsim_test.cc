@@ -660,6 +660,14 @@ TEST_F(FsimErrors, LoopIndicesBeyondTheirBuffers) {
                     alu(AluOp::kAdd, {.bgn = 0, .end = 1, .iter_in = 9, .src_in = 1}, true, 1)}));
 }
 
+TEST(FsimErrorsTiny, UndecodableMicroOp) {
+  hw::Config cfg = test_config("tiny");  // micro-ops use 24 of their 32 bits
+  Bench b(cfg);
+  b.dram[64 + 3] = 0x80;  // bit 31 of micro-op 16
+  expect_error(b, serialize({load(MemType::kUop, 0, 16, 1, 1)}),
+               {"instruction #0 (load uop)", "micro-op at DRAM byte 0x40", "belong to no field"});
+}
+
 TEST(FsimViews, OutOfRangeViewsThrow) {
   hw::Config cfg = hw::Config::vta_default();
   Bench b(cfg);

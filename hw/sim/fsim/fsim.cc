@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -340,7 +341,10 @@ void Fsim::Impl::load(uint32_t n, const Insn& in) {
     bool pad_row = r < in.y_pad_0 || r >= in.y_pad_0 + in.y_size;
     for (uint64_t c = 0; c < cols; ++c) {
       uint64_t idx = in.sram_base + r * cols + c;
-      bool pad = pad_row || c < in.x_pad_0 || c >= in.x_pad_0 + in.x_size;
+      if (pad_row || c < in.x_pad_0 || c >= in.x_pad_0 + in.x_size) {
+        if (buf) std::fill_n(buf->data() + idx * per_elem, per_elem, 0);  // UOP has no pads
+        continue;
+      }
       uint64_t src = (uint64_t{in.dram_base} + (r - in.y_pad_0) * in.x_stride + (c - in.x_pad_0)) *
                      static_cast<uint64_t>(elem_bytes);
       if (in.memory_type == MemType::kUop) {
@@ -353,7 +357,7 @@ void Fsim::Impl::load(uint32_t n, const Insn& in) {
       }
       int64_t* dst = buf->data() + idx * per_elem;
       for (int v = 0; v < per_elem; ++v)
-        dst[v] = pad ? 0 : wrap(read_le(&f.dram_[src + v * value_bytes], value_bytes), width);
+        dst[v] = wrap(read_le(&f.dram_[src + v * value_bytes], value_bytes), width);
     }
   }
   uint64_t bytes = uint64_t{in.y_size} * in.x_size * elem_bytes;
