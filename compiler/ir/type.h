@@ -56,4 +56,14 @@ class DataType {
   int lanes_ = 1;
 };
 
+// Wraps an integer to the width and signedness of `t` (two's complement).
+int64_t wrap_to_type(int64_t v, DataType t);
+// Rounds a double to the precision of float type `t` (one rounding, to nearest even).
+double round_to_type(double v, DataType t);
+// IEEE binary16 and bfloat16 bit encodings.
+uint16_t float_to_half_bits(double v);
+double half_bits_to_float(uint16_t bits);
+uint16_t float_to_bfloat_bits(double v);
+double bfloat_bits_to_float(uint16_t bits);
+
 }  // namespace kiln::ir

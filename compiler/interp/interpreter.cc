@@ -1,0 +1,626 @@
+#include "compiler/interp/interpreter.h"
+
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include "compiler/ir/printer.h"
+#include "compiler/support/error.h"
+
+namespace kiln::interp {
+
+namespace {
+
+using ir::DataType;
+using ir::Expr;
+using ir::NodeKind;
+using ir::Stmt;
+
+union Scalar {
+  int64_t i;
+  uint64_t u;
+  double f;
+};
+
+enum class Cat { Int, UInt, Float };
+
+Cat category(DataType t) {
+  if (t.is_float()) return Cat::Float;
+  return t.is_uint() ? Cat::UInt : Cat::Int;
+}
+
+struct BufferSlot {
+  uint8_t* data = nullptr;
+  int64_t size = 0;
+  DataType dtype;
+  std::string name;
+};
+
+struct Frame {
+  std::vector<Scalar> vars;
+  std::vector<BufferSlot> bufs;
+};
+
+// ---------------------------------------------------------------- expressions
+
+struct E {
+  explicit E(DataType t) : type(t), lanes(t.lanes()), out(static_cast<size_t>(t.lanes())) {}
+  virtual ~E() = default;
+  virtual const Scalar* eval(Frame& f) = 0;
+  DataType type;
+  int lanes;
+  std::vector<Scalar> out;
+};
+using EPtr = std::unique_ptr<E>;
+
+Scalar normalize(double v, DataType t) {
+  Scalar s;
+  s.f = ir::round_to_type(v, t);
+  return s;
+}
+Scalar wrap(int64_t v, DataType t) {
+  Scalar s;
+  s.i = ir::wrap_to_type(v, t);
+  return s;
+}
+
+struct ConstE : E {
+  ConstE(DataType t, Scalar v) : E(t) { std::fill(out.begin(), out.end(), v); }
+  const Scalar* eval(Frame&) override { return out.data(); }
+};
+
+struct VarE : E {
+  VarE(DataType t, size_t slot) : E(t), slot(slot) {}
+  const Scalar* eval(Frame& f) override { return &f.vars[slot]; }
+  size_t slot;
+};
+
+int64_t floordiv(int64_t a, int64_t b) {
+  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+int64_t floormod(int64_t a, int64_t b) {
+  if (b == -1) return 0;
+  int64_t m = a % b;
+  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+}
+
+struct BinaryE : E {
+  BinaryE(DataType t, NodeKind k, EPtr a_, EPtr b_, std::string text)
+      : E(t), kind(k), cat(category(a_->type)), arg_type(a_->type.element_of()), a(std::move(a_)), b(std::move(b_)), text(std::move(text)) {}
+
+  const Scalar* eval(Frame& f) override {
+    const Scalar* x = a->eval(f);
+    const Scalar* y = b->eval(f);
+    for (int l = 0; l < lanes; ++l) out[l] = op(x[l], y[l]);
+    return out.data();
+  }
+
+  Scalar op(Scalar x, Scalar y) {
+    Scalar r;
+    switch (cat) {
+      case Cat::Int: {
+        uint64_t ux = x.u, uy = y.u;
+        switch (kind) {
+          case NodeKind::Add: return wrap(static_cast<int64_t>(ux + uy), arg_type);
+          case NodeKind::Sub: return wrap(static_cast<int64_t>(ux - uy), arg_type);
+          case NodeKind::Mul: return wrap(static_cast<int64_t>(ux * uy), arg_type);
+          case NodeKind::Div: check_zero(y.i); return wrap(floordiv(x.i, y.i), arg_type);
+          case NodeKind::Mod: check_zero(y.i); return wrap(floormod(x.i, y.i), arg_type);
+          case NodeKind::Min: r.i = std::min(x.i, y.i); return r;
+          case NodeKind::Max: r.i = std::max(x.i, y.i); return r;
+          case NodeKind::EQ: r.u = x.i == y.i; return r;
+          case NodeKind::NE: r.u = x.i != y.i; return r;
+          case NodeKind::LT: r.u = x.i < y.i; return r;
+          case NodeKind::LE: r.u = x.i <= y.i; return r;
+          case NodeKind::GT: r.u = x.i > y.i; return r;
+          case NodeKind::GE: r.u = x.i >= y.i; return r;
+          default: break;
+        }
+        break;
+      }
+      case Cat::UInt: {
+        uint64_t ux = x.u, uy = y.u;
+        switch (kind) {
+          case NodeKind::Add: return wrap(static_cast<int64_t>(ux + uy), arg_type);
+          case NodeKind::Sub: return wrap(static_cast<int64_t>(ux - uy), arg_type);
+          case NodeKind::Mul: return wrap(static_cast<int64_t>(ux * uy), arg_type);
+          case NodeKind::Div: check_zero(static_cast<int64_t>(uy)); r.u = ux / uy; return r;
+          case NodeKind::Mod: check_zero(static_cast<int64_t>(uy)); r.u = ux % uy; return r;
+          case NodeKind::Min: r.u = std::min(ux, uy); return r;
+          case NodeKind::Max: r.u = std::max(ux, uy); return r;
+          case NodeKind::EQ: r.u = ux == uy; return r;
+          case NodeKind::NE: r.u = ux != uy; return r;
+          case NodeKind::LT: r.u = ux < uy; return r;
+          case NodeKind::LE: r.u = ux <= uy; return r;
+          case NodeKind::GT: r.u = ux > uy; return r;
+          case NodeKind::GE: r.u = ux >= uy; return r;
+          case NodeKind::And: r.u = (ux && uy); return r;
+          case NodeKind::Or: r.u = (ux || uy); return r;
+          default: break;
+        }
+        break;
+      }
+      case Cat::Float: {
+        double fx = x.f, fy = y.f;
+        switch (kind) {
+          case NodeKind::Add: return normalize(fx + fy, arg_type);
+          case NodeKind::Sub: return normalize(fx - fy, arg_type);
+          case NodeKind::Mul: return normalize(fx * fy, arg_type);
+          case NodeKind::Div: return normalize(fx / fy, arg_type);
+          case NodeKind::Mod: return normalize(fx - std::floor(fx / fy) * fy, arg_type);
+          case NodeKind::Min: r.f = fy < fx ? fy : fx; return r;
+          case NodeKind::Max: r.f = fy > fx ? fy : fx; return r;
+          case NodeKind::EQ: r.u = fx == fy; return r;
+          case NodeKind::NE: r.u = fx != fy; return r;
+          case NodeKind::LT: r.u = fx < fy; return r;
+          case NodeKind::LE: r.u = fx <= fy; return r;
+          case NodeKind::GT: r.u = fx > fy; return r;
+          case NodeKind::GE: r.u = fx >= fy; return r;
+          default: break;
+        }
+        break;
+      }
+    }
+    throw InterpError(std::string("unsupported ") + ir::kind_name(kind) + " on " + arg_type.to_string());
+  }
+
+  void check_zero(int64_t v) {
+    if (v == 0) throw InterpError("division by zero in " + text);
+  }
+
+  NodeKind kind;
+  Cat cat;
+  DataType arg_type;
+  EPtr a, b;
+  std::string text;
+};
+
+struct NotE : E {
+  NotE(DataType t, EPtr a_) : E(t), a(std::move(a_)) {}
+  const Scalar* eval(Frame& f) override {
+    const Scalar* x = a->eval(f);
+    for (int l = 0; l < lanes; ++l) out[l].u = x[l].u == 0;
+    return out.data();
+  }
+  EPtr a;
+};
+
+Scalar convert(Scalar v, DataType from, DataType to) {
+  Cat cf = category(from), ct = category(to);
+  Scalar r;
+  if (ct == Cat::Float) {
+    double d = cf == Cat::Float ? v.f : (cf == Cat::UInt ? static_cast<double>(v.u) : static_cast<double>(v.i));
+    return normalize(d, to);
+  }
+  if (to.is_bool()) {
+    r.u = cf == Cat::Float ? (v.f != 0.0) : (v.u != 0);
+    return r;
+  }
+  if (cf == Cat::Float) {
+    double d = std::trunc(v.f);
+    int64_t x;
+    if (std::isnan(d)) x = 0;
+    else if (d >= 9.2233720368547758e18) x = to.is_uint() ? static_cast<int64_t>(static_cast<uint64_t>(std::min(d, 1.8446744073709550e19))) : INT64_MAX;
+    else if (d <= -9.2233720368547758e18) x = INT64_MIN;
+    else x = static_cast<int64_t>(d);
+    return wrap(x, to);
+  }
+  return wrap(v.i, to);
+}
+
+struct CastE : E {
+  CastE(DataType t, EPtr a_) : E(t), from(a_->type.element_of()), to(t.element_of()), a(std::move(a_)) {}
+  const Scalar* eval(Frame& f) override {
+    const Scalar* x = a->eval(f);
+    for (int l = 0; l < lanes; ++l) out[l] = convert(x[l], from, to);
+    return out.data();
+  }
+  DataType from, to;
+  EPtr a;
+};
+
+struct SelectE : E {
+  SelectE(DataType t, EPtr c_, EPtr a_, EPtr b_) : E(t), c(std::move(c_)), a(std::move(a_)), b(std::move(b_)) {}
+  const Scalar* eval(Frame& f) override {
+    const Scalar* cv = c->eval(f);
+    const Scalar* x = a->eval(f);
+    const Scalar* y = b->eval(f);
+    bool scalar_cond = c->lanes == 1;
+    for (int l = 0; l < lanes; ++l) out[l] = (scalar_cond ? cv[0].u : cv[l].u) ? x[l] : y[l];
+    return out.data();
+  }
+  EPtr c, a, b;
+};
+
+struct LoadE : E {
+  LoadE(DataType t, size_t buf, EPtr idx) : E(t), elem(t.element_of()), buf(buf), index(std::move(idx)), cat(category(t)) {}
+  const Scalar* eval(Frame& f) override {
+    const Scalar* ix = index->eval(f);
+    const BufferSlot& b = f.bufs[buf];
+    if (!b.data) throw InterpError("load from buffer '" + b.name + "' outside its allocation");
+    for (int l = 0; l < lanes; ++l) {
+      int64_t i = ix[l].i;
+      if (i < 0 || i >= b.size) {
+        throw InterpError("out-of-bounds load of '" + b.name + "' at index " + std::to_string(i) + " (size " + std::to_string(b.size) + ")");
+      }
+      if (cat == Cat::Float) {
+        out[l].f = load_float(b.data, i, elem);
+      } else {
+        out[l].i = load_int(b.data, i, elem);
+      }
+    }
+    return out.data();
+  }
+  DataType elem;
+  size_t buf;
+  EPtr index;
+  Cat cat;
+};
+
+struct RampE : E {
+  RampE(DataType t, EPtr b, EPtr s) : E(t), base(std::move(b)), stride(std::move(s)) {}
+  const Scalar* eval(Frame& f) override {
+    int64_t b = base->eval(f)[0].i, s = stride->eval(f)[0].i;
+    for (int l = 0; l < lanes; ++l) out[l] = wrap(b + s * l, type.element_of());
+    return out.data();
+  }
+  EPtr base, stride;
+};
+
+struct BroadcastE : E {
+  BroadcastE(DataType t, EPtr v) : E(t), value(std::move(v)) {}
+  const Scalar* eval(Frame& f) override {
+    Scalar v = value->eval(f)[0];
+    std::fill(out.begin(), out.end(), v);
+    return out.data();
+  }
+  EPtr value;
+};
+
+struct LetE : E {
+  LetE(DataType t, size_t slot, EPtr v, EPtr b) : E(t), slot(slot), value(std::move(v)), body(std::move(b)) {}
+  const Scalar* eval(Frame& f) override {
+    const Scalar* v = value->eval(f);
+    std::copy(v, v + value->lanes, f.vars.begin() + static_cast<std::ptrdiff_t>(slot));
+    return body->eval(f);
+  }
+  size_t slot;
+  EPtr value, body;
+};
+
+struct CallE : E {
+  CallE(DataType t, std::string n, std::vector<EPtr> a) : E(t), name(std::move(n)), args(std::move(a)), elem(t.element_of()) {
+    static const char* known[] = {"likely", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "floor", "ceil", "round", "pow",
+                                  "shift_left", "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor"};
+    bool ok = false;
+    for (const char* k : known) ok = ok || name == k;
+    if (!ok) throw InterpError("the interpreter does not know intrinsic '" + name + "'");
+  }
+  const Scalar* eval(Frame& f) override {
+    const Scalar* x = args[0]->eval(f);
+    const Scalar* y = args.size() > 1 ? args[1]->eval(f) : nullptr;
+    bool fl = elem.is_float();
+    for (int l = 0; l < lanes; ++l) {
+      Scalar a = x[l];
+      if (name == "likely") {
+        out[l] = a;
+      } else if (name == "abs") {
+        if (fl) out[l].f = std::fabs(a.f);
+        else out[l] = elem.is_uint() ? a : wrap(a.i < 0 ? static_cast<int64_t>(0 - a.u) : a.i, elem);
+      } else if (fl) {
+        double v = a.f, r = 0;
+        if (name == "exp") r = std::exp(v);
+        else if (name == "log") r = std::log(v);
+        else if (name == "sqrt") r = std::sqrt(v);
+        else if (name == "tanh") r = std::tanh(v);
+        else if (name == "sigmoid") r = 1.0 / (1.0 + std::exp(-v));
+        else if (name == "floor") r = std::floor(v);
+        else if (name == "ceil") r = std::ceil(v);
+        else if (name == "round") r = std::nearbyint(v);
+        else if (name == "pow") r = std::pow(v, y[l].f);
+        else throw InterpError("intrinsic '" + name + "' is not defined on " + elem.to_string());
+        out[l] = normalize(r, elem);
+      } else {
+        uint64_t b = y ? y[l].u : 0;
+        if (name == "shift_left") out[l] = wrap(b >= 64 ? 0 : static_cast<int64_t>(a.u << b), elem);
+        else if (name == "shift_right") out[l] = wrap(elem.is_uint() ? static_cast<int64_t>(b >= 64 ? 0 : a.u >> b) : (a.i >> std::min<uint64_t>(b, 63)), elem);
+        else if (name == "bitwise_and") out[l] = wrap(static_cast<int64_t>(a.u & b), elem);
+        else if (name == "bitwise_or") out[l] = wrap(static_cast<int64_t>(a.u | b), elem);
+        else if (name == "bitwise_xor") out[l] = wrap(static_cast<int64_t>(a.u ^ b), elem);
+        else if (name == "floor" || name == "ceil" || name == "round") out[l] = a;
+        else throw InterpError("intrinsic '" + name + "' is not defined on " + elem.to_string());
+      }
+    }
+    return out.data();
+  }
+  std::string name;
+  std::vector<EPtr> args;
+  DataType elem;
+};
+
+// ---------------------------------------------------------------- statements
+
+struct S {
+  virtual ~S() = default;
+  virtual void exec(Frame& f) = 0;
+};
+using SPtr = std::unique_ptr<S>;
+
+struct ForS : S {
+  ForS(size_t slot, EPtr mn, EPtr ext, SPtr b) : slot(slot), min(std::move(mn)), extent(std::move(ext)), body(std::move(b)) {}
+  void exec(Frame& f) override {
+    int64_t lo = min->eval(f)[0].i, n = extent->eval(f)[0].i;
+    for (int64_t i = 0; i < n; ++i) {
+      f.vars[slot].i = lo + i;
+      body->exec(f);
+    }
+  }
+  size_t slot;
+  EPtr min, extent;
+  SPtr body;
+};
+
+struct StoreS : S {
+  StoreS(size_t buf, EPtr v, EPtr idx) : buf(buf), value(std::move(v)), index(std::move(idx)), elem(value->type.element_of()) {}
+  void exec(Frame& f) override {
+    const Scalar* v = value->eval(f);
+    const Scalar* ix = index->eval(f);
+    BufferSlot& b = f.bufs[buf];
+    if (!b.data) throw InterpError("store to buffer '" + b.name + "' outside its allocation");
+    bool fl = elem.is_float();
+    for (int l = 0; l < index->lanes; ++l) {
+      int64_t i = ix[l].i;
+      if (i < 0 || i >= b.size) {
+        throw InterpError("out-of-bounds store to '" + b.name + "' at index " + std::to_string(i) + " (size " + std::to_string(b.size) + ")");
+      }
+      Scalar x = value->lanes == 1 ? v[0] : v[l];
+      if (fl) store_float(b.data, i, elem, x.f);
+      else store_int(b.data, i, elem, x.i);
+    }
+  }
+  size_t buf;
+  EPtr value, index;
+  DataType elem;
+};
+
+struct AllocateS : S {
+  AllocateS(size_t buf, DataType t, EPtr ext, SPtr b, std::string name)
+      : buf(buf), dtype(t), extent(std::move(ext)), body(std::move(b)), name(std::move(name)) {}
+  void exec(Frame& f) override {
+    int64_t n = extent->eval(f)[0].i;
+    if (n < 0) throw InterpError("negative allocation size for '" + name + "'");
+    // Fresh memory holds a pattern, not zeros, so reading it before writing shows.
+    std::vector<uint8_t> mem(static_cast<size_t>(n * dtype.storage_bytes()), 0xA5);
+    BufferSlot saved = f.bufs[buf];
+    f.bufs[buf] = {mem.data(), n, dtype, name};
+    body->exec(f);
+    f.bufs[buf] = saved;
+  }
+  size_t buf;
+  DataType dtype;
+  EPtr extent;
+  SPtr body;
+  std::string name;
+};
+
+struct IfS : S {
+  IfS(EPtr c, SPtr t, SPtr e) : cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+  void exec(Frame& f) override {
+    if (cond->eval(f)[0].u) {
+      then_case->exec(f);
+    } else if (else_case) {
+      else_case->exec(f);
+    }
+  }
+  EPtr cond;
+  SPtr then_case, else_case;
+};
+
+struct SeqS : S {
+  std::vector<SPtr> seq;
+  void exec(Frame& f) override {
+    for (auto& s : seq) s->exec(f);
+  }
+};
+
+struct LetS : S {
+  LetS(size_t slot, EPtr v, SPtr b) : slot(slot), value(std::move(v)), body(std::move(b)) {}
+  void exec(Frame& f) override {
+    const Scalar* v = value->eval(f);
+    std::copy(v, v + value->lanes, f.vars.begin() + static_cast<std::ptrdiff_t>(slot));
+    body->exec(f);
+  }
+  size_t slot;
+  EPtr value;
+  SPtr body;
+};
+
+struct EvalS : S {
+  explicit EvalS(EPtr v) : value(std::move(v)) {}
+  void exec(Frame& f) override { value->eval(f); }
+  EPtr value;
+};
+
+// ---------------------------------------------------------------- compiler
+
+class Compiler {
+ public:
+  size_t var_slot(const ir::VarNode* v) {
+    auto it = vars_.find(v);
+    if (it != vars_.end()) return it->second;
+    size_t slot = num_slots_;
+    num_slots_ += static_cast<size_t>(v->dtype.lanes());
+    vars_[v] = slot;
+    return slot;
+  }
+  size_t buf_slot(const ir::VarNode* v) {
+    auto it = bufs_.find(v);
+    if (it != bufs_.end()) return it->second;
+    size_t slot = buf_names_.size();
+    buf_names_.push_back(v->name);
+    bufs_[v] = slot;
+    return slot;
+  }
+  size_t num_slots() const { return num_slots_; }
+  size_t num_bufs() const { return buf_names_.size(); }
+  const std::string& buf_name(size_t i) const { return buf_names_[i]; }
+
+  EPtr expr(const Expr& e) {
+    DataType t = e.dtype();
+    switch (e.kind()) {
+      case NodeKind::IntImm: {
+        Scalar s;
+        s.i = e.as<ir::IntImmNode>()->value;
+        return std::make_unique<ConstE>(t, s);
+      }
+      case NodeKind::FloatImm: {
+        Scalar s;
+        s.f = e.as<ir::FloatImmNode>()->value;
+        return std::make_unique<ConstE>(t, s);
+      }
+      case NodeKind::Var: {
+        auto it = vars_.find(e.as<ir::VarNode>());
+        if (it == vars_.end()) throw InterpError("variable '" + e.as<ir::VarNode>()->name + "' is used where it is not defined");
+        if (t.is_vector()) return std::make_unique<VecVarE>(t, it->second);
+        return std::make_unique<VarE>(t, it->second);
+      }
+#define KILN_BIN(N)                                                                                          \
+  case NodeKind::N: {                                                                                        \
+    auto* p = e.as<ir::N##Node>();                                                                           \
+    return std::make_unique<BinaryE>(t, NodeKind::N, expr(p->a), expr(p->b), ir::to_string(e));             \
+  }
+      KILN_BIN(Add) KILN_BIN(Sub) KILN_BIN(Mul) KILN_BIN(Div) KILN_BIN(Mod) KILN_BIN(Min) KILN_BIN(Max)
+      KILN_BIN(EQ) KILN_BIN(NE) KILN_BIN(LT) KILN_BIN(LE) KILN_BIN(GT) KILN_BIN(GE) KILN_BIN(And) KILN_BIN(Or)
+#undef KILN_BIN
+      case NodeKind::Not: return std::make_unique<NotE>(t, expr(e.as<ir::NotNode>()->a));
+      case NodeKind::Cast: return std::make_unique<CastE>(t, expr(e.as<ir::CastNode>()->value));
+      case NodeKind::Select: {
+        auto* p = e.as<ir::SelectNode>();
+        return std::make_unique<SelectE>(t, expr(p->cond), expr(p->true_value), expr(p->false_value));
+      }
+      case NodeKind::Load: {
+        auto* p = e.as<ir::LoadNode>();
+        return std::make_unique<LoadE>(t, buf_slot(p->buffer_var.get()), expr(p->index));
+      }
+      case NodeKind::Ramp: {
+        auto* p = e.as<ir::RampNode>();
+        return std::make_unique<RampE>(t, expr(p->base), expr(p->stride));
+      }
+      case NodeKind::Broadcast: return std::make_unique<BroadcastE>(t, expr(e.as<ir::BroadcastNode>()->value));
+      case NodeKind::Call: {
+        auto* p = e.as<ir::CallNode>();
+        std::vector<EPtr> args;
+        for (const Expr& a : p->args) args.push_back(expr(a));
+        if (args.empty()) throw InterpError("intrinsic '" + p->name + "' without arguments");
+        return std::make_unique<CallE>(t, p->name, std::move(args));
+      }
+      case NodeKind::Let: {
+        auto* p = e.as<ir::LetNode>();
+        EPtr v = expr(p->value);
+        size_t slot = var_slot(p->var.get());
+        return std::make_unique<LetE>(t, slot, std::move(v), expr(p->body));
+      }
+      default:
+        throw InterpError(std::string("the interpreter runs lowered IR; found a ") + ir::kind_name(e.kind()) + " node: " + ir::to_string(e));
+    }
+  }
+
+  SPtr stmt(const Stmt& s) {
+    switch (s.kind()) {
+      case NodeKind::For: {
+        auto* p = s.as<ir::ForNode>();
+        EPtr mn = expr(p->min), ext = expr(p->extent);
+        size_t slot = var_slot(p->var.get());
+        return std::make_unique<ForS>(slot, std::move(mn), std::move(ext), stmt(p->body));
+      }
+      case NodeKind::Store: {
+        auto* p = s.as<ir::StoreNode>();
+        return std::make_unique<StoreS>(buf_slot(p->buffer_var.get()), expr(p->value), expr(p->index));
+      }
+      case NodeKind::Allocate: {
+        auto* p = s.as<ir::AllocateNode>();
+        size_t b = buf_slot(p->buffer_var.get());
+        return std::make_unique<AllocateS>(b, p->dtype, expr(p->extent), stmt(p->body), p->buffer_var.name());
+      }
+      case NodeKind::IfThenElse: {
+        auto* p = s.as<ir::IfThenElseNode>();
+        return std::make_unique<IfS>(expr(p->cond), stmt(p->then_case), p->else_case.defined() ? stmt(p->else_case) : nullptr);
+      }
+      case NodeKind::Seq: {
+        auto seq = std::make_unique<SeqS>();
+        for (const Stmt& c : s.as<ir::SeqNode>()->seq) seq->seq.push_back(stmt(c));
+        return seq;
+      }
+      case NodeKind::LetStmt: {
+        auto* p = s.as<ir::LetStmtNode>();
+        EPtr v = expr(p->value);
+        size_t slot = var_slot(p->var.get());
+        return std::make_unique<LetS>(slot, std::move(v), stmt(p->body));
+      }
+      case NodeKind::Attr: return stmt(s.as<ir::AttrNode>()->body);
+      case NodeKind::Evaluate: return std::make_unique<EvalS>(expr(s.as<ir::EvaluateNode>()->value));
+      default:
+        throw InterpError(std::string("the interpreter runs lowered IR; found a ") + ir::kind_name(s.kind()) + " statement");
+    }
+  }
+
+ private:
+  struct VecVarE : E {
+    VecVarE(DataType t, size_t slot) : E(t), slot(slot) {}
+    const Scalar* eval(Frame& f) override { return &f.vars[slot]; }
+    size_t slot;
+  };
+
+  std::unordered_map<const ir::VarNode*, size_t> vars_;
+  std::unordered_map<const ir::VarNode*, size_t> bufs_;
+  std::vector<std::string> buf_names_;
+  size_t num_slots_ = 0;
+};
+
+}  // namespace
+
+struct Program::Impl {
+  schedule::LoweredFunc func;
+  Compiler compiler;
+  SPtr body;
+  std::vector<size_t> arg_slots;
+};
+
+Program::Program(const schedule::LoweredFunc& f) : impl_(std::make_unique<Impl>()) {
+  impl_->func = f;
+  for (const ir::Buffer& b : f.args) impl_->arg_slots.push_back(impl_->compiler.buf_slot(b->data.get()));
+  impl_->body = impl_->compiler.stmt(f.body);
+}
+
+Program::~Program() = default;
+
+void Program::run(const std::vector<HostBuffer*>& args) {
+  const auto& fargs = impl_->func.args;
+  if (args.size() != fargs.size()) {
+    throw InterpError("'" + impl_->func.name + "' takes " + std::to_string(fargs.size()) + " arguments, got " + std::to_string(args.size()));
+  }
+  Frame frame;
+  frame.vars.resize(impl_->compiler.num_slots());
+  frame.bufs.resize(impl_->compiler.num_bufs());
+  for (size_t i = 0; i < frame.bufs.size(); ++i) frame.bufs[i].name = impl_->compiler.buf_name(i);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ir::Buffer& b = fargs[i];
+    HostBuffer* h = args[i];
+    if (h->dtype() != b->dtype) {
+      throw InterpError("argument '" + b->name + "' must be " + b->dtype.to_string() + ", not " + h->dtype().to_string());
+    }
+    if (h->shape().size() != b->shape.size()) throw InterpError("argument '" + b->name + "' has the wrong rank");
+    for (size_t d = 0; d < b->shape.size(); ++d) {
+      const int64_t* n = ir::as_const_int(b->shape[d]);
+      if (!n || *n != h->shape()[d]) throw InterpError("argument '" + b->name + "' has the wrong shape in dimension " + std::to_string(d));
+    }
+    frame.bufs[impl_->arg_slots[i]] = {h->data(), h->size(), h->dtype(), b->name};
+  }
+  impl_->body->exec(frame);
+}
+
+void run(const schedule::LoweredFunc& f, const std::vector<HostBuffer*>& args) { Program(f).run(args); }
+
+}  // namespace kiln::interp
