@@ -1,0 +1,405 @@
+// The compute module: runs LOADs of UOP and ACC, GEMM, ALU and FINISH in order. It owns
+// the micro-op and accumulator buffers and writes the output buffer.
+//
+// GEMM and ALU run the loop nest of shared/ISA.md through a four-stage pipeline, one
+// micro-op per cycle (an ALU op with a tensor operand takes two: the accumulator
+// buffer has one read port):
+//   A  loop counters; read the micro-op
+//   B  indices = micro-op + loop offsets; read INP, WGT and ACC
+//   C  forward ACC from D and E; GEMM or ALU; register the result
+//   D  write ACC and OUT                (E: what D wrote a cycle ago, for forwarding)
+// Read-after-write on ACC inside a loop is thereby resolved by forwarding, never by
+// the compiler.
+module kiln_compute (
+  input  logic clk_i,
+  input  logic rst_ni,
+  input  logic start_i,
+  // Command queue head
+  input  logic         cmd_valid_i,
+  input  logic [127:0] cmd_i,
+  output logic         cmd_pop_o,
+  // Tokens
+  input  logic tok_from_load_i,
+  output logic tok_from_load_pop_o,
+  input  logic tok_from_store_i,
+  output logic tok_from_store_pop_o,
+  input  logic tok_to_load_full_i,
+  output logic tok_to_load_push_o,
+  input  logic tok_to_store_full_i,
+  output logic tok_to_store_push_o,
+  // Scratchpad read ports (INP, WGT) and the OUT write port
+  output logic                                   inp_re_o,
+  output logic [kiln_cfg_pkg::LOG_INP_DEPTH-1:0] inp_raddr_o,
+  input  logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_rdata_i,
+  output logic                                   wgt_re_o,
+  output logic [kiln_cfg_pkg::LOG_WGT_DEPTH-1:0] wgt_raddr_o,
+  input  logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_rdata_i,
+  output logic                                   out_we_o,
+  output logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] out_waddr_o,
+  output logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_wdata_o,
+  // Two AXI4 read clients (UOP, ACC), packed [acc, uop]
+  output logic [1:0]                               ar_valid_o,
+  input  logic [1:0]                               ar_ready_i,
+  output logic [2*kiln_cfg_pkg::AXI_ADDR_BITS-1:0] ar_addr_o,
+  output logic [15:0]                              ar_len_o,
+  input  logic [1:0]                               r_valid_i,
+  output logic [1:0]                               r_ready_o,
+  input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]   r_data_i,
+  // Status
+  output logic       idle_o,
+  output logic       busy_o,
+  output logic       stall_o,
+  output logic       retire_o,
+  output logic       finished_o,    // FINISH retired since start
+  output logic       gemm_uop_o,
+  output logic       alu_uop_o,
+  output logic [1:0] elem_read_o,   // [acc, uop] element read from DRAM this cycle
+  output logic [2:0] state_o
+);
+  localparam int UW = kiln_cfg_pkg::LOG_UOP_DEPTH;
+  localparam int DSTW = kiln_cfg_pkg::LOG_ACC_DEPTH;
+  localparam int INPW = kiln_cfg_pkg::LOG_INP_DEPTH;
+  localparam int WGTW = kiln_cfg_pkg::LOG_WGT_DEPTH;
+  localparam int SRCW = kiln_cfg_pkg::UOP_SRC_WIDTH;  // max(INPW, DSTW)
+  localparam int ACCB = kiln_cfg_pkg::ACC_ELEM_BITS;
+  localparam int LANES = kiln_cfg_pkg::BATCH * kiln_cfg_pkg::BLOCK_OUT;
+
+  typedef enum logic [2:0] {
+    IDLE = 3'd0, POP = 3'd1, START = 3'd2, LOAD = 3'd3, LOOP = 3'd4, PUSH = 3'd5
+  } state_e;
+  state_e state_q;
+  logic [127:0] insn_q;
+  logic finished_q;
+
+  // ---- Decode -------------------------------------------------------------------
+  logic [2:0] opcode, mem_type;
+  logic pop_prev, pop_next, push_prev, push_next, is_alu_insn, empty_load, empty_loop;
+  assign opcode = insn_q[2:0];
+  assign pop_prev  = insn_q[kiln_cfg_pkg::GEMM_POP_PREV_DEP_LSB];
+  assign pop_next  = insn_q[kiln_cfg_pkg::GEMM_POP_NEXT_DEP_LSB];
+  assign push_prev = insn_q[kiln_cfg_pkg::GEMM_PUSH_PREV_DEP_LSB];
+  assign push_next = insn_q[kiln_cfg_pkg::GEMM_PUSH_NEXT_DEP_LSB];
+  assign mem_type = 3'(insn_q[kiln_cfg_pkg::MEM_MEMORY_TYPE_LSB +: kiln_cfg_pkg::MEM_MEMORY_TYPE_WIDTH]);
+  assign is_alu_insn = opcode == 3'(kiln_cfg_pkg::OP_ALU);
+  assign empty_load = insn_q[kiln_cfg_pkg::MEM_X_SIZE_LSB +: kiln_cfg_pkg::MEM_X_SIZE_WIDTH] == '0 ||
+                      insn_q[kiln_cfg_pkg::MEM_Y_SIZE_LSB +: kiln_cfg_pkg::MEM_Y_SIZE_WIDTH] == '0;
+
+  // GEMM and ALU share the layout up to iter_in and the dst factors.
+  logic reset_f;
+  logic [UW-1:0] uop_bgn;
+  logic [UW:0] uop_end;
+  logic [13:0] iter_out, iter_in;
+  logic [DSTW-1:0] dfo, dfi;
+  logic [SRCW-1:0] sfo, sfi;
+  logic [WGTW-1:0] wfo, wfi;
+  logic [2:0] alu_op;
+  logic use_imm;
+  logic [15:0] imm;
+  assign reset_f  = insn_q[kiln_cfg_pkg::GEMM_RESET_LSB];
+  assign uop_bgn  = insn_q[kiln_cfg_pkg::GEMM_UOP_BGN_LSB +: kiln_cfg_pkg::GEMM_UOP_BGN_WIDTH];
+  assign uop_end  = insn_q[kiln_cfg_pkg::GEMM_UOP_END_LSB +: kiln_cfg_pkg::GEMM_UOP_END_WIDTH];
+  assign iter_out = insn_q[kiln_cfg_pkg::GEMM_ITER_OUT_LSB +: kiln_cfg_pkg::GEMM_ITER_OUT_WIDTH];
+  assign iter_in  = insn_q[kiln_cfg_pkg::GEMM_ITER_IN_LSB +: kiln_cfg_pkg::GEMM_ITER_IN_WIDTH];
+  assign dfo = insn_q[kiln_cfg_pkg::GEMM_DST_FACTOR_OUT_LSB +: kiln_cfg_pkg::GEMM_DST_FACTOR_OUT_WIDTH];
+  assign dfi = insn_q[kiln_cfg_pkg::GEMM_DST_FACTOR_IN_LSB +: kiln_cfg_pkg::GEMM_DST_FACTOR_IN_WIDTH];
+  always_comb begin
+    if (is_alu_insn) begin
+      sfo = SRCW'(insn_q[kiln_cfg_pkg::ALU_SRC_FACTOR_OUT_LSB +: kiln_cfg_pkg::ALU_SRC_FACTOR_OUT_WIDTH]);
+      sfi = SRCW'(insn_q[kiln_cfg_pkg::ALU_SRC_FACTOR_IN_LSB +: kiln_cfg_pkg::ALU_SRC_FACTOR_IN_WIDTH]);
+      wfo = '0;
+      wfi = '0;
+    end else begin
+      sfo = SRCW'(insn_q[kiln_cfg_pkg::GEMM_SRC_FACTOR_OUT_LSB +: kiln_cfg_pkg::GEMM_SRC_FACTOR_OUT_WIDTH]);
+      sfi = SRCW'(insn_q[kiln_cfg_pkg::GEMM_SRC_FACTOR_IN_LSB +: kiln_cfg_pkg::GEMM_SRC_FACTOR_IN_WIDTH]);
+      wfo = insn_q[kiln_cfg_pkg::GEMM_WGT_FACTOR_OUT_LSB +: kiln_cfg_pkg::GEMM_WGT_FACTOR_OUT_WIDTH];
+      wfi = insn_q[kiln_cfg_pkg::GEMM_WGT_FACTOR_IN_LSB +: kiln_cfg_pkg::GEMM_WGT_FACTOR_IN_WIDTH];
+    end
+  end
+  assign alu_op  = insn_q[kiln_cfg_pkg::ALU_ALU_OPCODE_LSB +: kiln_cfg_pkg::ALU_ALU_OPCODE_WIDTH];
+  assign use_imm = insn_q[kiln_cfg_pkg::ALU_USE_IMM_LSB];
+  assign imm     = insn_q[kiln_cfg_pkg::ALU_IMM_LSB +: kiln_cfg_pkg::ALU_IMM_WIDTH];
+  assign empty_loop = uop_end <= {1'b0, uop_bgn} || iter_out == '0 || iter_in == '0;
+
+  // The immediate, sign-extended to every lane.
+  logic [ACCB-1:0] imm_vec;
+  always_comb begin
+    for (int l = 0; l < LANES; l++) begin
+      for (int b = 0; b < kiln_cfg_pkg::ACC_WIDTH; b++)
+        imm_vec[l * kiln_cfg_pkg::ACC_WIDTH + b] = imm[(b < 16) ? b : 15];
+    end
+  end
+
+  // ---- Buffers ------------------------------------------------------------------
+  logic uop_we, uop_re;
+  logic [UW-1:0] uop_waddr, uop_raddr;
+  logic [31:0] uop_wdata, uop_rdata;
+  logic unused_uop_bits;  // bits above the three index fields are zero in a legal micro-op
+  assign unused_uop_bits = ^uop_rdata;
+  kiln_sram #(.WIDTH(32), .DEPTH(kiln_cfg_pkg::UOP_DEPTH)) uop_buf (
+    .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
+    .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata));
+
+  logic acc_we, acc_re;
+  logic [DSTW-1:0] acc_waddr, acc_raddr;
+  logic [ACCB-1:0] acc_wdata, acc_rdata;
+  kiln_sram #(.WIDTH(ACCB), .DEPTH(kiln_cfg_pkg::ACC_DEPTH)) acc_buf (
+    .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
+    .re_i(acc_re), .raddr_i(acc_raddr), .rdata_o(acc_rdata));
+
+  // ---- LOAD of UOP and ACC --------------------------------------------------------
+  logic start_uop, start_acc, uop_busy, acc_busy;
+  logic ld_acc_we;
+  logic [DSTW-1:0] ld_acc_waddr;
+  logic [ACCB-1:0] ld_acc_wdata;
+  assign start_uop = state_q == START && opcode == 3'(kiln_cfg_pkg::OP_LOAD) && !empty_load &&
+                     mem_type == 3'(kiln_cfg_pkg::MEM_UOP);
+  assign start_acc = state_q == START && opcode == 3'(kiln_cfg_pkg::OP_LOAD) && !empty_load &&
+                     mem_type != 3'(kiln_cfg_pkg::MEM_UOP);
+
+  kiln_load_2d #(.ELEM_BYTES(4), .IDX_W(UW)) uop_ld (
+    .clk_i, .rst_ni, .start_i(start_uop), .insn_i(insn_q), .busy_o(uop_busy),
+    .we_o(uop_we), .waddr_o(uop_waddr), .wdata_o(uop_wdata), .elem_read_o(elem_read_o[0]),
+    .ar_valid_o(ar_valid_o[0]), .ar_ready_i(ar_ready_i[0]),
+    .ar_addr_o(ar_addr_o[0 +: kiln_cfg_pkg::AXI_ADDR_BITS]), .ar_len_o(ar_len_o[7:0]),
+    .r_valid_i(r_valid_i[0]), .r_ready_o(r_ready_o[0]), .r_data_i);
+  kiln_load_2d #(.ELEM_BYTES(kiln_cfg_pkg::ACC_ELEM_BYTES), .IDX_W(DSTW)) acc_ld (
+    .clk_i, .rst_ni, .start_i(start_acc), .insn_i(insn_q), .busy_o(acc_busy),
+    .we_o(ld_acc_we), .waddr_o(ld_acc_waddr), .wdata_o(ld_acc_wdata), .elem_read_o(elem_read_o[1]),
+    .ar_valid_o(ar_valid_o[1]), .ar_ready_i(ar_ready_i[1]),
+    .ar_addr_o(ar_addr_o[kiln_cfg_pkg::AXI_ADDR_BITS +: kiln_cfg_pkg::AXI_ADDR_BITS]),
+    .ar_len_o(ar_len_o[15:8]),
+    .r_valid_i(r_valid_i[1]), .r_ready_o(r_ready_o[1]), .r_data_i);
+
+  // ---- Loop pipeline --------------------------------------------------------------
+  // Loop state, held for the instruction.
+  logic l_alu_q, l_reset_q, l_imm_q;
+  logic [2:0] l_op_q;
+  logic [UW-1:0] l_bgn_q;
+  logic [UW:0] l_end_q;
+  logic [13:0] l_iout_q, l_iin_q;
+  logic [DSTW-1:0] l_dfo_q, l_dfi_q;
+  logic [SRCW-1:0] l_sfo_q, l_sfi_q;
+  logic [WGTW-1:0] l_wfo_q, l_wfi_q;
+  logic [ACCB-1:0] l_imm_vec_q;
+
+  // Stage A
+  logic a_active_q;
+  logic [UW:0] k_q;
+  logic [13:0] i_q, j_q;
+  logic [DSTW-1:0] a_dst_base_q, a_dst_q;
+  logic [SRCW-1:0] a_src_base_q, a_src_q;
+  logic [WGTW-1:0] a_wgt_base_q, a_wgt_q;
+  // Stage B
+  logic b_valid_q, b_phase_q;
+  logic [DSTW-1:0] b_dst_off_q;
+  logic [SRCW-1:0] b_src_off_q;
+  logic [WGTW-1:0] b_wgt_off_q;
+  logic [DSTW-1:0] b_src_acc_q;   // the tensor operand's index, read in phase 0
+  logic [ACCB-1:0] src_val_q;     // the tensor operand, captured in phase 1
+  // Stage C, D, E
+  logic c_valid_q, d_valid_q, e_valid_q;
+  logic [DSTW-1:0] c_dst_q, d_dst_q, e_dst_q;
+  logic [ACCB-1:0] d_res_q, e_res_q;
+
+  logic tensor_alu, b_hold, a_fire, a_last;
+  assign tensor_alu = l_alu_q && !l_imm_q && !l_reset_q;
+  assign b_hold = b_valid_q && tensor_alu && !b_phase_q;
+  assign a_fire = a_active_q && !b_hold;
+  assign a_last = k_q == l_end_q - 1'b1 && j_q == l_iin_q - 1'b1 && i_q == l_iout_q - 1'b1;
+  assign uop_re = a_fire;
+  assign uop_raddr = UW'(k_q);
+
+  // Stage B: indices of the micro-op in flight.
+  logic [DSTW-1:0] b_dst, b_src_acc;
+  logic [SRCW-1:0] b_src;
+  logic [WGTW-1:0] b_wgt;
+  assign b_dst = DSTW'(uop_rdata[kiln_cfg_pkg::UOP_DST_LSB +: kiln_cfg_pkg::UOP_DST_WIDTH]) + b_dst_off_q;
+  assign b_src = SRCW'(uop_rdata[kiln_cfg_pkg::UOP_SRC_LSB +: kiln_cfg_pkg::UOP_SRC_WIDTH]) + b_src_off_q;
+  assign b_wgt = WGTW'(uop_rdata[kiln_cfg_pkg::UOP_WGT_LSB +: kiln_cfg_pkg::UOP_WGT_WIDTH]) + b_wgt_off_q;
+  assign b_src_acc = DSTW'(b_src);
+  assign inp_re_o = b_valid_q && !l_alu_q;
+  assign inp_raddr_o = INPW'(b_src);
+  assign wgt_re_o = b_valid_q && !l_alu_q;
+  assign wgt_raddr_o = b_wgt;
+  assign acc_re = b_valid_q;
+  assign acc_raddr = b_hold ? b_src_acc : b_dst;
+
+  // Forwarding: a value read from ACC last cycle is stale if D writes it now or E
+  // wrote it last cycle.
+  logic [ACCB-1:0] c_acc, src_fwd;
+  assign c_acc = (d_valid_q && d_dst_q == c_dst_q) ? d_res_q :
+                 (e_valid_q && e_dst_q == c_dst_q) ? e_res_q : acc_rdata;
+  assign src_fwd = (d_valid_q && d_dst_q == b_src_acc_q) ? d_res_q :
+                   (e_valid_q && e_dst_q == b_src_acc_q) ? e_res_q : acc_rdata;
+
+  // Stage C
+  logic [ACCB-1:0] gemm_res, alu_res, c_res;
+  kiln_gemm gemm (.inp_i(inp_rdata_i), .wgt_i(wgt_rdata_i), .acc_i(c_acc), .acc_o(gemm_res));
+  kiln_alu alu (.op_i(l_op_q), .a_i(c_acc), .b_i(l_imm_q ? l_imm_vec_q : src_val_q), .r_o(alu_res));
+  assign c_res = l_reset_q ? '0 : (l_alu_q ? alu_res : gemm_res);
+
+  // Stage D: ACC and OUT writes (ACC is shared with the ACC loader, never at once).
+  assign acc_we = ld_acc_we || d_valid_q;
+  assign acc_waddr = ld_acc_we ? ld_acc_waddr : d_dst_q;
+  assign acc_wdata = ld_acc_we ? ld_acc_wdata : d_res_q;
+  assign out_we_o = d_valid_q;
+  assign out_waddr_o = d_dst_q;
+  always_comb begin
+    for (int l = 0; l < LANES; l++)
+      out_wdata_o[l * kiln_cfg_pkg::OUT_WIDTH +: kiln_cfg_pkg::OUT_WIDTH] =
+          d_res_q[l * kiln_cfg_pkg::ACC_WIDTH +: kiln_cfg_pkg::OUT_WIDTH];
+  end
+
+  logic start_loop, loop_done;
+  assign start_loop = state_q == START &&
+                      (opcode == 3'(kiln_cfg_pkg::OP_GEMM) || is_alu_insn) && !empty_loop;
+  assign loop_done = !a_active_q && !b_valid_q && !c_valid_q && !d_valid_q;
+
+  always_ff @(posedge clk_i) begin
+    if (start_loop) begin
+      l_alu_q <= is_alu_insn;
+      l_reset_q <= reset_f;
+      l_imm_q <= use_imm;
+      l_op_q <= alu_op;
+      l_bgn_q <= uop_bgn;
+      l_end_q <= uop_end;
+      l_iout_q <= iter_out;
+      l_iin_q <= iter_in;
+      l_dfo_q <= dfo;
+      l_dfi_q <= dfi;
+      l_sfo_q <= sfo;
+      l_sfi_q <= sfi;
+      l_wfo_q <= wfo;
+      l_wfi_q <= wfi;
+      l_imm_vec_q <= imm_vec;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      a_active_q <= 1'b0;
+      k_q <= '0;
+      i_q <= '0;
+      j_q <= '0;
+      a_dst_base_q <= '0;
+      a_dst_q <= '0;
+      a_src_base_q <= '0;
+      a_src_q <= '0;
+      a_wgt_base_q <= '0;
+      a_wgt_q <= '0;
+      b_valid_q <= 1'b0;
+      b_phase_q <= 1'b0;
+      c_valid_q <= 1'b0;
+      d_valid_q <= 1'b0;
+      e_valid_q <= 1'b0;
+    end else begin
+      // Stage A: k innermost, then j, then i.
+      if (start_loop) begin
+        a_active_q <= 1'b1;
+        k_q <= {1'b0, uop_bgn};
+        i_q <= '0;
+        j_q <= '0;
+        a_dst_base_q <= '0;
+        a_dst_q <= '0;
+        a_src_base_q <= '0;
+        a_src_q <= '0;
+        a_wgt_base_q <= '0;
+        a_wgt_q <= '0;
+      end else if (a_fire) begin
+        if (a_last) a_active_q <= 1'b0;
+        if (k_q != l_end_q - 1'b1) begin
+          k_q <= k_q + 1'b1;
+        end else begin
+          k_q <= {1'b0, l_bgn_q};
+          if (j_q != l_iin_q - 1'b1) begin
+            j_q <= j_q + 1'b1;
+            a_dst_q <= a_dst_q + l_dfi_q;
+            a_src_q <= a_src_q + l_sfi_q;
+            a_wgt_q <= a_wgt_q + l_wfi_q;
+          end else begin
+            j_q <= '0;
+            i_q <= i_q + 1'b1;
+            a_dst_base_q <= a_dst_base_q + l_dfo_q;
+            a_src_base_q <= a_src_base_q + l_sfo_q;
+            a_wgt_base_q <= a_wgt_base_q + l_wfo_q;
+            a_dst_q <= a_dst_base_q + l_dfo_q;
+            a_src_q <= a_src_base_q + l_sfo_q;
+            a_wgt_q <= a_wgt_base_q + l_wfo_q;
+          end
+        end
+      end
+      // Stage B
+      if (b_hold) begin
+        b_phase_q <= 1'b1;
+      end else begin
+        b_valid_q <= a_fire;
+        b_phase_q <= 1'b0;
+      end
+      // Stage C, D, E
+      c_valid_q <= b_valid_q && !b_hold;
+      d_valid_q <= c_valid_q;
+      e_valid_q <= d_valid_q;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (a_fire) begin
+      b_dst_off_q <= a_dst_q;
+      b_src_off_q <= a_src_q;
+      b_wgt_off_q <= a_wgt_q;
+    end
+    if (b_hold) b_src_acc_q <= b_src_acc;
+    if (b_valid_q && b_phase_q) src_val_q <= src_fwd;
+    c_dst_q <= b_dst;
+    d_dst_q <= c_dst_q;
+    d_res_q <= c_res;
+    e_dst_q <= d_dst_q;
+    e_res_q <= d_res_q;
+  end
+
+  // ---- Instruction sequencing -------------------------------------------------------
+  logic tokens_ready, room_ready;
+  assign tokens_ready = (!pop_prev || tok_from_load_i) && (!pop_next || tok_from_store_i);
+  assign room_ready = (!push_prev || !tok_to_load_full_i) && (!push_next || !tok_to_store_full_i);
+  assign cmd_pop_o = state_q == IDLE && cmd_valid_i;
+  assign tok_from_load_pop_o = state_q == POP && tokens_ready && pop_prev;
+  assign tok_from_store_pop_o = state_q == POP && tokens_ready && pop_next;
+  assign tok_to_load_push_o = state_q == PUSH && room_ready && push_prev;
+  assign tok_to_store_push_o = state_q == PUSH && room_ready && push_next;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q <= IDLE;
+      insn_q <= '0;
+      finished_q <= 1'b0;
+    end else begin
+      if (start_i) finished_q <= 1'b0;
+      case (state_q)
+        IDLE: if (cmd_valid_i) begin
+          insn_q <= cmd_i;
+          state_q <= POP;
+        end
+        POP: if (tokens_ready) state_q <= START;
+        START: begin
+          if (start_uop || start_acc) state_q <= LOAD;
+          else if (start_loop) state_q <= LOOP;
+          else state_q <= PUSH;
+          if (opcode == 3'(kiln_cfg_pkg::OP_FINISH)) finished_q <= 1'b1;
+        end
+        LOAD: if (!uop_busy && !acc_busy) state_q <= PUSH;
+        LOOP: if (loop_done) state_q <= PUSH;
+        PUSH: if (room_ready) state_q <= IDLE;
+        default: state_q <= IDLE;
+      endcase
+    end
+  end
+
+  assign idle_o = state_q == IDLE;
+  assign busy_o = state_q == START || state_q == LOAD || state_q == LOOP;
+  assign stall_o = (state_q == POP && !tokens_ready) || (state_q == PUSH && !room_ready);
+  assign retire_o = state_q == PUSH && room_ready;
+  assign finished_o = finished_q;
+  assign gemm_uop_o = c_valid_q && !l_alu_q;
+  assign alu_uop_o = c_valid_q && l_alu_q;
+  assign state_o = state_q;
+endmodule

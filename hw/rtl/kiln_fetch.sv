@@ -1,0 +1,105 @@
+// The fetch module: reads the instruction stream from DRAM in chunks and routes each
+// instruction (shared/ISA.md): LOAD of INP or WGT to load; LOAD of UOP or ACC, GEMM,
+// ALU and FINISH to compute; STORE to store. A chunk is requested only when the
+// prefetch queue has room for all of it, so fetch never holds the shared read-data
+// channel while a module queue is full.
+module kiln_fetch #(
+  parameter int PREFETCH = 8,
+  parameter int CHUNK = 4
+) (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  input  logic        start_i,
+  input  logic [63:0] insn_addr_i,
+  input  logic [31:0] insn_count_i,
+  // Module command queues
+  output logic         load_push_o,
+  input  logic         load_full_i,
+  output logic         compute_push_o,
+  input  logic         compute_full_i,
+  output logic         store_push_o,
+  input  logic         store_full_i,
+  output logic [127:0] insn_o,
+  // AXI4 read client
+  output logic                                   ar_valid_o,
+  input  logic                                   ar_ready_i,
+  output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0] ar_addr_o,
+  output logic [7:0]                             ar_len_o,
+  input  logic                                   r_valid_i,
+  output logic                                   r_ready_o,
+  input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0] r_data_i,
+  // Status
+  output logic idle_o,
+  output logic insn_read_o,  // an instruction arrived from DRAM this cycle
+  output logic [1:0] state_o
+);
+  localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS;
+  localparam int CW = $clog2(PREFETCH + 1);
+
+  logic unused_addr_hi;  // DRAM addresses are AXI_ADDR_BITS wide
+  assign unused_addr_hi = ^insn_addr_i;
+  logic [31:0] left_q;
+  logic [AB-1:0] addr_q;
+  logic [CW-1:0] outstanding_q, count;
+  logic [31:0] chunk, room;
+  logic cmd_valid, cmd_ready;
+
+  assign chunk = (left_q < 32'(CHUNK)) ? left_q : 32'(CHUNK);
+  assign room = 32'(PREFETCH) - 32'(count) - 32'(outstanding_q);
+  assign cmd_valid = left_q != '0 && room >= chunk;
+
+  logic elem_valid, push, empty, pop, reader_busy_unused, prefetch_full_unused;
+  logic [127:0] elem, head;
+  assign push = elem_valid;  // room was reserved when the chunk was requested
+  assign insn_read_o = elem_valid;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      left_q <= '0;
+      addr_q <= '0;
+      outstanding_q <= '0;
+    end else if (start_i) begin
+      left_q <= insn_count_i;
+      addr_q <= AB'(insn_addr_i);
+      outstanding_q <= '0;
+    end else begin
+      if (cmd_valid && cmd_ready) begin
+        left_q <= left_q - chunk;
+        addr_q <= addr_q + AB'(chunk << 4);
+      end
+      outstanding_q <= outstanding_q + ((cmd_valid && cmd_ready) ? CW'(chunk) : '0) - CW'(push);
+    end
+  end
+
+  kiln_dma_reader #(.ELEM_BYTES(16)) reader (
+    .clk_i, .rst_ni,
+    .cmd_valid_i(cmd_valid), .cmd_ready_o(cmd_ready), .cmd_addr_i(addr_q),
+    .cmd_count_i(16'(chunk)),
+    .elem_valid_o(elem_valid), .elem_ready_i(1'b1), .elem_data_o(elem),
+    .ar_valid_o, .ar_ready_i, .ar_addr_o, .ar_len_o, .r_valid_i, .r_ready_o, .r_data_i,
+    .busy_o(reader_busy_unused));
+
+  kiln_fifo #(.WIDTH(128), .DEPTH(PREFETCH)) prefetch (
+    .clk_i, .rst_ni, .push_i(push), .data_i(elem), .full_o(prefetch_full_unused),
+    .pop_i(pop), .data_o(head), .empty_o(empty), .count_o(count));
+
+  // Route the head.
+  logic [2:0] opcode, mem_type;
+  logic to_load, to_store, to_compute, target_full;
+  assign opcode = head[2:0];
+  assign mem_type = 3'(head[kiln_cfg_pkg::MEM_MEMORY_TYPE_LSB +: kiln_cfg_pkg::MEM_MEMORY_TYPE_WIDTH]);
+  assign to_load = opcode == 3'(kiln_cfg_pkg::OP_LOAD) &&
+                   (mem_type == 3'(kiln_cfg_pkg::MEM_INP) || mem_type == 3'(kiln_cfg_pkg::MEM_WGT));
+  assign to_store = opcode == 3'(kiln_cfg_pkg::OP_STORE);
+  assign to_compute = !to_load && !to_store;
+  assign target_full = (to_load && load_full_i) || (to_store && store_full_i) ||
+                       (to_compute && compute_full_i);
+  assign pop = !empty && !target_full;
+  assign load_push_o = pop && to_load;
+  assign store_push_o = pop && to_store;
+  assign compute_push_o = pop && to_compute;
+  assign insn_o = head;
+
+  assign idle_o = left_q == '0 && outstanding_q == '0 && empty;
+  assign state_o = {left_q != '0 || outstanding_q != '0, !empty && target_full};
+endmodule

@@ -1,0 +1,138 @@
+// The host's register file (hw/spec/regs.h), an AXI4-Lite slave: control and status,
+// the instruction stream's address and count, the configuration fingerprint, the map
+// version and the 64-bit performance counters, which every start clears.
+module kiln_regfile (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  // AXI4-Lite slave
+  input  logic        awvalid_i,
+  output logic        awready_o,
+  input  logic [7:0]  awaddr_i,
+  input  logic        wvalid_i,
+  output logic        wready_o,
+  input  logic [31:0] wdata_i,
+  input  logic [3:0]  wstrb_i,
+  output logic        bvalid_o,
+  input  logic        bready_i,
+  output logic [1:0]  bresp_o,
+  input  logic        arvalid_i,
+  output logic        arready_o,
+  input  logic [7:0]  araddr_i,
+  output logic        rvalid_o,
+  input  logic        rready_i,
+  output logic [31:0] rdata_o,
+  output logic [1:0]  rresp_o,
+  // To and from the accelerator
+  output logic        start_o,
+  output logic [63:0] insn_addr_o,
+  output logic [31:0] insn_count_o,
+  input  logic        finished_i,   // the run is complete
+  input  logic        error_i,      // a DRAM error response was seen
+  input  logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add_i,  // per counter, per cycle
+  output logic        busy_o
+);
+  localparam int NC = kiln_cfg_pkg::NUM_COUNTERS;
+  // Offsets (regs.h)
+  localparam logic [7:0] CTRL = 8'h00, STATUS = 8'h04, INSN_COUNT = 8'h08,
+                         INSN_ADDR_LO = 8'h0c, INSN_ADDR_HI = 8'h10, FP_LO = 8'h14,
+                         FP_HI = 8'h18, VERSION = 8'h1c, COUNTER_BASE = 8'h40;
+
+  logic unused_wstrb;  // only CTRL's start bit looks at the strobes
+  assign unused_wstrb = ^wstrb_i[3:1];
+  logic busy_q, done_q, error_q;
+  logic [63:0] insn_addr_q;
+  logic [31:0] insn_count_q;
+  logic [NC*64-1:0] cnt_q;  // counter c at [64c +: 64]
+
+  // Writes: address and data together, one at a time.
+  logic wr_fire;
+  assign wr_fire = awvalid_i && wvalid_i && !bvalid_o;
+  assign awready_o = wr_fire;
+  assign wready_o = wr_fire;
+  assign bresp_o = 2'b00;
+  assign start_o = wr_fire && awaddr_i == CTRL && wstrb_i[0] && wdata_i[0] && !busy_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      bvalid_o <= 1'b0;
+      insn_addr_q <= '0;
+      insn_count_q <= '0;
+    end else begin
+      if (bvalid_o && bready_i) bvalid_o <= 1'b0;
+      if (wr_fire) begin
+        bvalid_o <= 1'b1;
+        case (awaddr_i)
+          INSN_COUNT: insn_count_q <= wdata_i;
+          INSN_ADDR_LO: insn_addr_q[31:0] <= wdata_i;
+          INSN_ADDR_HI: insn_addr_q[63:32] <= wdata_i;
+          default: ;
+        endcase
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      busy_q <= 1'b0;
+      done_q <= 1'b0;
+      error_q <= 1'b0;
+    end else if (start_o) begin
+      busy_q <= 1'b1;
+      done_q <= 1'b0;
+      error_q <= 1'b0;
+    end else if (busy_q) begin
+      if (error_i) error_q <= 1'b1;
+      if (finished_i) begin
+        busy_q <= 1'b0;
+        done_q <= 1'b1;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    for (int c = 0; c < NC; c++) begin
+      if (!rst_ni || start_o) cnt_q[c * 64 +: 64] <= '0;
+      else if (busy_q) cnt_q[c * 64 +: 64] <= cnt_q[c * 64 +: 64] + 64'(cnt_add_i[c * 32 +: 32]);
+    end
+  end
+
+  // Reads
+  logic [31:0] rd;
+  always_comb begin
+    rd = '0;
+    case (araddr_i)
+      STATUS: rd = {29'b0, error_q, done_q, busy_q};
+      INSN_COUNT: rd = insn_count_q;
+      INSN_ADDR_LO: rd = insn_addr_q[31:0];
+      INSN_ADDR_HI: rd = insn_addr_q[63:32];
+      FP_LO: rd = kiln_cfg_pkg::FINGERPRINT[31:0];
+      FP_HI: rd = kiln_cfg_pkg::FINGERPRINT[63:32];
+      VERSION: rd = 32'(kiln_cfg_pkg::REG_MAP_VERSION);
+      default: begin
+        for (int c = 0; c < NC; c++) begin
+          if (araddr_i == COUNTER_BASE + 8'(8 * c)) rd = cnt_q[c * 64 +: 32];
+          if (araddr_i == COUNTER_BASE + 8'(8 * c + 4)) rd = cnt_q[c * 64 + 32 +: 32];
+        end
+      end
+    endcase
+  end
+
+  assign arready_o = !rvalid_o;
+  assign rresp_o = 2'b00;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      rvalid_o <= 1'b0;
+      rdata_o <= '0;
+    end else begin
+      if (rvalid_o && rready_i) rvalid_o <= 1'b0;
+      if (arvalid_i && arready_o) begin
+        rvalid_o <= 1'b1;
+        rdata_o <= rd;
+      end
+    end
+  end
+
+  assign insn_addr_o = insn_addr_q;
+  assign insn_count_o = insn_count_q;
+  assign busy_o = busy_q;
+endmodule

@@ -1,0 +1,42 @@
+# The accelerator's RTL: the source list and the configurations Verilated by default.
+# Included by hw/sim/rtl (the Verilated models) and tests/rtl (lint, Yosys).
+set(KILN_RTL_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(KILN_RTL_SOURCES
+  ${KILN_RTL_DIR}/kiln_fifo.sv
+  ${KILN_RTL_DIR}/kiln_sram.sv
+  ${KILN_RTL_DIR}/kiln_token_queue.sv
+  ${KILN_RTL_DIR}/kiln_burst_gen.sv
+  ${KILN_RTL_DIR}/kiln_dma_reader.sv
+  ${KILN_RTL_DIR}/kiln_dma_writer.sv
+  ${KILN_RTL_DIR}/kiln_axi_rd_arbiter.sv
+  ${KILN_RTL_DIR}/kiln_load_2d.sv
+  ${KILN_RTL_DIR}/kiln_gemm.sv
+  ${KILN_RTL_DIR}/kiln_alu.sv
+  ${KILN_RTL_DIR}/kiln_fetch.sv
+  ${KILN_RTL_DIR}/kiln_load.sv
+  ${KILN_RTL_DIR}/kiln_compute.sv
+  ${KILN_RTL_DIR}/kiln_store.sv
+  ${KILN_RTL_DIR}/kiln_regfile.sv
+  ${KILN_RTL_DIR}/kiln_top.sv)
+set(KILN_RTL_TOP kiln_top)
+
+# One Verilated model per configuration (hw/config/<name>.json), all linked into one
+# binary; the rtl device picks the one whose fingerprint matches.
+set(KILN_RTL_CONFIGS "default;tiny" CACHE STRING
+    "Configurations (hw/config/<name>.json) to build Verilated models for")
+
+# kiln_rtl_package(<cfg> <out-var>): the rule that generates the parameter package of
+# configuration <cfg> into ${CMAKE_BINARY_DIR}/hw/rtl/<cfg>/kiln_cfg_pkg.sv.
+function(kiln_rtl_package cfg out_var)
+  set(dir ${CMAKE_BINARY_DIR}/hw/rtl/${cfg})
+  set(pkg ${dir}/kiln_cfg_pkg.sv)
+  set(json ${PROJECT_SOURCE_DIR}/hw/config/${cfg}.json)
+  if(NOT EXISTS ${json})
+    message(FATAL_ERROR "KILN_RTL_CONFIGS names '${cfg}', but ${json} does not exist")
+  endif()
+  add_custom_command(OUTPUT ${pkg}
+    COMMAND kiln_rtl_params_gen --config ${json} -o ${dir}
+    DEPENDS kiln_rtl_params_gen ${json}
+    COMMENT "Generating the RTL parameter package for configuration ${cfg}")
+  set(${out_var} ${pkg} PARENT_SCOPE)
+endfunction()

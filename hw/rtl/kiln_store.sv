@@ -1,0 +1,163 @@
+// The store module: runs STOREs in order. Each instruction pops a token from compute
+// (RAW on OUT) if it asks, writes y_size rows of x_size OUT elements to DRAM, waits for
+// the write responses, then pushes a token to compute (WAR) if it asks.
+module kiln_store (
+  input  logic clk_i,
+  input  logic rst_ni,
+  input  logic         cmd_valid_i,
+  input  logic [127:0] cmd_i,
+  output logic         cmd_pop_o,
+  input  logic         tok_from_compute_i,
+  output logic         tok_from_compute_pop_o,
+  input  logic         tok_to_compute_full_i,
+  output logic         tok_to_compute_push_o,
+  // OUT read port
+  output logic                                   out_re_o,
+  output logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] out_raddr_o,
+  input  logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_rdata_i,
+  // AXI4 write channels
+  output logic                                       aw_valid_o,
+  input  logic                                       aw_ready_i,
+  output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0]     aw_addr_o,
+  output logic [7:0]                                 aw_len_o,
+  output logic                                       w_valid_o,
+  input  logic                                       w_ready_i,
+  output logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]     w_data_o,
+  output logic [kiln_cfg_pkg::AXI_DATA_BITS/8-1:0]   w_strb_o,
+  output logic                                       w_last_o,
+  input  logic                                       b_valid_i,
+  output logic                                       b_ready_o,
+  // Status
+  output logic       idle_o,
+  output logic       busy_o,
+  output logic       stall_o,
+  output logic       retire_o,
+  output logic       elem_write_o,  // an element went to DRAM this cycle
+  output logic [2:0] state_o
+);
+  localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS;
+  localparam int OB = kiln_cfg_pkg::OUT_ELEM_BITS;
+  localparam int OW = kiln_cfg_pkg::LOG_ACC_DEPTH;
+  localparam int LE = $clog2(kiln_cfg_pkg::OUT_ELEM_BYTES);
+
+  typedef enum logic [2:0] {
+    IDLE = 3'd0, POP = 3'd1, START = 3'd2, RUN = 3'd3, PUSH = 3'd4
+  } state_e;
+  state_e state_q;
+  logic [127:0] insn_q;
+
+  logic pop_prev, push_prev;
+  logic [15:0] sram_base, y_size, x_size, x_stride;
+  logic [31:0] dram_base;
+  assign pop_prev  = insn_q[kiln_cfg_pkg::MEM_POP_PREV_DEP_LSB];
+  assign push_prev = insn_q[kiln_cfg_pkg::MEM_PUSH_PREV_DEP_LSB];
+  assign sram_base = 16'(insn_q[kiln_cfg_pkg::MEM_SRAM_BASE_LSB +: kiln_cfg_pkg::MEM_SRAM_BASE_WIDTH]);
+  assign dram_base = 32'(insn_q[kiln_cfg_pkg::MEM_DRAM_BASE_LSB +: kiln_cfg_pkg::MEM_DRAM_BASE_WIDTH]);
+  assign y_size    = 16'(insn_q[kiln_cfg_pkg::MEM_Y_SIZE_LSB +: kiln_cfg_pkg::MEM_Y_SIZE_WIDTH]);
+  assign x_size    = 16'(insn_q[kiln_cfg_pkg::MEM_X_SIZE_LSB +: kiln_cfg_pkg::MEM_X_SIZE_WIDTH]);
+  assign x_stride  = 16'(insn_q[kiln_cfg_pkg::MEM_X_STRIDE_LSB +: kiln_cfg_pkg::MEM_X_STRIDE_WIDTH]);
+
+  logic unused_fields;  // sram_base is 16 bits; the buffer index may be fewer
+  assign unused_fields = ^sram_base;
+  logic start_run;
+  assign start_run = state_q == START && x_size != '0 && y_size != '0;
+
+  // Row commands to the writer.
+  logic        req_active_q;
+  logic [15:0] req_row_q;
+  logic [33:0] req_elem_q;
+  logic        cmd_ready;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      req_active_q <= 1'b0;
+      req_row_q <= '0;
+      req_elem_q <= '0;
+    end else if (start_run) begin
+      req_active_q <= 1'b1;
+      req_row_q <= '0;
+      req_elem_q <= 34'(dram_base);
+    end else if (req_active_q && cmd_ready) begin
+      req_row_q <= req_row_q + 1'b1;
+      req_elem_q <= req_elem_q + 34'(x_stride);
+      if (req_row_q == y_size - 1'b1) req_active_q <= 1'b0;
+    end
+  end
+
+  // OUT reads, in SRAM order (rows are contiguous there), into a small queue; a read
+  // is issued only when the queue has room for its data.
+  logic        rd_active_q, rd_inflight_q;
+  logic [31:0] rd_left_q;
+  logic [OW-1:0] rd_idx_q;
+  logic q_empty, q_pop, q_full_unused;
+  logic [2:0] q_count;
+  logic [OB-1:0] q_data;
+  assign out_re_o = rd_active_q && (32'(q_count) + 32'(rd_inflight_q)) < 32'd4;
+  assign out_raddr_o = rd_idx_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      rd_active_q <= 1'b0;
+      rd_inflight_q <= 1'b0;
+      rd_left_q <= '0;
+      rd_idx_q <= '0;
+    end else begin
+      rd_inflight_q <= out_re_o;
+      if (start_run) begin
+        rd_active_q <= 1'b1;
+        rd_left_q <= 32'(y_size) * 32'(x_size);
+        rd_idx_q <= OW'(sram_base);
+      end else if (out_re_o) begin
+        rd_idx_q <= rd_idx_q + 1'b1;
+        rd_left_q <= rd_left_q - 1'b1;
+        if (rd_left_q == 32'd1) rd_active_q <= 1'b0;
+      end
+    end
+  end
+  kiln_fifo #(.WIDTH(OB), .DEPTH(4)) q (
+    .clk_i, .rst_ni, .push_i(rd_inflight_q), .data_i(out_rdata_i), .full_o(q_full_unused),
+    .pop_i(q_pop), .data_o(q_data), .empty_o(q_empty), .count_o(q_count));
+
+  logic elem_ready, wr_busy;
+  assign q_pop = !q_empty && elem_ready;
+  assign elem_write_o = q_pop;
+  kiln_dma_writer #(.ELEM_BYTES(kiln_cfg_pkg::OUT_ELEM_BYTES)) writer (
+    .clk_i, .rst_ni,
+    .cmd_valid_i(req_active_q), .cmd_ready_o(cmd_ready), .cmd_addr_i(AB'(req_elem_q << LE)),
+    .cmd_count_i(x_size),
+    .elem_valid_i(!q_empty), .elem_ready_o(elem_ready), .elem_data_i(q_data),
+    .aw_valid_o, .aw_ready_i, .aw_addr_o, .aw_len_o,
+    .w_valid_o, .w_ready_i, .w_data_o, .w_strb_o, .w_last_o,
+    .b_valid_i, .b_ready_o, .busy_o(wr_busy));
+
+  logic run_done;
+  assign run_done = !req_active_q && !rd_active_q && !rd_inflight_q && q_empty && !wr_busy;
+
+  assign cmd_pop_o = state_q == IDLE && cmd_valid_i;
+  assign tok_from_compute_pop_o = state_q == POP && pop_prev && tok_from_compute_i;
+  assign tok_to_compute_push_o = state_q == PUSH && push_prev && !tok_to_compute_full_i;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q <= IDLE;
+      insn_q <= '0;
+    end else begin
+      case (state_q)
+        IDLE: if (cmd_valid_i) begin
+          insn_q <= cmd_i;
+          state_q <= POP;
+        end
+        POP: if (!pop_prev || tok_from_compute_i) state_q <= START;
+        START: state_q <= RUN;
+        RUN: if (run_done) state_q <= PUSH;
+        PUSH: if (!push_prev || !tok_to_compute_full_i) state_q <= IDLE;
+        default: state_q <= IDLE;
+      endcase
+    end
+  end
+
+  assign idle_o = state_q == IDLE;
+  assign busy_o = state_q == START || state_q == RUN;
+  assign stall_o = (state_q == POP && pop_prev && !tok_from_compute_i) ||
+                   (state_q == PUSH && push_prev && tok_to_compute_full_i);
+  assign retire_o = state_q == PUSH && (!push_prev || !tok_to_compute_full_i);
+  assign state_o = state_q;
+endmodule

@@ -1,0 +1,258 @@
+// The accelerator: fetch, load, compute and store joined by three command queues and
+// four dependency-token queues; INP, WGT and OUT scratchpads between them (UOP and ACC
+// live in compute); one AXI4 master to DRAM shared by all, and the AXI4-Lite register
+// file of hw/spec/regs.h. The dbg_* ports feed the simulation watchdog.
+module kiln_top #(
+  parameter int CMD_QUEUE_DEPTH = 8
+) (
+  input  logic clk_i,
+  input  logic rst_ni,
+  // AXI4-Lite register file
+  input  logic        s_axil_awvalid,
+  output logic        s_axil_awready,
+  input  logic [7:0]  s_axil_awaddr,
+  input  logic        s_axil_wvalid,
+  output logic        s_axil_wready,
+  input  logic [31:0] s_axil_wdata,
+  input  logic [3:0]  s_axil_wstrb,
+  output logic        s_axil_bvalid,
+  input  logic        s_axil_bready,
+  output logic [1:0]  s_axil_bresp,
+  input  logic        s_axil_arvalid,
+  output logic        s_axil_arready,
+  input  logic [7:0]  s_axil_araddr,
+  output logic        s_axil_rvalid,
+  input  logic        s_axil_rready,
+  output logic [31:0] s_axil_rdata,
+  output logic [1:0]  s_axil_rresp,
+  // AXI4 master to DRAM (INCR bursts of full-width beats)
+  output logic                                     m_axi_arvalid,
+  input  logic                                     m_axi_arready,
+  output logic [2:0]                               m_axi_arid,
+  output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0]   m_axi_araddr,
+  output logic [7:0]                               m_axi_arlen,
+  output logic [2:0]                               m_axi_arsize,
+  output logic [1:0]                               m_axi_arburst,
+  input  logic                                     m_axi_rvalid,
+  output logic                                     m_axi_rready,
+  input  logic [2:0]                               m_axi_rid,
+  input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]   m_axi_rdata,
+  input  logic [1:0]                               m_axi_rresp,
+  input  logic                                     m_axi_rlast,
+  output logic                                     m_axi_awvalid,
+  input  logic                                     m_axi_awready,
+  output logic [2:0]                               m_axi_awid,
+  output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0]   m_axi_awaddr,
+  output logic [7:0]                               m_axi_awlen,
+  output logic [2:0]                               m_axi_awsize,
+  output logic [1:0]                               m_axi_awburst,
+  output logic                                     m_axi_wvalid,
+  input  logic                                     m_axi_wready,
+  output logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]   m_axi_wdata,
+  output logic [kiln_cfg_pkg::AXI_DATA_BITS/8-1:0] m_axi_wstrb,
+  output logic                                     m_axi_wlast,
+  input  logic                                     m_axi_bvalid,
+  output logic                                     m_axi_bready,
+  input  logic [2:0]                               m_axi_bid,
+  input  logic [1:0]                               m_axi_bresp,
+  // Debug view for the simulation watchdog
+  output logic [15:0]  dbg_state_o,   // {store[3], compute[3], load[3], fetch[2], 5'b0}
+  output logic [63:0]  dbg_tokens_o,  // occupancy: {s->c, c->s, c->l, l->c}, 16 bits each
+  output logic [15:0]  dbg_queues_o,  // command queue occupancy: {store, compute, load}, 5 bits each
+  output logic         dbg_progress_o // something moved this cycle
+);
+  localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS;
+  localparam int DW = kiln_cfg_pkg::AXI_DATA_BITS;
+  localparam int NCL = 5;  // read clients: fetch, inp, wgt, uop, acc
+  localparam int QCW = $clog2(CMD_QUEUE_DEPTH + 1);
+
+  // ---- Register file -----------------------------------------------------------------
+  logic start, running, finished, dram_error;
+  logic [63:0] insn_addr;
+  logic [31:0] insn_count;
+  logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add;
+  kiln_regfile regs (
+    .clk_i, .rst_ni,
+    .awvalid_i(s_axil_awvalid), .awready_o(s_axil_awready), .awaddr_i(s_axil_awaddr),
+    .wvalid_i(s_axil_wvalid), .wready_o(s_axil_wready), .wdata_i(s_axil_wdata),
+    .wstrb_i(s_axil_wstrb), .bvalid_o(s_axil_bvalid), .bready_i(s_axil_bready),
+    .bresp_o(s_axil_bresp), .arvalid_i(s_axil_arvalid), .arready_o(s_axil_arready),
+    .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
+    .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
+    .start_o(start), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
+    .finished_i(finished), .error_i(dram_error), .cnt_add_i(cnt_add), .busy_o(running));
+
+  // ---- Read arbitration ----------------------------------------------------------------
+  logic [NCL-1:0] c_ar_valid, c_ar_ready, c_r_valid, c_r_ready;
+  logic [NCL*AB-1:0] c_ar_addr;
+  logic [NCL*8-1:0] c_ar_len;
+  kiln_axi_rd_arbiter #(.N(NCL), .IDW(3)) rd_arb (
+    .clk_i, .rst_ni,
+    .c_ar_valid_i(c_ar_valid), .c_ar_ready_o(c_ar_ready), .c_ar_addr_i(c_ar_addr),
+    .c_ar_len_i(c_ar_len), .c_r_valid_o(c_r_valid), .c_r_ready_i(c_r_ready),
+    .ar_valid_o(m_axi_arvalid), .ar_ready_i(m_axi_arready), .ar_id_o(m_axi_arid),
+    .ar_addr_o(m_axi_araddr), .ar_len_o(m_axi_arlen),
+    .r_valid_i(m_axi_rvalid), .r_ready_o(m_axi_rready), .r_id_i(m_axi_rid));
+  assign m_axi_arsize = 3'($clog2(DW / 8));
+  assign m_axi_arburst = 2'b01;
+  assign m_axi_awsize = 3'($clog2(DW / 8));
+  assign m_axi_awburst = 2'b01;
+  assign m_axi_awid = '0;
+
+  // ---- Command queues ------------------------------------------------------------------
+  logic [127:0] fetch_insn, load_cmd, compute_cmd, store_cmd;
+  logic load_push, compute_push, store_push, load_full, compute_full, store_full;
+  logic load_pop, compute_pop, store_pop, load_empty, compute_empty, store_empty;
+  logic [QCW-1:0] load_count, compute_count, store_count;
+  kiln_fifo #(.WIDTH(128), .DEPTH(CMD_QUEUE_DEPTH)) load_q (
+    .clk_i, .rst_ni, .push_i(load_push), .data_i(fetch_insn), .full_o(load_full),
+    .pop_i(load_pop), .data_o(load_cmd), .empty_o(load_empty), .count_o(load_count));
+  kiln_fifo #(.WIDTH(128), .DEPTH(CMD_QUEUE_DEPTH)) compute_q (
+    .clk_i, .rst_ni, .push_i(compute_push), .data_i(fetch_insn), .full_o(compute_full),
+    .pop_i(compute_pop), .data_o(compute_cmd), .empty_o(compute_empty), .count_o(compute_count));
+  kiln_fifo #(.WIDTH(128), .DEPTH(CMD_QUEUE_DEPTH)) store_q (
+    .clk_i, .rst_ni, .push_i(store_push), .data_i(fetch_insn), .full_o(store_full),
+    .pop_i(store_pop), .data_o(store_cmd), .empty_o(store_empty), .count_o(store_count));
+
+  // ---- Token queues: load->compute, compute->load, compute->store, store->compute ----
+  logic l2c_push, l2c_pop, l2c_full, l2c_empty;
+  logic c2l_push, c2l_pop, c2l_full, c2l_empty;
+  logic c2s_push, c2s_pop, c2s_full, c2s_empty;
+  logic s2c_push, s2c_pop, s2c_full, s2c_empty;
+  logic [15:0] l2c_count, c2l_count, c2s_count, s2c_count;
+  kiln_token_queue l2c (.clk_i, .rst_ni, .clear_i(start), .push_i(l2c_push), .full_o(l2c_full),
+                        .pop_i(l2c_pop), .empty_o(l2c_empty), .count_o(l2c_count));
+  kiln_token_queue c2l (.clk_i, .rst_ni, .clear_i(start), .push_i(c2l_push), .full_o(c2l_full),
+                        .pop_i(c2l_pop), .empty_o(c2l_empty), .count_o(c2l_count));
+  kiln_token_queue c2s (.clk_i, .rst_ni, .clear_i(start), .push_i(c2s_push), .full_o(c2s_full),
+                        .pop_i(c2s_pop), .empty_o(c2s_empty), .count_o(c2s_count));
+  kiln_token_queue s2c (.clk_i, .rst_ni, .clear_i(start), .push_i(s2c_push), .full_o(s2c_full),
+                        .pop_i(s2c_pop), .empty_o(s2c_empty), .count_o(s2c_count));
+
+  // ---- Scratchpads shared between modules -------------------------------------------
+  logic inp_we, inp_re, wgt_we, wgt_re, out_we, out_re;
+  logic [kiln_cfg_pkg::LOG_INP_DEPTH-1:0] inp_waddr, inp_raddr;
+  logic [kiln_cfg_pkg::LOG_WGT_DEPTH-1:0] wgt_waddr, wgt_raddr;
+  logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] out_waddr, out_raddr;
+  logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_wdata, inp_rdata;
+  logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_wdata, wgt_rdata;
+  logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_wdata, out_rdata;
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::INP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::INP_DEPTH)) inp_buf (
+    .clk_i, .we_i(inp_we), .waddr_i(inp_waddr), .wdata_i(inp_wdata),
+    .re_i(inp_re), .raddr_i(inp_raddr), .rdata_o(inp_rdata));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::WGT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::WGT_DEPTH)) wgt_buf (
+    .clk_i, .we_i(wgt_we), .waddr_i(wgt_waddr), .wdata_i(wgt_wdata),
+    .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::OUT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::OUT_DEPTH)) out_buf (
+    .clk_i, .we_i(out_we), .waddr_i(out_waddr), .wdata_i(out_wdata),
+    .re_i(out_re), .raddr_i(out_raddr), .rdata_o(out_rdata));
+
+  // ---- Modules ---------------------------------------------------------------------------
+  logic fetch_idle, insn_read;
+  logic [1:0] fetch_state;
+  kiln_fetch fetch (
+    .clk_i, .rst_ni, .start_i(start), .insn_addr_i(insn_addr), .insn_count_i(insn_count),
+    .load_push_o(load_push), .load_full_i(load_full),
+    .compute_push_o(compute_push), .compute_full_i(compute_full),
+    .store_push_o(store_push), .store_full_i(store_full), .insn_o(fetch_insn),
+    .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_addr_o(c_ar_addr[0 +: AB]),
+    .ar_len_o(c_ar_len[0 +: 8]), .r_valid_i(c_r_valid[0]), .r_ready_o(c_r_ready[0]),
+    .r_data_i(m_axi_rdata), .idle_o(fetch_idle), .insn_read_o(insn_read), .state_o(fetch_state));
+
+  logic load_idle, load_busy, load_stall, load_retire;
+  logic [1:0] load_elem;
+  logic [2:0] load_state;
+  kiln_load load (
+    .clk_i, .rst_ni, .cmd_valid_i(!load_empty), .cmd_i(load_cmd), .cmd_pop_o(load_pop),
+    .tok_from_compute_i(!c2l_empty), .tok_from_compute_pop_o(c2l_pop),
+    .tok_to_compute_full_i(l2c_full), .tok_to_compute_push_o(l2c_push),
+    .inp_we_o(inp_we), .inp_waddr_o(inp_waddr), .inp_wdata_o(inp_wdata),
+    .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wdata_o(wgt_wdata),
+    .ar_valid_o(c_ar_valid[2:1]), .ar_ready_i(c_ar_ready[2:1]), .ar_addr_o(c_ar_addr[AB +: 2 * AB]),
+    .ar_len_o(c_ar_len[8 +: 16]), .r_valid_i(c_r_valid[2:1]), .r_ready_o(c_r_ready[2:1]),
+    .r_data_i(m_axi_rdata), .idle_o(load_idle), .busy_o(load_busy), .stall_o(load_stall),
+    .retire_o(load_retire), .elem_read_o(load_elem), .state_o(load_state));
+
+  logic compute_idle, compute_busy, compute_stall, compute_retire, compute_finished;
+  logic gemm_uop, alu_uop;
+  logic [1:0] compute_elem;
+  logic [2:0] compute_state;
+  kiln_compute compute (
+    .clk_i, .rst_ni, .start_i(start),
+    .cmd_valid_i(!compute_empty), .cmd_i(compute_cmd), .cmd_pop_o(compute_pop),
+    .tok_from_load_i(!l2c_empty), .tok_from_load_pop_o(l2c_pop),
+    .tok_from_store_i(!s2c_empty), .tok_from_store_pop_o(s2c_pop),
+    .tok_to_load_full_i(c2l_full), .tok_to_load_push_o(c2l_push),
+    .tok_to_store_full_i(c2s_full), .tok_to_store_push_o(c2s_push),
+    .inp_re_o(inp_re), .inp_raddr_o(inp_raddr), .inp_rdata_i(inp_rdata),
+    .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
+    .out_we_o(out_we), .out_waddr_o(out_waddr), .out_wdata_o(out_wdata),
+    .ar_valid_o(c_ar_valid[4:3]), .ar_ready_i(c_ar_ready[4:3]), .ar_addr_o(c_ar_addr[3 * AB +: 2 * AB]),
+    .ar_len_o(c_ar_len[24 +: 16]), .r_valid_i(c_r_valid[4:3]), .r_ready_o(c_r_ready[4:3]),
+    .r_data_i(m_axi_rdata), .idle_o(compute_idle), .busy_o(compute_busy),
+    .stall_o(compute_stall), .retire_o(compute_retire), .finished_o(compute_finished),
+    .gemm_uop_o(gemm_uop), .alu_uop_o(alu_uop), .elem_read_o(compute_elem),
+    .state_o(compute_state));
+
+  logic store_idle, store_busy, store_stall, store_retire, store_elem;
+  logic [2:0] store_state;
+  kiln_store store (
+    .clk_i, .rst_ni, .cmd_valid_i(!store_empty), .cmd_i(store_cmd), .cmd_pop_o(store_pop),
+    .tok_from_compute_i(!c2s_empty), .tok_from_compute_pop_o(c2s_pop),
+    .tok_to_compute_full_i(s2c_full), .tok_to_compute_push_o(s2c_push),
+    .out_re_o(out_re), .out_raddr_o(out_raddr), .out_rdata_i(out_rdata),
+    .aw_valid_o(m_axi_awvalid), .aw_ready_i(m_axi_awready), .aw_addr_o(m_axi_awaddr),
+    .aw_len_o(m_axi_awlen), .w_valid_o(m_axi_wvalid), .w_ready_i(m_axi_wready),
+    .w_data_o(m_axi_wdata), .w_strb_o(m_axi_wstrb), .w_last_o(m_axi_wlast),
+    .b_valid_i(m_axi_bvalid), .b_ready_o(m_axi_bready),
+    .idle_o(store_idle), .busy_o(store_busy), .stall_o(store_stall), .retire_o(store_retire),
+    .elem_write_o(store_elem), .state_o(store_state));
+
+  // ---- Completion, errors, counters ------------------------------------------------
+  // Done once FINISH has retired and every module and queue is empty: all DRAM writes
+  // have been acknowledged by then.
+  assign finished = compute_finished && fetch_idle && load_idle && compute_idle && store_idle &&
+                    load_empty && compute_empty && store_empty;
+  // A DRAM error response marks the run as failed (status bit 2). RLAST is not needed:
+  // each client counts its own beats.
+  assign dram_error = (m_axi_rvalid && m_axi_rready && m_axi_rresp[1]) ||
+                      (m_axi_bvalid && m_axi_bready && m_axi_bresp[1]);
+  logic unused_inputs;  // lint: names with "unused" are waived by default
+  assign unused_inputs = m_axi_rlast ^ (^m_axi_bid) ^ m_axi_rresp[0] ^ m_axi_bresp[0] ^
+                            s2c_full ^ (^s_axil_wstrb[3:1]);
+
+  always_comb begin
+    cnt_add = '0;
+    cnt_add[kiln_cfg_pkg::CNT_CYCLES * 32 +: 32] = 32'd1;
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * 32 +: 32] = 32'(load_retire);
+    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * 32 +: 32] = 32'(compute_retire);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * 32 +: 32] = 32'(store_retire);
+    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(gemm_uop);
+    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(alu_uop);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_UOP_BYTES * 32 +: 32] = (compute_elem[0] ? 32'(4) : 32'd0);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_WGT_BYTES * 32 +: 32] = (load_elem[1] ? 32'(kiln_cfg_pkg::WGT_ELEM_BYTES) : 32'd0);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_INP_BYTES * 32 +: 32] = (load_elem[0] ? 32'(kiln_cfg_pkg::INP_ELEM_BYTES) : 32'd0);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_ACC_BYTES * 32 +: 32] = (compute_elem[1] ? 32'(kiln_cfg_pkg::ACC_ELEM_BYTES) : 32'd0);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_BYTES * 32 +: 32] = (store_elem ? 32'(kiln_cfg_pkg::OUT_ELEM_BYTES) : 32'd0);
+    cnt_add[kiln_cfg_pkg::CNT_DRAM_READ_BYTES * 32 +: 32] =
+        (insn_read ? 32'(16) : 32'd0) + (compute_elem[0] ? 32'(4) : 32'd0) +
+        (load_elem[1] ? 32'(kiln_cfg_pkg::WGT_ELEM_BYTES) : 32'd0) +
+        (load_elem[0] ? 32'(kiln_cfg_pkg::INP_ELEM_BYTES) : 32'd0) +
+        (compute_elem[1] ? 32'(kiln_cfg_pkg::ACC_ELEM_BYTES) : 32'd0);
+    cnt_add[kiln_cfg_pkg::CNT_DRAM_WRITE_BYTES * 32 +: 32] = (store_elem ? 32'(kiln_cfg_pkg::OUT_ELEM_BYTES) : 32'd0);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_BUSY_CYCLES * 32 +: 32] = 32'(load_busy);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_STALL_CYCLES * 32 +: 32] = 32'(load_stall);
+    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_BUSY_CYCLES * 32 +: 32] = 32'(compute_busy);
+    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_STALL_CYCLES * 32 +: 32] = 32'(compute_stall);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_BUSY_CYCLES * 32 +: 32] = 32'(store_busy);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_STALL_CYCLES * 32 +: 32] = 32'(store_stall);
+  end
+
+  // ---- Debug view ---------------------------------------------------------------------
+  assign dbg_state_o = {store_state, compute_state, load_state, fetch_state, 5'(running)};
+  assign dbg_tokens_o = {s2c_count, c2s_count, c2l_count, l2c_count};
+  assign dbg_queues_o = {1'b0, 5'(store_count), 5'(compute_count), 5'(load_count)};
+  assign dbg_progress_o = (m_axi_rvalid && m_axi_rready) || (m_axi_wvalid && m_axi_wready) ||
+                          (m_axi_bvalid && m_axi_bready) || load_retire || compute_retire ||
+                          store_retire || gemm_uop || alu_uop;
+endmodule

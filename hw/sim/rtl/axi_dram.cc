@@ -1,0 +1,125 @@
+#include "hw/sim/rtl/axi_dram.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace kiln::sim {
+
+AxiDram::AxiDram(std::span<uint8_t> mem, const DramTiming& timing, int bus_bytes)
+    : mem_(mem), timing_(timing), bus_bytes_(bus_bytes), rng_(timing.seed) {}
+
+void AxiDram::note_fault(const char* what, uint64_t addr) {
+  if (fault_.empty()) {
+    fault_ = fmt::format("DRAM {} of {} bytes at 0x{:x} lies outside the {} bytes of DRAM", what,
+                         bus_bytes_, addr, mem_.size());
+  }
+}
+
+void AxiDram::reset() {
+  reads_.clear();
+  writes_.clear();
+  responses_.clear();
+  r_held_ = b_held_ = false;
+  fault_.clear();
+}
+
+void AxiDram::drive(TopIn& in) {
+  // Back-pressure: each ready drops and each new valid waits with probability 1/3.
+  auto stall = [&] { return timing_.backpressure && rng_() % 3 == 0; };
+  bool stall_ar = stall(), stall_aw = stall(), stall_w = stall(), stall_r = stall(),
+       stall_b = stall();
+
+  in.m_arready = reads_.size() < kMaxOutstanding && !stall_ar;
+  in.m_awready = writes_.size() < kMaxOutstanding && !stall_aw;
+
+  in.m_rvalid = false;
+  in.m_rlast = false;
+  in.m_rdata = 0;
+  in.m_rresp = 0;
+  if (!reads_.empty()) {
+    const Burst& b = reads_.front();
+    bool ready = b.ready_at <= cycle_ && rd_budget_ >= bus_bytes_;
+    if (r_held_ || (ready && !stall_r)) {
+      uint64_t addr = b.addr + uint64_t(b.beat) * bus_bytes_;
+      in.m_rvalid = true;
+      in.m_rid = b.id;
+      in.m_rlast = b.beat == b.beats - 1;
+      if (in_range(addr)) {
+        for (int i = 0; i < bus_bytes_; ++i) in.m_rdata |= uint64_t{mem_[addr + i]} << (8 * i);
+      } else {
+        in.m_rresp = 2;  // SLVERR
+      }
+    }
+  }
+
+  // Write data is taken only for a burst whose address has arrived.
+  bool w_open = false;
+  for (const Burst& b : writes_) w_open = w_open || b.beat < b.beats;
+  in.m_wready = w_open && wr_budget_ >= bus_bytes_ && !stall_w;
+
+  in.m_bvalid = false;
+  in.m_bresp = 0;
+  if (!responses_.empty()) {
+    const Burst& b = responses_.front();
+    if (b_held_ || (b.ready_at <= cycle_ && !stall_b)) {
+      in.m_bvalid = true;
+      in.m_bid = b.id;
+      in.m_bresp = b.resp;
+    }
+  }
+}
+
+void AxiDram::update(const TopIn& in, const TopOut& out) {
+  if (in.m_arready && out.m_arvalid) {
+    reads_.push_back({.id = out.m_arid, .addr = out.m_araddr, .beats = out.m_arlen + 1,
+                      .ready_at = cycle_ + static_cast<uint64_t>(timing_.latency)});
+  }
+  if (in.m_awready && out.m_awvalid) {
+    writes_.push_back({.id = 0, .addr = out.m_awaddr, .beats = out.m_awlen + 1});
+  }
+  r_held_ = in.m_rvalid && !out.m_rready;
+  if (in.m_rvalid && out.m_rready) {
+    Burst& b = reads_.front();
+    if (in.m_rresp) note_fault("read", b.addr + uint64_t(b.beat) * bus_bytes_);
+    rd_budget_ -= bus_bytes_;
+    if (++b.beat == b.beats) reads_.pop_front();
+  }
+  if (in.m_wready && out.m_wvalid) {
+    auto it = std::find_if(writes_.begin(), writes_.end(),
+                           [](const Burst& b) { return b.beat < b.beats; });
+    uint64_t addr = it->addr + uint64_t(it->beat) * bus_bytes_;
+    bool ok = in_range(addr);
+    if (ok) {
+      for (int i = 0; i < bus_bytes_; ++i)
+        if (out.m_wstrb >> i & 1) mem_[addr + i] = static_cast<uint8_t>(out.m_wdata >> (8 * i));
+    } else {
+      note_fault("write", addr);
+      it->resp = 2;
+    }
+    wr_budget_ -= bus_bytes_;
+    if (++it->beat == it->beats) {
+      responses_.push_back({.id = 0, .addr = it->addr, .beats = 0,
+                            .ready_at = cycle_ + static_cast<uint64_t>(timing_.latency),
+                            .resp = it->resp});
+    }
+  }
+  // Completed write bursts leave the address queue in order.
+  while (!writes_.empty() && writes_.front().beat == writes_.front().beats) writes_.pop_front();
+  b_held_ = in.m_bvalid && !out.m_bready;
+  if (in.m_bvalid && out.m_bready) responses_.pop_front();
+
+  // Bandwidth: a budget of bytes refilled every cycle, capped so idle time is not banked.
+  int64_t cap = std::max<int64_t>(bus_bytes_, timing_.bytes_per_cycle);
+  rd_budget_ = std::min(rd_budget_ + timing_.bytes_per_cycle, cap);
+  wr_budget_ = std::min(wr_budget_ + timing_.bytes_per_cycle, cap);
+  ++cycle_;
+}
+
+std::string AxiDram::describe() const {
+  return fmt::format("DRAM: {} read bursts and {} write bursts outstanding, {} write responses "
+                     "pending",
+                     reads_.size(), writes_.size(), responses_.size());
+}
+
+}  // namespace kiln::sim

@@ -1,0 +1,73 @@
+#pragma once
+// A DRAM behind an AXI4 slave port, for the Verilator harness: a fixed latency from
+// address to first data (or to the write response), a bandwidth in bytes per cycle
+// for each direction, and an optional random back-pressure mode that drops the
+// ready signals and delays the valid ones (keeping AXI's rule that a valid, once
+// raised, stays up until accepted). Requests are served in order.
+
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <span>
+#include <string>
+
+#include "hw/sim/rtl/rtl_model.h"
+
+namespace kiln::sim {
+
+struct DramTiming {
+  // Defaults: a Zynq-7000 HP port (64-bit AXI3/AXI4 at the fabric clock) in front of
+  // DDR3; a read's first beat arrives about 32 fabric cycles after its address, and
+  // the port moves one 8-byte beat per cycle in each direction.
+  static constexpr int kDefaultLatency = 32;
+  static constexpr int kDefaultBytesPerCycle = 8;
+  int latency = kDefaultLatency;
+  int bytes_per_cycle = kDefaultBytesPerCycle;
+  bool backpressure = false;
+  uint64_t seed = 1;
+};
+
+class AxiDram {
+ public:
+  AxiDram(std::span<uint8_t> mem, const DramTiming& timing, int bus_bytes);
+
+  // The slave's outputs for this cycle.
+  void drive(TopIn& in);
+  // Takes the handshakes of this cycle (inputs as driven, outputs as settled).
+  void update(const TopIn& in, const TopOut& out);
+
+  // Drops every outstanding transaction (the accelerator was reset).
+  void reset();
+
+  bool idle() const { return reads_.empty() && writes_.empty() && responses_.empty(); }
+  // Outstanding transactions, for watchdog messages.
+  std::string describe() const;
+  // The first access outside DRAM ("" if none), reported with an error response.
+  const std::string& fault() const { return fault_; }
+
+ private:
+  struct Burst {
+    uint8_t id;
+    uint64_t addr;
+    int beats;
+    int beat = 0;
+    uint64_t ready_at = 0;
+    uint8_t resp = 0;  // 0 OKAY, 2 SLVERR
+  };
+  bool in_range(uint64_t addr) const { return addr + bus_bytes_ <= mem_.size(); }
+  void note_fault(const char* what, uint64_t addr);
+
+  std::span<uint8_t> mem_;
+  DramTiming timing_;
+  int bus_bytes_;
+  std::mt19937_64 rng_;
+  uint64_t cycle_ = 0;
+  int64_t rd_budget_ = 0, wr_budget_ = 0;
+  std::deque<Burst> reads_, writes_;
+  std::deque<Burst> responses_;
+  bool r_held_ = false, b_held_ = false;  // a valid raised last cycle, not yet taken
+  std::string fault_;
+  static constexpr size_t kMaxOutstanding = 16;
+};
+
+}  // namespace kiln::sim

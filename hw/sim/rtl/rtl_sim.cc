@@ -1,0 +1,189 @@
+#include "hw/sim/rtl/rtl_sim.h"
+
+#include <fmt/format.h>
+
+#include "hw/spec/error.h"
+#include "hw/spec/regs.h"
+#include "hw/spec/rtl_params.h"
+
+namespace kiln::sim {
+
+namespace r = hw::regs;
+
+namespace {
+
+// AXI4-Lite accesses answer within a few cycles; more means a broken register file.
+constexpr int kRegTimeout = 1000;
+// While running, the status register is polled this often.
+constexpr int kPollCycles = 256;
+
+const RtlModelInfo& find_model(const hw::Config& cfg) {
+  std::string built;
+  for (const RtlModelInfo& m : rtl_models()) {
+    hw::Config model_cfg = hw::Config::from_json(m.config_json, m.name);
+    if (model_cfg.fingerprint() == cfg.fingerprint()) return m;
+    built += fmt::format(" {} ({:016x})", m.name, model_cfg.fingerprint());
+  }
+  throw hw::Error(fmt::format(
+      "rtl device: no Verilated model for configuration '{}' (fingerprint {:016x}); this build "
+      "has:{}. Add the configuration to KILN_RTL_CONFIGS (cmake -DKILN_RTL_CONFIGS=...) and "
+      "rebuild",
+      cfg.name(), cfg.fingerprint(), built.empty() ? " none" : built));
+}
+
+// Module states as kiln_top's dbg_state_o encodes them (the RTL's state enums).
+const char* load_state(unsigned s) {
+  switch (s) {
+    case 0: return "idle";
+    case 1: return "waits for a compute->load token";
+    case 2: case 3: return "loading";
+    case 4: return "waits for room in the load->compute token queue";
+  }
+  return "?";
+}
+const char* compute_state(unsigned s) {
+  switch (s) {
+    case 0: return "idle";
+    case 1: return "waits for a token (load->compute and/or store->compute)";
+    case 2: return "starting an instruction";
+    case 3: return "loading UOP/ACC";
+    case 4: return "running a GEMM/ALU loop";
+    case 5: return "waits for room in a token queue (compute->load or compute->store)";
+  }
+  return "?";
+}
+const char* store_state(unsigned s) {
+  switch (s) {
+    case 0: return "idle";
+    case 1: return "waits for a compute->store token";
+    case 2: case 3: return "storing";
+    case 4: return "waits for room in the store->compute token queue";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::vector<std::string> rtl_model_names() {
+  std::vector<std::string> out;
+  for (const RtlModelInfo& m : rtl_models()) out.push_back(m.name);
+  return out;
+}
+
+RtlSim::RtlSim(const hw::Config& cfg, std::span<uint8_t> dram, const RtlSimOptions& opts)
+    : model_(find_model(cfg).make(opts.wave_file)),
+      dram_(dram, opts.dram, hw::kRtlAxiDataBits / 8),
+      opts_(opts) {
+  reset();
+}
+
+void RtlSim::reset() {
+  // Synchronous, active low, a few cycles; the DRAM model forgets what was in flight.
+  in_ = TopIn{};
+  for (int i = 0; i < 4; ++i) tick();
+  dram_.reset();
+  in_.rst_n = true;
+  tick();
+}
+
+RtlSim::~RtlSim() = default;
+
+void RtlSim::tick() {
+  dram_.drive(in_);
+  model_->eval_low(in_, out_);
+  dram_.update(in_, out_);
+  if (out_.dbg_progress) last_progress_ = cycle_;
+  model_->posedge();
+  ++cycle_;
+}
+
+void RtlSim::write_reg(uint32_t offset, uint32_t value) {
+  in_.s_awvalid = in_.s_wvalid = true;
+  in_.s_awaddr = static_cast<uint8_t>(offset);
+  in_.s_wdata = value;
+  in_.s_wstrb = 0xf;
+  in_.s_bready = true;
+  bool aw_done = false, w_done = false, b_done = false;
+  for (int i = 0; i < kRegTimeout && !b_done; ++i) {
+    dram_.drive(in_);
+    model_->eval_low(in_, out_);
+    dram_.update(in_, out_);
+    bool aw_fire = in_.s_awvalid && out_.s_awready;
+    bool w_fire = in_.s_wvalid && out_.s_wready;
+    b_done = aw_done && w_done && out_.s_bvalid;
+    model_->posedge();
+    ++cycle_;
+    if (aw_fire) aw_done = true, in_.s_awvalid = false;
+    if (w_fire) w_done = true, in_.s_wvalid = false;
+  }
+  in_.s_awvalid = in_.s_wvalid = in_.s_bready = false;
+  if (!b_done)
+    throw hw::Error(fmt::format("rtl device: register write to 0x{:02x} got no response", offset));
+}
+
+uint32_t RtlSim::read_reg(uint32_t offset) {
+  in_.s_arvalid = true;
+  in_.s_araddr = static_cast<uint8_t>(offset);
+  in_.s_rready = true;
+  bool ar_done = false;
+  for (int i = 0; i < kRegTimeout; ++i) {
+    dram_.drive(in_);
+    model_->eval_low(in_, out_);
+    dram_.update(in_, out_);
+    bool ar_fire = in_.s_arvalid && out_.s_arready;
+    bool r_fire = ar_done && out_.s_rvalid;
+    uint32_t data = out_.s_rdata;
+    model_->posedge();
+    ++cycle_;
+    if (ar_fire) ar_done = true, in_.s_arvalid = false;
+    if (r_fire) {
+      in_.s_rready = false;
+      return data;
+    }
+  }
+  in_.s_arvalid = in_.s_rready = false;
+  throw hw::Error(fmt::format("rtl device: register read of 0x{:02x} got no response", offset));
+}
+
+uint32_t RtlSim::run_until_done() {
+  error_.clear();
+  last_progress_ = cycle_;
+  for (;;) {
+    for (int i = 0; i < kPollCycles; ++i) {
+      tick();
+      if (cycle_ - last_progress_ > opts_.watchdog_cycles) {
+        error_ = hang_report();
+        uint32_t status = read_reg(r::kStatus) | r::kStatusError;
+        reset();
+        return status;
+      }
+    }
+    uint32_t status = read_reg(r::kStatus);
+    if (status & r::kStatusError) {
+      error_ = fmt::format("rtl: the accelerator reported an error: {}",
+                           dram_.fault().empty() ? "DRAM error response" : dram_.fault());
+      reset();
+      return status;
+    }
+    if (!(status & r::kStatusBusy)) return status;
+  }
+}
+
+std::string RtlSim::hang_report() const {
+  unsigned st = out_.dbg_state;
+  unsigned fetch = st >> 5 & 3, load = st >> 7 & 7, compute = st >> 10 & 7, store = st >> 13 & 7;
+  auto tok = [&](int k) { return (out_.dbg_tokens >> (16 * k)) & 0xffff; };
+  auto queue = [&](int k) { return (out_.dbg_queues >> (5 * k)) & 0x1f; };
+  std::string f = (fetch & 1)   ? "waits for room in a module's command queue"
+                  : (fetch & 2) ? "reading instructions"
+                                : "all instructions fetched";
+  return fmt::format(
+      "rtl watchdog: no progress for {} cycles (at cycle {}). fetch: {}; load: {}; compute: {}; "
+      "store: {}. Tokens queued: load->compute {}, compute->load {}, compute->store {}, "
+      "store->compute {}. Command queues: load {}, compute {}, store {}. {}",
+      opts_.watchdog_cycles, cycle_, f, load_state(load), compute_state(compute),
+      store_state(store), tok(0), tok(1), tok(2), tok(3), queue(0), queue(1), queue(2),
+      dram_.describe());
+}
+
+}  // namespace kiln::sim

@@ -1,0 +1,65 @@
+#pragma once
+// The Verilator harness: one Verilated accelerator (the model built for the given
+// configuration), its clock and reset, the AXI4 DRAM model, an optional FST
+// waveform, the AXI4-Lite register accesses of the host, and a watchdog that turns a
+// run without progress into an error naming what each module waits for.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hw/sim/rtl/axi_dram.h"
+#include "hw/sim/rtl/rtl_model.h"
+#include "hw/spec/config.h"
+
+namespace kiln::sim {
+
+struct RtlSimOptions {
+  DramTiming dram;
+  std::string wave_file;             // FST waveform of the whole simulation ("" for none)
+  uint64_t watchdog_cycles = 100000; // cycles without progress that count as a hang
+};
+
+class RtlSim {
+ public:
+  // Selects the Verilated model whose configuration has cfg's fingerprint; throws
+  // hw::Error listing the built configurations when there is none.
+  RtlSim(const hw::Config& cfg, std::span<uint8_t> dram, const RtlSimOptions& opts);
+  ~RtlSim();
+  RtlSim(const RtlSim&) = delete;
+  RtlSim& operator=(const RtlSim&) = delete;
+
+  // AXI4-Lite accesses (each takes a few clock cycles).
+  void write_reg(uint32_t offset, uint32_t value);
+  uint32_t read_reg(uint32_t offset);
+
+  // Runs the clock until the status register shows done or error. Returns the status;
+  // on a watchdog hang it has the error bit set and error() says why. After an error
+  // the accelerator is reset (the scratchpads keep their contents), as a board's
+  // driver would, so that the next run starts clean.
+  uint32_t run_until_done();
+  const std::string& error() const { return error_; }
+
+  uint64_t cycle() const { return cycle_; }
+
+ private:
+  void tick();
+  void reset();
+  std::string hang_report() const;
+
+  std::unique_ptr<RtlModel> model_;
+  AxiDram dram_;
+  RtlSimOptions opts_;
+  TopIn in_;
+  TopOut out_;
+  uint64_t cycle_ = 0;
+  uint64_t last_progress_ = 0;
+  std::string error_;
+};
+
+// The configurations this build has Verilated models for, by name.
+std::vector<std::string> rtl_model_names();
+
+}  // namespace kiln::sim

@@ -1,0 +1,23 @@
+#pragma once
+// The SystemVerilog parameter package of a configuration (kiln_cfg_pkg.sv): every
+// size and width the RTL uses, the fingerprint, and the lsb/width of every instruction
+// field from InsnLayout, so the RTL decodes with the same table as the C++.
+
+#include <string>
+
+#include "hw/spec/config.h"
+
+namespace kiln::hw {
+
+// The package's file name; Verilator's DECLFILENAME wants it to match the package.
+inline constexpr const char* kRtlParamsFile = "kiln_cfg_pkg.sv";
+
+// Bus parameters of the accelerator's AXI4 master port. Not part of a configuration:
+// they describe the board's port, not the ISA (a Zynq-7000 HP port is 64 bits wide).
+inline constexpr int kRtlAxiDataBits = 64;
+inline constexpr int kRtlAxiAddrBits = 32;
+inline constexpr int kRtlAxiMaxBurst = 16;  // beats per burst the RTL issues at most
+
+std::string rtl_params_package(const Config& cfg);
+
+}  // namespace kiln::hw
