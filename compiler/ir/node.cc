@@ -38,6 +38,8 @@ const char* for_kind_name(ForKind k) {
 }
 
 Expr::Expr(int value) : Ref(std::make_shared<const IntImmNode>(DataType::Int(32), value)) {}
+Expr::Expr(float value) : Ref(std::make_shared<const FloatImmNode>(DataType::Float(32), value)) {}
+Expr::Expr(double value) : Ref(std::make_shared<const FloatImmNode>(DataType::Float(64), value)) {}
 
 Var::Var(std::string name, DataType t) : Expr(std::make_shared<const VarNode>(std::move(name), t)) {}
 

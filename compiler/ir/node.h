@@ -61,7 +61,11 @@ class Expr : public Ref<ExprNode> {
  public:
   using Ref::Ref;
   Expr() = default;
-  Expr(int value);  // NOLINT: an int32 constant, so `x + 1` reads naturally
+  // Literals, so `x + 1` reads naturally: int32, float32 and float64 constants. A
+  // literal operand takes the type of the other operand (op.h).
+  Expr(int value);     // NOLINT
+  Expr(float value);   // NOLINT
+  Expr(double value);  // NOLINT
   DataType dtype() const { return ptr_->dtype; }
 };
 

@@ -227,10 +227,8 @@ class Simplifier : public IRMutator {
     if (*c == 1) return make_int(0, a.dtype());
     if (const int64_t* x = as_const_int(a)) return make_int(floormod(*x, *c), a.dtype());
     Linear l = to_linear(a);
-    Linear r;
-    for (const auto& [e, k] : l.terms) {
-      if (k % *c != 0) r.add_term(e, k);
-    }
+    Linear r;  // (k*t) % c == ((k mod c)*t) % c
+    for (const auto& [e, k] : l.terms) r.add_term(e, floormod(k, *c));
     r.constant = floormod(l.constant, *c);
     int64_t g = std::gcd(r.gcd_all(), *c);
     if (r.terms.empty()) return make_int(r.constant, a.dtype());
