@@ -143,12 +143,12 @@ void infer_bound(const Schedule& s, Bounds* out) {
           }
           values[r->var.get()] = up.at(r.get());
           for (const IterVar& l : c->leaf_iter_vars) {
-            if (leaves.count(l.get()) && !fixed.count(l.get())) relax[l->var.get()] = ir::IntSet::from_range(out->dom.at(l.get()));
+            if (leaves.count(l.get()) && !fixed.count(l.get())) relax[l->var.get()] = ir::IntSet::from_range(loop_range(out->dom, l));
           }
         }
         ir::IntSetMap outer;
         for (const IterVar& l : enclosing_leaves(c)) {
-          if (!fixed.count(l.get())) outer[l->var.get()] = ir::IntSet::from_range(out->dom.at(l.get()));
+          if (!fixed.count(l.get())) outer[l->var.get()] = ir::IntSet::from_range(loop_range(out->dom, l));
         }
         for (const auto& [p, accesses] : g.reads_of[c]) {
           if (p != st) continue;
@@ -195,6 +195,7 @@ void infer_bound(const Schedule& s, Bounds* out) {
       an.bind(r->var, r->dom);
     }
     pass_down_domain(st, &out->dom, &an);
+    for (const IterVar& l : st->leaf_iter_vars) an.bind(l->var, loop_range(out->dom, l));
   }
 }
 

@@ -30,9 +30,16 @@ void pass_down_domain(const StageNode* stage, DomMap* dom, ir::Analyzer* an) {
   }
 }
 
+ir::Range loop_range(const DomMap& dom, const IterVar& leaf) { return ir::Range(0, dom.at(leaf.get()).extent); }
+
+Expr leaf_value(const DomMap& dom, const IterVar& leaf, const Expr& loop_var) {
+  const Expr& mn = dom.at(leaf.get()).min;
+  return ir::is_const_int(mn, 0) ? loop_var : loop_var + mn;
+}
+
 ValueMap pass_up_values(const StageNode* stage, const DomMap& dom, ValueMap values) {
   for (const IterVar& leaf : stage->leaf_iter_vars) {
-    if (!values.count(leaf.get())) values[leaf.get()] = leaf->var;
+    if (!values.count(leaf.get())) values[leaf.get()] = leaf_value(dom, leaf, leaf->var);
   }
   for (auto it = stage->relations.rbegin(); it != stage->relations.rend(); ++it) {
     const Relation& r = *it;

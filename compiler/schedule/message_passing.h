@@ -15,7 +15,12 @@ using ValueMap = std::unordered_map<const ir::IterVarNode*, Expr>;
 // Ranges of split/fused axes from the ranges of their parents (binds them in `an`).
 void pass_down_domain(const StageNode* stage, DomMap* dom, ir::Analyzer* an);
 
-// Value of every axis given the values of the leaf axes (missing leaves: their var).
+// Every loop runs from 0: a leaf axis whose range starts at m is (loop var + m).
+ir::Range loop_range(const DomMap& dom, const IterVar& leaf);
+Expr leaf_value(const DomMap& dom, const IterVar& leaf, const Expr& loop_var);
+
+// Value of every axis given the values of the leaf axes (missing leaves: their
+// loop variable, offset by the leaf's min).
 ValueMap pass_up_values(const StageNode* stage, const DomMap& dom, ValueMap leaf_values);
 
 // Conditions that keep the leaf loops inside each split axis's range (only for splits

@@ -102,7 +102,7 @@ class OpsBuilder {
                            leaf->var.name() + "': the loop extent " + ir::to_string(r.extent) + " is not a constant");
       }
     }
-    Stmt loop = ir::make_for(leaf->var, r.min, r.extent, kind, body, tag);
+    Stmt loop = ir::make_for(leaf->var, ir::make_int(0, leaf->var.dtype()), r.extent, kind, body, tag);
     if (attr) {
       for (auto it = attr->pragmas.rbegin(); it != attr->pragmas.rend(); ++it) {
         loop = ir::make_attr("pragma_" + it->first, leaf->var, it->second, loop);
@@ -198,7 +198,7 @@ class OpsBuilder {
     for (size_t q = pos + 1; q < leaves.size(); ++q) {
       if (leaves[q]->kind == ir::IterKind::Reduce) continue;
       ir::Var v(leaves[q]->var.name() + ".init");
-      leaf_values[leaves[q].get()] = v;
+      leaf_values[leaves[q].get()] = leaf_value(b_->dom, leaves[q], v);
       loops.emplace_back(leaves[q], v);
     }
     ValueMap values = pass_up_values(st, b_->dom, leaf_values);
@@ -214,7 +214,7 @@ class OpsBuilder {
         kind = a->second.kind;
         tag = a->second.thread_tag;
       }
-      init = ir::make_for(it->second, r.min, r.extent, kind, init, tag);
+      init = ir::make_for(it->second, ir::make_int(0, it->second.dtype()), r.extent, kind, init, tag);
     }
     return init;
   }

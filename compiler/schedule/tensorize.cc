@@ -144,8 +144,8 @@ ir::Stmt make_tensorized_body(const StageNode* stage, size_t pos, const DomMap& 
   ir::VarMap inner_zero;
   ir::IntSetMap inner_sets;
   for (size_t q = pos; q < leaves.size(); ++q) {
-    inner_zero[leaves[q]->var.get()] = dom.at(leaves[q].get()).min;
-    inner_sets[leaves[q]->var.get()] = ir::IntSet::from_range(dom.at(leaves[q].get()));
+    inner_zero[leaves[q]->var.get()] = ir::make_int(0, leaves[q]->var.dtype());
+    inner_sets[leaves[q]->var.get()] = ir::IntSet::from_range(loop_range(dom, leaves[q]));
   }
   auto split_root = [&](const IterVar& r, Expr* base, int64_t* extent) {
     Expr v = an->simplify(values.at(r.get()));
@@ -253,7 +253,7 @@ ir::Stmt make_tensorized_body(const StageNode* stage, size_t pos, const DomMap& 
                          "' is outside the tensorized loops and the intrinsic has no reduce_init/reduce_update");
     }
     Expr first = ir::make_bool(true);
-    for (const IterVar& r : outer_reduce) first = first && ir::eq(r->var, dom.at(r.get()).min);
+    for (const IterVar& r : outer_reduce) first = first && ir::eq(r->var, 0);
     body = ir::make_seq({ir::make_if(first, impl.reduce_init), impl.reduce_update});
   }
   // Tails are not allowed inside the block; outside it they guard the whole block.
