@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include <unistd.h>
+
 #include "hw/driver/fsim_device.h"
 #include "hw/driver/rtl/rtl_device.h"
 #include "hw/sim/rtl/rtl_sim.h"
@@ -53,6 +55,9 @@ struct Case {
   std::string config;
   bool backpressure;
 };
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.config << (c.backpressure ? " with back-pressure" : " with board timing");
+}
 
 class RtlDiff : public ::testing::TestWithParam<Case> {};
 
@@ -184,6 +189,43 @@ TEST(RtlDevice, WatchdogNamesWhatEachModuleWaitsFor) {
     EXPECT_NE(msg.find("watchdog"), std::string::npos) << msg;
     EXPECT_NE(msg.find("compute: waits for a token"), std::string::npos) << msg;
   }
+}
+
+TEST(RtlDevice, WritesAnFstWaveform) {
+  hw::Config cfg = config_named("tiny");
+  RandomProgram p = sim::testing::random_program(cfg, 5);
+  std::filesystem::path wave =
+      std::filesystem::temp_directory_path() / fmt::format("kiln_rtl_wave_{}.fst", ::getpid());
+  {
+    DeviceOptions opts;
+    opts.dram_bytes = (p.dram.size() + 4095) / 4096 * 4096;
+    opts.wave_file = wave.string();
+    driver::RtlDevice dev(cfg, opts);
+    dev.write(0, p.dram);
+    dev.run(p.insn_addr, p.insn_count);
+  }
+  ASSERT_TRUE(std::filesystem::exists(wave));
+  EXPECT_GT(std::filesystem::file_size(wave), 1000u);
+  std::filesystem::remove(wave);
+}
+
+TEST(RtlDevice, CountsCyclesAndModuleActivity) {
+  hw::Config cfg = config_named("default");
+  RandomProgram p = sim::testing::random_program(cfg, 11);
+  DeviceOptions opts;
+  opts.dram_bytes = (p.dram.size() + 4095) / 4096 * 4096;
+  driver::RtlDevice dev(cfg, opts);
+  dev.write(0, p.dram);
+  dev.run(p.insn_addr, p.insn_count);
+  driver::Counters c = dev.counters();
+  EXPECT_EQ(c.size(), size_t{hw::regs::kNumCounters});
+  EXPECT_GT(c[Counter::kCycles], 0u);
+  EXPECT_GT(c[Counter::kLoadBusyCycles], 0u);
+  EXPECT_GT(c[Counter::kComputeBusyCycles], 0u);
+  EXPECT_GT(c[Counter::kStoreBusyCycles], 0u);
+  EXPECT_LE(c[Counter::kComputeBusyCycles] + c[Counter::kComputeStallCycles], c[Counter::kCycles]);
+  EXPECT_EQ(c[Counter::kLoadInsns] + c[Counter::kComputeInsns] + c[Counter::kStoreInsns],
+            p.insn_count);
 }
 
 }  // namespace
