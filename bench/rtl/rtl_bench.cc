@@ -78,7 +78,7 @@ struct Throughput {
   double sim_cycles_per_s;
 };
 
-Throughput loop_throughput(const hw::Config& cfg, Opcode op, bool use_imm) {
+Throughput loop_throughput(const hw::Config& cfg, Opcode op, bool use_imm, uint32_t long_iters) {
   // Four micro-ops on distinct accumulators, re-used every inner iteration (so each
   // accumulator is read three cycles after it was written: forwarding, no stall).
   const uint32_t kUops = 4;
@@ -98,7 +98,7 @@ Throughput loop_throughput(const hw::Config& cfg, Opcode op, bool use_imm) {
     }
     return std::vector<Insn>{ld_uop, ld_inp, ld_wgt, body, Insn{}};
   };
-  Result a = run(cfg, stream(32), uops), b = run(cfg, stream(64), uops);
+  Result a = run(cfg, stream(long_iters / 2), uops), b = run(cfg, stream(long_iters), uops);
   Counter uc = op == Opcode::kGemm ? Counter::kGemmUops : Counter::kAluUops;
   uint64_t du = b.counters[uc] - a.counters[uc];
   uint64_t dc = b.counters[Counter::kCycles] - a.counters[Counter::kCycles];
@@ -177,11 +177,15 @@ void bench(const std::string& name) {
   };
   for (Kind k : {Kind{"gemm", Opcode::kGemm, false}, Kind{"alu add imm", Opcode::kAlu, true},
                  Kind{"alu add tensor", Opcode::kAlu, false}}) {
-    Throughput t = loop_throughput(cfg, k.op, k.imm);
+    Throughput t = loop_throughput(cfg, k.op, k.imm, 64);
     fmt::print("{:<15} steady state: {:.4f} micro-ops/cycle ({} micro-ops in {} cycles); "
                "simulation {:.0f} cycles/s\n",
                k.name, t.uops_per_cycle, t.uops, t.cycles, t.sim_cycles_per_s);
   }
+  // Simulation speed on a long GEMM-bound run (about a million cycles).
+  Throughput t = loop_throughput(cfg, Opcode::kGemm, false, 4096);
+  fmt::print("simulation speed: {:.0f} simulated cycles/s ({} cycles, GEMM-bound)\n",
+             t.sim_cycles_per_s, t.cycles * 2);
   const int tiles = 8;
   for (int buffers : {1, 2}) {
     Result r = pipeline(cfg, tiles, buffers);

@@ -21,14 +21,10 @@ module kiln_gemm (
         logic [AW-1:0] sum;
         sum = acc_i[(b * BO + o) * AW +: AW];
         for (int i = 0; i < BI; i++) begin
-          logic [IW-1:0] x;
-          logic [WW-1:0] y;
-          logic signed [AW-1:0] xs, ys;
-          x = inp_i[(b * BI + i) * IW +: IW];
-          y = wgt_i[(o * BI + i) * WW +: WW];
-          xs = {{(AW - IW){x[IW-1]}}, x};
-          ys = {{(AW - WW){y[WW-1]}}, y};
-          sum = sum + AW'(xs * ys);
+          // An exact IW x WW-bit signed product, sign-extended into the accumulator.
+          logic signed [IW+WW-1:0] prod;
+          prod = $signed(inp_i[(b * BI + i) * IW +: IW]) * $signed(wgt_i[(o * BI + i) * WW +: WW]);
+          sum = sum + AW'(prod);
         end
         acc_o[(b * BO + o) * AW +: AW] = sum;
       end
