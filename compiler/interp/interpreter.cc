@@ -177,6 +177,109 @@ struct BinaryE : E {
   std::string text;
 };
 
+// An operand read without a virtual call when it is a constant or a variable.
+struct Operand {
+  explicit Operand(EPtr e) : expr(std::move(e)) {
+    if (auto* c = dynamic_cast<ConstE*>(expr.get())) fixed = c->out.data();
+    if (auto* v = dynamic_cast<VarE*>(expr.get())) slot = static_cast<std::ptrdiff_t>(v->slot);
+  }
+  const Scalar* get(Frame& f) const {
+    if (fixed) return fixed;
+    if (slot >= 0) return &f.vars[static_cast<size_t>(slot)];
+    return expr->eval(f);
+  }
+  E* operator->() const { return expr.get(); }
+  EPtr expr;
+  const Scalar* fixed = nullptr;
+  std::ptrdiff_t slot = -1;
+};
+
+// Fast paths for the common types: the operation inlined, no width dispatch.
+template <typename Op>
+struct FastBinaryE : E {
+  FastBinaryE(DataType t, EPtr a_, EPtr b_) : E(t), a(std::move(a_)), b(std::move(b_)) {}
+  const Scalar* eval(Frame& f) override {
+    const Scalar* x = a.get(f);
+    const Scalar* y = b.get(f);
+    if (lanes == 1) {
+      out[0] = Op::apply(x[0], y[0]);
+    } else {
+      for (int l = 0; l < lanes; ++l) out[l] = Op::apply(x[l], y[l]);
+    }
+    return out.data();
+  }
+  Operand a, b;
+};
+
+#define KILN_FAST_OP(NAME, EXPR)                 \
+  struct NAME {                                  \
+    static Scalar apply(Scalar x, Scalar y) {    \
+      Scalar r;                                  \
+      EXPR;                                      \
+      return r;                                  \
+    }                                            \
+  };
+KILN_FAST_OP(AddI32, r.i = static_cast<int32_t>(static_cast<uint32_t>(x.u + y.u)))
+KILN_FAST_OP(SubI32, r.i = static_cast<int32_t>(static_cast<uint32_t>(x.u - y.u)))
+KILN_FAST_OP(MulI32, r.i = static_cast<int32_t>(static_cast<uint32_t>(x.u * y.u)))
+KILN_FAST_OP(AddI64, r.u = x.u + y.u)
+KILN_FAST_OP(SubI64, r.u = x.u - y.u)
+KILN_FAST_OP(MulI64, r.u = x.u * y.u)
+KILN_FAST_OP(MinI, r.i = std::min(x.i, y.i))
+KILN_FAST_OP(MaxI, r.i = std::max(x.i, y.i))
+KILN_FAST_OP(LtI, r.u = x.i < y.i)
+KILN_FAST_OP(LeI, r.u = x.i <= y.i)
+KILN_FAST_OP(GtI, r.u = x.i > y.i)
+KILN_FAST_OP(GeI, r.u = x.i >= y.i)
+KILN_FAST_OP(EqI, r.u = x.i == y.i)
+KILN_FAST_OP(NeI, r.u = x.i != y.i)
+KILN_FAST_OP(AddF32, r.f = static_cast<float>(x.f + y.f))
+KILN_FAST_OP(SubF32, r.f = static_cast<float>(x.f - y.f))
+KILN_FAST_OP(MulF32, r.f = static_cast<float>(x.f * y.f))
+KILN_FAST_OP(DivF32, r.f = static_cast<float>(x.f / y.f))
+KILN_FAST_OP(AddF64, r.f = x.f + y.f)
+KILN_FAST_OP(SubF64, r.f = x.f - y.f)
+KILN_FAST_OP(MulF64, r.f = x.f * y.f)
+KILN_FAST_OP(DivF64, r.f = x.f / y.f)
+#undef KILN_FAST_OP
+
+// The fast evaluator for a binary node, or null when only the generic one applies.
+EPtr fast_binary(DataType t, NodeKind k, EPtr& a, EPtr& b) {
+  DataType in = a->type.element_of();
+  auto make = [&](auto op) -> EPtr {
+    using Op = decltype(op);
+    return std::make_unique<FastBinaryE<Op>>(t, std::move(a), std::move(b));
+  };
+  bool i32 = in == DataType::Int(32), i64 = in == DataType::Int(64);
+  bool f32 = in == DataType::Float(32), f64 = in == DataType::Float(64);
+  if (i32 || i64) {
+    switch (k) {
+      case NodeKind::Add: return i32 ? make(AddI32{}) : make(AddI64{});
+      case NodeKind::Sub: return i32 ? make(SubI32{}) : make(SubI64{});
+      case NodeKind::Mul: return i32 ? make(MulI32{}) : make(MulI64{});
+      case NodeKind::Min: return make(MinI{});
+      case NodeKind::Max: return make(MaxI{});
+      case NodeKind::LT: return make(LtI{});
+      case NodeKind::LE: return make(LeI{});
+      case NodeKind::GT: return make(GtI{});
+      case NodeKind::GE: return make(GeI{});
+      case NodeKind::EQ: return make(EqI{});
+      case NodeKind::NE: return make(NeI{});
+      default: return nullptr;
+    }
+  }
+  if (f32 || f64) {
+    switch (k) {
+      case NodeKind::Add: return f32 ? make(AddF32{}) : make(AddF64{});
+      case NodeKind::Sub: return f32 ? make(SubF32{}) : make(SubF64{});
+      case NodeKind::Mul: return f32 ? make(MulF32{}) : make(MulF64{});
+      case NodeKind::Div: return f32 ? make(DivF32{}) : make(DivF64{});
+      default: return nullptr;
+    }
+  }
+  return nullptr;
+}
+
 struct NotE : E {
   NotE(DataType t, EPtr a_) : E(t), a(std::move(a_)) {}
   const Scalar* eval(Frame& f) override {
@@ -234,10 +337,20 @@ struct SelectE : E {
   EPtr c, a, b;
 };
 
+// Buffers of these element types are read and written directly (aligned, since
+// every allocation is a std::vector<uint8_t> and host buffers likewise).
+enum class Fast { None, F32, I32 };
+Fast fast_kind(DataType t) {
+  if (t == DataType::Float(32)) return Fast::F32;
+  if (t == DataType::Int(32)) return Fast::I32;
+  return Fast::None;
+}
+
 struct LoadE : E {
-  LoadE(DataType t, size_t buf, EPtr idx) : E(t), elem(t.element_of()), buf(buf), index(std::move(idx)), cat(category(t)) {}
+  LoadE(DataType t, size_t buf, EPtr idx)
+      : E(t), elem(t.element_of()), buf(buf), index(std::move(idx)), cat(category(t)), fast(fast_kind(elem)) {}
   const Scalar* eval(Frame& f) override {
-    const Scalar* ix = index->eval(f);
+    const Scalar* ix = index.get(f);
     const BufferSlot& b = f.bufs[buf];
     if (!b.data) throw InterpError("load from buffer '" + b.name + "' outside its allocation");
     for (int l = 0; l < lanes; ++l) {
@@ -245,28 +358,39 @@ struct LoadE : E {
       if (i < 0 || i >= b.size) {
         throw InterpError("out-of-bounds load of '" + b.name + "' at index " + std::to_string(i) + " (size " + std::to_string(b.size) + ")");
       }
-      if (cat == Cat::Float) {
-        out[l].f = load_float(b.data, i, elem);
-      } else {
-        out[l].i = load_int(b.data, i, elem);
+      switch (fast) {
+        case Fast::F32: out[l].f = reinterpret_cast<const float*>(b.data)[i]; break;
+        case Fast::I32: out[l].i = reinterpret_cast<const int32_t*>(b.data)[i]; break;
+        case Fast::None:
+          if (cat == Cat::Float) {
+            out[l].f = load_float(b.data, i, elem);
+          } else {
+            out[l].i = load_int(b.data, i, elem);
+          }
       }
     }
     return out.data();
   }
   DataType elem;
   size_t buf;
-  EPtr index;
+  Operand index;
   Cat cat;
+  Fast fast;
 };
 
 struct RampE : E {
-  RampE(DataType t, EPtr b, EPtr s) : E(t), base(std::move(b)), stride(std::move(s)) {}
+  RampE(DataType t, EPtr b, EPtr s) : E(t), base(std::move(b)), stride(std::move(s)), elem(t.element_of()) {}
   const Scalar* eval(Frame& f) override {
-    int64_t b = base->eval(f)[0].i, s = stride->eval(f)[0].i;
-    for (int l = 0; l < lanes; ++l) out[l] = wrap(b + s * l, type.element_of());
+    int64_t b = base.get(f)[0].i, s = stride.get(f)[0].i;
+    if (elem == DataType::Int(32)) {
+      for (int l = 0; l < lanes; ++l) out[l].i = static_cast<int32_t>(static_cast<uint32_t>(b + s * l));
+    } else {
+      for (int l = 0; l < lanes; ++l) out[l] = wrap(b + s * l, elem);
+    }
     return out.data();
   }
-  EPtr base, stride;
+  Operand base, stride;
+  DataType elem;
 };
 
 struct BroadcastE : E {
@@ -363,10 +487,11 @@ struct ForS : S {
 };
 
 struct StoreS : S {
-  StoreS(size_t buf, EPtr v, EPtr idx) : buf(buf), value(std::move(v)), index(std::move(idx)), elem(value->type.element_of()) {}
+  StoreS(size_t buf, EPtr v, EPtr idx)
+      : buf(buf), value(std::move(v)), index(std::move(idx)), elem(value->type.element_of()), fast(fast_kind(elem)) {}
   void exec(Frame& f) override {
-    const Scalar* v = value->eval(f);
-    const Scalar* ix = index->eval(f);
+    const Scalar* v = value.get(f);
+    const Scalar* ix = index.get(f);
     BufferSlot& b = f.bufs[buf];
     if (!b.data) throw InterpError("store to buffer '" + b.name + "' outside its allocation");
     bool fl = elem.is_float();
@@ -376,13 +501,16 @@ struct StoreS : S {
         throw InterpError("out-of-bounds store to '" + b.name + "' at index " + std::to_string(i) + " (size " + std::to_string(b.size) + ")");
       }
       Scalar x = value->lanes == 1 ? v[0] : v[l];
-      if (fl) store_float(b.data, i, elem, x.f);
+      if (fast == Fast::F32) reinterpret_cast<float*>(b.data)[i] = static_cast<float>(x.f);
+      else if (fast == Fast::I32) reinterpret_cast<int32_t*>(b.data)[i] = static_cast<int32_t>(x.i);
+      else if (fl) store_float(b.data, i, elem, x.f);
       else store_int(b.data, i, elem, x.i);
     }
   }
   size_t buf;
-  EPtr value, index;
+  Operand value, index;
   DataType elem;
+  Fast fast;
 };
 
 struct AllocateS : S {
@@ -489,7 +617,9 @@ class Compiler {
 #define KILN_BIN(N)                                                                                          \
   case NodeKind::N: {                                                                                        \
     auto* p = e.as<ir::N##Node>();                                                                           \
-    return std::make_unique<BinaryE>(t, NodeKind::N, expr(p->a), expr(p->b), ir::to_string(e));             \
+    EPtr a = expr(p->a), b = expr(p->b);                                                                     \
+    if (EPtr fast = fast_binary(t, NodeKind::N, a, b)) return fast;                                          \
+    return std::make_unique<BinaryE>(t, NodeKind::N, std::move(a), std::move(b), ir::to_string(e));         \
   }
       KILN_BIN(Add) KILN_BIN(Sub) KILN_BIN(Mul) KILN_BIN(Div) KILN_BIN(Mod) KILN_BIN(Min) KILN_BIN(Max)
       KILN_BIN(EQ) KILN_BIN(NE) KILN_BIN(LT) KILN_BIN(LE) KILN_BIN(GT) KILN_BIN(GE) KILN_BIN(And) KILN_BIN(Or)

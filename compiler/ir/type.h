@@ -33,7 +33,10 @@ class DataType {
   bool is_vector() const { return lanes_ > 1; }
 
   DataType element_of() const { return with_lanes(1); }
-  DataType with_lanes(int lanes) const { return {code_, bits_, lanes}; }
+  DataType with_lanes(int lanes) const {
+    if (lanes == lanes_) return *this;
+    return {code_, bits_, lanes};
+  }
   // Bytes one element occupies in a host buffer: sub-byte types take a whole byte,
   // odd widths round up to the next power of two.
   int storage_bytes() const;
