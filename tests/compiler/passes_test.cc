@@ -1,0 +1,106 @@
+// The lowering passes one at a time, on hand-built IR.
+#include <gtest/gtest.h>
+
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
+#include "compiler/passes/passes.h"
+#include "compiler/support/error.h"
+
+namespace kiln::passes {
+namespace {
+
+using ir::DataType;
+using ir::Expr;
+using ir::ForKind;
+using ir::Stmt;
+using ir::Var;
+
+Var buf(const char* name) { return Var(name, DataType::Handle()); }
+
+TEST(Passes, StorageFlattenOffsetsARealizedRegion) {
+  ir::Buffer b("B", DataType::Float(32), {16, 16});
+  ir::Buffer out("O", DataType::Float(32), {16});
+  Var i("i"), j("j");
+  Stmt body = ir::make_for(j, 0, 4, ForKind::Serial,
+                           ir::make_buffer_store(b, ir::make_float(1.0), {i * 2, j + 8}));
+  body = ir::make_seq({body, ir::make_buffer_store(out, ir::make_buffer_load(b, {i * 2, Expr(9)}), {i})});
+  Stmt realize = ir::make_realize(b, {ir::Range(i * 2, 1), ir::Range(8, 4)}, body);
+  Stmt s = ir::make_for(i, 0, 8, ForKind::Serial, realize);
+  std::string text = ir::to_string(simplify(storage_flatten(s, {out})));
+  EXPECT_NE(text.find("allocate B: float32[4] in global"), std::string::npos) << text;
+  EXPECT_NE(text.find("B[j] = 1.0f"), std::string::npos) << text;
+  EXPECT_NE(text.find("O[i] = B[1]"), std::string::npos) << text;
+  EXPECT_THROW(storage_flatten(ir::make_buffer_store(b, ir::make_float(1.0), {0, 0}), {}), CompileError);
+}
+
+TEST(Passes, LoopPartitionSplitsOffTheTail) {
+  Var i("i"), j("j"), a = buf("A");
+  Stmt s = ir::make_for(i, 0, 10, ForKind::Serial,
+                        ir::make_if(ir::likely(i * 4 + 3 < 37), ir::make_store(a, ir::make_int(1), i)));
+  EXPECT_EQ(ir::to_string(remove_no_op(simplify(loop_partition(s)))), "for (i, 0, 9) {\n  A[i] = 1\n}\n");
+  // the condition of a nest: the outer loop splits, then the inner loop of the tail
+  Stmt nest = ir::make_for(i, 0, 4, ForKind::Serial,
+                           ir::make_for(j, 0, 4, ForKind::Serial,
+                                        ir::make_if(ir::likely(i * 4 + j < 14), ir::make_store(a, ir::make_int(1), i * 4 + j))));
+  EXPECT_EQ(ir::to_string(remove_no_op(simplify(loop_partition(nest)))),
+            "for (i, 0, 3) {\n  for (j, 0, 4) {\n    A[i*4 + j] = 1\n  }\n}\nfor (j, 0, 2) {\n  A[j + 12] = 1\n}\n");
+  // a condition that always holds disappears
+  Stmt t = ir::make_for(i, 0, 4, ForKind::Serial, ir::make_if(ir::likely(i < 9), ir::make_store(a, ir::make_int(1), i)));
+  EXPECT_EQ(ir::to_string(simplify(loop_partition(t))), "for (i, 0, 4) {\n  A[i] = 1\n}\n");
+}
+
+TEST(Passes, VectorizeAndItsFallback) {
+  Var i("i"), j("j"), a = buf("A"), b = buf("B");
+  Stmt s = ir::make_for(i, 0, 8, ForKind::Vectorized,
+                        ir::make_store(a, ir::make_load(DataType::Float(32), b, j * 8 + i) * 2.0f, j * 8 + i));
+  EXPECT_EQ(ir::to_string(simplify(vectorize_loop(s))),
+            "A[ramp(j*8, 1, 8)] = B[ramp(j*8, 1, 8)]*broadcast(2.0f, 8)\n");
+  // every lane would write A[j]: not a vector store, so the loop stays serial
+  Stmt race = ir::make_for(i, 0, 8, ForKind::Vectorized,
+                           ir::make_store(a, ir::make_load(DataType::Float(32), b, i), j));
+  EXPECT_EQ(ir::to_string(vectorize_loop(race)), "for (i, 0, 8) {\n  A[j] = B[i]\n}\n");
+}
+
+TEST(Passes, UnrollAndRemoveNoOp) {
+  Var i("i"), a = buf("A");
+  Stmt s = ir::make_for(i, 0, 3, ForKind::Unrolled, ir::make_store(a, ir::make_int(0), i));
+  EXPECT_EQ(ir::to_string(simplify(unroll_loop(s))), "A[0] = 0\nA[1] = 0\nA[2] = 0\n");
+  Var t = buf("T");
+  Stmt dead = ir::make_seq({ir::make_allocate(t, DataType::Int(32), 4, "local", ir::make_store(a, ir::make_int(1), 0)),
+                            ir::make_for(i, 0, 4, ForKind::Serial, ir::make_no_op()),
+                            ir::make_if(i < 2, ir::make_no_op())});
+  EXPECT_EQ(ir::to_string(remove_no_op(dead)), "A[0] = 1\n");
+}
+
+TEST(Passes, VirtualThreadCopiesBuffersAndInterleaves) {
+  Var v("vt"), k("k"), t = buf("T"), a = buf("A");
+  Stmt body = ir::make_allocate(
+      t, DataType::Int(32), 2, "local",
+      ir::make_for(k, 0, 3, ForKind::Serial,
+                   ir::make_seq({ir::make_store(t, k + v, 0), ir::make_store(a, ir::make_load(DataType::Int(32), t, 0), v * 3 + k)})));
+  Stmt s = ir::make_for(v, 0, 2, ForKind::ThreadBinding, body, "vthread");
+  std::string text = ir::to_string(simplify(inject_virtual_thread(s)));
+  EXPECT_NE(text.find("allocate T: int32[4] in local"), std::string::npos) << text;
+  EXPECT_NE(text.find("for (k, 0, 3) {\n  T[0] = k\n  T[2] = k + 1\n  A[k] = T[0]\n  A[k + 3] = T[2]\n"), std::string::npos) << text;
+}
+
+TEST(Passes, DoubleBufferPipelines) {
+  Var k("k"), t = buf("T"), a = buf("A"), b = buf("B");
+  Stmt fill = ir::make_store(t, ir::make_load(DataType::Int(32), b, k), 0);
+  Stmt use = ir::make_store(a, ir::make_load(DataType::Int(32), t, 0), k);
+  Stmt s = ir::make_for(k, 0, 4, ForKind::Serial,
+                        ir::make_allocate(t, DataType::Int(32), 1, "local",
+                                          ir::make_attr("double_buffer_scope", t, 1, ir::make_seq({fill, use}))));
+  std::string text = ir::to_string(simplify(inject_double_buffer(s)));
+  EXPECT_EQ(text,
+            "allocate T: int32[2] in local\n"
+            "T[0] = B[0]\n"
+            "for (k, 0, 3) {\n"
+            "  T[(k + 1) % 2] = B[k + 1]\n"
+            "  A[k] = T[k % 2]\n"
+            "}\n"
+            "A[3] = T[1]\n");
+}
+
+}  // namespace
+}  // namespace kiln::passes
