@@ -1,6 +1,7 @@
 #include "compiler/schedule/bound.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "compiler/ir/functor.h"
 #include "compiler/ir/int_set.h"
@@ -104,6 +105,86 @@ std::vector<IterVar> enclosing_leaves(const StageNode* stage) {
   return out;
 }
 
+namespace {
+
+using FixedSet = std::unordered_set<const ir::IterVarNode*>;
+
+// What consumer `c` reads of `st` (one interval per dimension, unset if it reads
+// nothing), for fixed values of the loops around `st`: c's other loops sweep their
+// ranges, and so do the loops around c that are not around st.
+void add_reads(const StageNode* st, const StageNode* c, const Graph& g, const FixedSet& fixed, Bounds* out,
+               std::vector<std::optional<ir::IntSet>>* sets) {
+  ir::Analyzer& an = out->analyzer;
+  ir::IntSetMap relax;
+  ir::VarMap values;
+  ValueMap up = pass_up_values(c, out->dom, {});
+  for (const IterVar& r : c->root_iter_vars()) {
+    auto leaves = descendant_leaves(c, r);
+    bool any_fixed = std::any_of(leaves.begin(), leaves.end(), [&](auto* l) { return fixed.count(l) != 0; });
+    if (!any_fixed) {  // the whole axis sweeps: use its range directly, not its pieces
+      relax[r->var.get()] = ir::IntSet::from_range(out->dom.at(r.get()));
+      continue;
+    }
+    values[r->var.get()] = up.at(r.get());
+    for (const IterVar& l : c->leaf_iter_vars) {
+      if (leaves.count(l.get()) && !fixed.count(l.get())) relax[l->var.get()] = ir::IntSet::from_range(loop_range(out->dom, l));
+    }
+  }
+  ir::IntSetMap outer;
+  for (const IterVar& l : enclosing_leaves(c)) {
+    if (!fixed.count(l.get())) outer[l->var.get()] = ir::IntSet::from_range(loop_range(out->dom, l));
+  }
+  auto uses_outer = [&](const Expr& e) { return ir::uses_var(e, [&](const ir::VarNode* v) { return outer.count(v) != 0; }); };
+  for (const auto& [p, accesses] : g.reads_of.at(c)) {
+    if (p != st) continue;
+    for (const Access& acc : accesses) {
+      for (size_t d = 0; d < acc.size(); ++d) {
+        ir::IntSet set = ir::eval_int_set(ir::substitute(acc[d], values), relax, &an);
+        // c's own range may be expressed in loops around c: sweep those too
+        for (int round = 0; round < 8 && set.bounded() && (uses_outer(set.min) || uses_outer(set.max)); ++round) {
+          set = {ir::eval_int_set(set.min, outer, &an).min, ir::eval_int_set(set.max, outer, &an).max};
+        }
+        auto& slot = (*sets)[d];
+        slot = slot ? ir::union_int_set(*slot, set, &an) : set;
+      }
+    }
+  }
+}
+
+// The region of `st` to realize: its domain for an output, else what its consumers
+// read, clamped to the domain where that cannot be proven to hold.
+std::vector<ir::Range> needed_region(const StageNode* st, const Graph& g, Bounds* out) {
+  std::vector<ir::Range> region;
+  for (const IterVar& ax : st->op->axis) region.push_back(ax->dom);
+  if (st->is_output) return region;
+  FixedSet fixed;
+  for (const IterVar& iv : enclosing_leaves(st)) fixed.insert(iv.get());
+  std::vector<std::optional<ir::IntSet>> sets(region.size());
+  for (const StageNode* c : g.consumers.at(st)) {
+    if (out->live[c]) add_reads(st, c, g, fixed, out, &sets);
+  }
+  ir::Analyzer& an = out->analyzer;
+  for (size_t d = 0; d < region.size(); ++d) {
+    if (!sets[d] || !sets[d]->bounded()) continue;
+    const ir::Range& dom = st->op->axis[d]->dom;
+    Expr dmax = an.simplify(dom.min + dom.extent - 1);
+    Expr lo = sets[d]->min, hi = sets[d]->max;
+    if (!an.can_prove(lo >= dom.min)) lo = an.simplify(ir::max(lo, dom.min));
+    if (!an.can_prove(hi <= dmax)) hi = an.simplify(ir::min(hi, dmax));
+    region[d] = ir::Range(lo, an.simplify(hi - lo + 1));
+  }
+  if (st->attach_type != AttachType::Scope) return region;
+  for (size_t d = 0; d < region.size(); ++d) {
+    if (an.const_bound(region[d].extent).max == ir::ConstBound::kPosInf) {
+      throw CompileError(where(st) + ": the region of '" + st->name() + "' needed inside that loop has no constant bound in dimension " +
+                         std::to_string(d) + " (extent " + ir::to_string(region[d].extent) + ")");
+    }
+  }
+  return region;
+}
+
+}  // namespace
+
 void infer_bound(const Schedule& s, Bounds* out) {
   Graph g = build_graph(s);
   ir::Analyzer& an = out->analyzer;
@@ -120,71 +201,7 @@ void infer_bound(const Schedule& s, Bounds* out) {
   for (auto it = s->stages.rbegin(); it != s->stages.rend(); ++it) {
     const StageNode* st = it->get();
     if (!out->live[st] || st->is_placeholder()) continue;
-    std::vector<IterVar> fixed_list = enclosing_leaves(st);
-    std::unordered_set<const ir::IterVarNode*> fixed;
-    for (const IterVar& iv : fixed_list) fixed.insert(iv.get());
-    std::vector<ir::Range> region;
-    for (const IterVar& ax : st->op->axis) region.push_back(ax->dom);
-    if (!st->is_output) {
-      std::vector<ir::IntSet> sets(st->op->axis.size());
-      std::vector<bool> seen(st->op->axis.size(), false);
-      for (const StageNode* c : g.consumers[st]) {
-        if (!out->live[c]) continue;
-        // Relax c's loops that are not around st.
-        ir::IntSetMap relax;
-        ir::VarMap values;
-        ValueMap up = pass_up_values(c, out->dom, {});
-        for (const IterVar& r : c->root_iter_vars()) {
-          auto leaves = descendant_leaves(c, r);
-          bool any_fixed = std::any_of(leaves.begin(), leaves.end(), [&](auto* l) { return fixed.count(l) != 0; });
-          if (!any_fixed) {
-            relax[r->var.get()] = ir::IntSet::from_range(out->dom.at(r.get()));
-            continue;
-          }
-          values[r->var.get()] = up.at(r.get());
-          for (const IterVar& l : c->leaf_iter_vars) {
-            if (leaves.count(l.get()) && !fixed.count(l.get())) relax[l->var.get()] = ir::IntSet::from_range(loop_range(out->dom, l));
-          }
-        }
-        ir::IntSetMap outer;
-        for (const IterVar& l : enclosing_leaves(c)) {
-          if (!fixed.count(l.get())) outer[l->var.get()] = ir::IntSet::from_range(loop_range(out->dom, l));
-        }
-        for (const auto& [p, accesses] : g.reads_of[c]) {
-          if (p != st) continue;
-          for (const Access& acc : accesses) {
-            for (size_t d = 0; d < acc.size(); ++d) {
-              ir::IntSet set = ir::eval_int_set(ir::substitute(acc[d], values), relax, &an);
-              for (int round = 0; round < 8 && set.bounded() && !outer.empty(); ++round) {
-                auto uses_outer = [&](const Expr& e) { return ir::uses_var(e, [&](const ir::VarNode* v) { return outer.count(v) != 0; }); };
-                if (!uses_outer(set.min) && !uses_outer(set.max)) break;
-                set = {ir::eval_int_set(set.min, outer, &an).min, ir::eval_int_set(set.max, outer, &an).max};
-              }
-              sets[d] = seen[d] ? ir::union_int_set(sets[d], set, &an) : set;
-              seen[d] = true;
-            }
-          }
-        }
-      }
-      for (size_t d = 0; d < region.size(); ++d) {
-        const ir::Range& dom = st->op->axis[d]->dom;
-        Expr dmax = an.simplify(dom.min + dom.extent - 1);
-        if (!seen[d] || !sets[d].bounded()) continue;
-        Expr lo = sets[d].min, hi = sets[d].max;
-        if (!an.can_prove(lo >= dom.min)) lo = an.simplify(ir::max(lo, dom.min));
-        if (!an.can_prove(hi <= dmax)) hi = an.simplify(ir::min(hi, dmax));
-        region[d] = ir::Range(lo, an.simplify(hi - lo + 1));
-      }
-    }
-    if (st->attach_type == AttachType::Scope) {
-      for (size_t d = 0; d < region.size(); ++d) {
-        ir::ConstBound b = an.const_bound(region[d].extent);
-        if (b.max == ir::ConstBound::kPosInf) {
-          throw CompileError(where(st) + ": the region of '" + st->name() + "' needed inside that loop has no constant bound in dimension " +
-                             std::to_string(d) + " (extent " + ir::to_string(region[d].extent) + ")");
-        }
-      }
-    }
+    std::vector<ir::Range> region = needed_region(st, g, out);
     out->region[st] = region;
     for (size_t d = 0; d < region.size(); ++d) {
       out->dom[st->op->axis[d].get()] = region[d];
