@@ -116,39 +116,63 @@ class OpsBuilder {
     return body;
   }
 
+  // The loop nest of one stage, with the stages computed at its loops inside them.
   Stmt make_pipeline(const StageNode* st) {
     const auto& leaves = st->leaf_iter_vars;
-    const te::OperationNode* op = st->op.get();
-    const ir::Buffer& buf = buffers_.at(st);
-    size_t n = leaves.size();
-    size_t tensorize_pos = n;
-    for (size_t q = 0; q < n; ++q) {
-      auto it = st->iter_attrs.find(leaves[q].get());
-      if (it != st->iter_attrs.end() && it->second.tensorize) {
-        tensorize_pos = q;
-        break;
+    size_t n = leaves.size();       // loops to emit (those outside a tensorized block)
+    size_t reduce_pos = n;          // the first reduction loop: the init goes before it
+    Stmt body;
+    if (size_t t = tensorize_position(st); t < n) {
+      body = tensorized_body(st, t);
+      n = t;
+    } else {
+      body = element_body(st);
+      if (st->op->body.as<ir::ReduceNode>()) {
+        reduce_pos = static_cast<size_t>(std::find_if(leaves.begin(), leaves.end(), [](const IterVar& l) {
+                                            return l->kind == ir::IterKind::Reduce;
+                                          }) - leaves.begin());
       }
     }
+    for (size_t q = n; q-- > 0;) {
+      body = attachments(st, leaves[q], body);
+      body = make_loop(st, leaves[q], body);
+      if (q == reduce_pos) body = ir::make_seq({make_init(st, reduce_pos), body});
+    }
+    return body;
+  }
+
+  static size_t tensorize_position(const StageNode* st) {
+    const auto& leaves = st->leaf_iter_vars;
+    for (size_t q = 0; q < leaves.size(); ++q) {
+      auto it = st->iter_attrs.find(leaves[q].get());
+      if (it != st->iter_attrs.end() && it->second.tensorize) return q;
+    }
+    return leaves.size();
+  }
+
+  Stmt tensorized_body(const StageNode* st, size_t pos) {
+    const auto& leaves = st->leaf_iter_vars;
+    for (size_t q = pos; q < leaves.size(); ++q) {
+      for (const StageNode* p : attached_at(st, leaves[q])) {
+        throw CompileError("tensorize of stage '" + st->name() + "' at axis '" + leaves[pos]->var.name() + "': stage '" + p->name() +
+                           "' is computed inside the tensorized loops (at '" + leaves[q]->var.name() + "')");
+      }
+    }
+    return make_tensorized_body(st, pos, b_->dom, &an_, [this](const ir::DataProducer* p) { return buffer_of(p); },
+                                buffers_.at(st));
+  }
+
+  // The store of one element (or one reduction step), guarded by the tail checks.
+  Stmt element_body(const StageNode* st) {
+    const te::OperationNode* op = st->op.get();
+    const ir::Buffer& buf = buffers_.at(st);
     ValueMap values = pass_up_values(st, b_->dom, {});
     ir::VarMap root_values;
     for (const IterVar& r : st->root_iter_vars()) root_values[r->var.get()] = an_.simplify(values.at(r.get()));
     std::vector<Expr> out_idx;
     for (const IterVar& a : op->axis) out_idx.push_back(root_values.at(a->var.get()));
-
     Stmt body;
-    size_t reduce_pos = n;  // first leaf loop that belongs to the reduction
-    const auto* red = op->body.as<ir::ReduceNode>();
-    if (tensorize_pos < n) {
-      for (size_t q = tensorize_pos; q < n; ++q) {
-        for (const StageNode* p : attached_at(st, leaves[q])) {
-          throw CompileError("tensorize of stage '" + st->name() + "' at axis '" + leaves[tensorize_pos]->var.name() + "': stage '" +
-                             p->name() + "' is computed inside the tensorized loops (at '" + leaves[q]->var.name() + "')");
-        }
-      }
-      body = make_tensorized_body(st, tensorize_pos, b_->dom, &an_,
-                                  [this](const ir::DataProducer* p) { return buffer_of(p); }, buf);
-      n = tensorize_pos;
-    } else if (red) {
+    if (const auto* red = op->body.as<ir::ReduceNode>()) {
       Expr current = ir::make_buffer_load(buf, out_idx);
       Expr source = lower_expr(red->source, root_values);
       Expr value;
@@ -160,23 +184,10 @@ class OpsBuilder {
       body = ir::make_buffer_store(buf, value, out_idx);
       Expr cond = lower_expr(red->condition, root_values);
       if (!ir::is_const_int(cond, 1)) body = ir::make_if(cond, body);
-      body = guard(body, split_predicates(st, b_->dom, values, &an_));
-      for (size_t q = 0; q < n; ++q) {
-        if (leaves[q]->kind == ir::IterKind::Reduce) {
-          reduce_pos = q;
-          break;
-        }
-      }
     } else {
       body = ir::make_buffer_store(buf, lower_expr(op->body, root_values), out_idx);
-      body = guard(body, split_predicates(st, b_->dom, values, &an_));
     }
-    for (size_t q = n; q-- > 0;) {
-      body = attachments(st, leaves[q], body);
-      body = make_loop(st, leaves[q], body);
-      if (q == reduce_pos) body = ir::make_seq({make_init(st, reduce_pos), body});
-    }
-    return body;
+    return guard(body, split_predicates(st, b_->dom, values, &an_));
   }
 
   std::vector<const StageNode*> attached_at(const StageNode* st, const IterVar& leaf) {
