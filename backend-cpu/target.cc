@@ -1,0 +1,177 @@
+#include "backend-cpu/target.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "backend-cpu/llvm_init.h"
+#include "compiler/support/error.h"
+
+namespace kiln::cpu {
+
+void ensure_llvm_initialized() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    llvm::InitializeAllAsmParsers();
+    llvm::InitializeAllDisassemblers();
+  });
+}
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void apply_attrs(std::vector<std::string>* features, const std::vector<std::string>& attrs) {
+  for (const std::string& a : attrs) {
+    std::string name = a.substr(1);
+    features->erase(std::remove(features->begin(), features->end(), name), features->end());
+    if (a[0] == '+') features->push_back(name);
+  }
+}
+
+void resolve_features(Target* t) {
+  ensure_llvm_initialized();
+  t->features.clear();
+  if (t->is_host()) {
+    for (const auto& f : llvm::sys::getHostCPUFeatures()) {
+      if (f.second) t->features.push_back(f.first().str());
+    }
+  } else {
+    std::string err;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t->triple, err);
+    if (!target) throw CompileError("target: unknown -mtriple '" + t->triple + "': " + err);
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(t->triple, t->cpu, ""));
+    if (!sti || (t->cpu != "generic" && !sti->isCPUStringValid(t->cpu))) {
+      throw CompileError("target: LLVM does not know -mcpu=" + t->cpu + " for " + t->triple);
+    }
+    for (const llvm::SubtargetFeatureKV& kv : sti->getAllProcessorFeatures()) {
+      if (sti->checkFeatures(std::string("+") + kv.Key)) t->features.push_back(kv.Key);
+    }
+  }
+  apply_attrs(&t->features, t->attrs);
+  std::sort(t->features.begin(), t->features.end());
+}
+
+int parse_int(const std::string& key, const std::string& value) {
+  try {
+    size_t used = 0;
+    int v = std::stoi(value, &used);
+    if (used == value.size()) return v;
+  } catch (...) {
+  }
+  throw CompileError("target: " + key + " expects an integer, got '" + value + "'");
+}
+
+}  // namespace
+
+Target Target::host() { return parse("llvm"); }
+
+Target Target::parse(const std::string& text) {
+  std::istringstream in(text);
+  std::string word;
+  if (!(in >> word) || word != "llvm") {
+    throw CompileError("target: '" + text + "' is not a CPU target (it must start with 'llvm')");
+  }
+  ensure_llvm_initialized();
+  Target t;
+  bool explicit_cpu = false;
+  while (in >> word) {
+    size_t eq = word.find('=');
+    if (word.rfind("-", 0) != 0 || eq == std::string::npos) {
+      throw CompileError("target: option '" + word + "' must look like -key=value");
+    }
+    std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    if (key == "-mtriple") {
+      t.triple = llvm::Triple::normalize(value);
+    } else if (key == "-mcpu") {
+      t.cpu = value;
+      explicit_cpu = true;
+    } else if (key == "-mattr") {
+      for (const std::string& a : split_commas(value)) {
+        if (a[0] != '+' && a[0] != '-') throw CompileError("target: -mattr entry '" + a + "' must start with + or -");
+        t.attrs.push_back(a);
+      }
+    } else if (key == "-num-cores") {
+      t.num_cores = parse_int(key, value);
+      if (t.num_cores < 0) throw CompileError("target: -num-cores must be >= 0");
+    } else if (key == "-opt-level") {
+      t.opt_level = parse_int(key, value);
+      if (t.opt_level < 0 || t.opt_level > 3) throw CompileError("target: -opt-level must be 0..3");
+    } else if (key == "-fast-math-contract") {
+      t.fp_contract = parse_int(key, value) != 0;
+    } else {
+      throw CompileError("target: unknown option '" + key + "' (known: -mtriple -mcpu -mattr -num-cores -opt-level -fast-math-contract)");
+    }
+  }
+  std::string host_triple = llvm::sys::getProcessTriple();
+  if (t.triple.empty()) t.triple = host_triple;
+  if (!explicit_cpu) t.cpu = t.triple == host_triple ? llvm::sys::getHostCPUName().str() : "generic";
+  if (t.cpu == "native") t.cpu = llvm::sys::getHostCPUName().str();
+  resolve_features(&t);
+  return t;
+}
+
+bool Target::is_host() const {
+  return triple == llvm::sys::getProcessTriple() && cpu == llvm::sys::getHostCPUName().str();
+}
+
+bool Target::is_x86() const { return llvm::Triple(triple).isX86(); }
+
+bool Target::has_feature(const std::string& name) const {
+  return std::find(features.begin(), features.end(), name) != features.end();
+}
+
+std::string Target::feature_string() const {
+  std::string s;
+  if (is_host()) {
+    for (const auto& f : llvm::sys::getHostCPUFeatures()) {
+      if (!s.empty()) s += ",";
+      s += (f.second ? "+" : "-") + f.first().str();
+    }
+  }
+  for (const std::string& a : attrs) {
+    if (!s.empty()) s += ",";
+    s += a;
+  }
+  return s;
+}
+
+int Target::vector_bits() const {
+  if (has_feature("avx512f")) return 512;
+  if (has_feature("avx2") || has_feature("avx")) return 256;
+  return 128;
+}
+
+std::string Target::to_string() const {
+  std::string s = "llvm -mtriple=" + triple + " -mcpu=" + cpu;
+  if (!attrs.empty()) {
+    s += " -mattr=";
+    for (size_t i = 0; i < attrs.size(); ++i) s += (i ? "," : "") + attrs[i];
+  }
+  if (num_cores) s += " -num-cores=" + std::to_string(num_cores);
+  if (opt_level != 3) s += " -opt-level=" + std::to_string(opt_level);
+  if (!fp_contract) s += " -fast-math-contract=0";
+  return s;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,126 @@
+// Ahead-of-time compilation: an object file for the host and for AArch64 (checked by
+// its ELF header and llvm-objdump-19's disassembly), and a shared library with a C
+// header that a small C program built without LLVM dlopens and calls.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "backend-cpu/module.h"
+#include "compiler/ir/op.h"
+#include "compiler/schedule/schedule.h"
+#include "compiler/te/ops.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using ir::DataType;
+using te::Tensor;
+
+struct Saxpy {
+  Tensor a, b, c;
+  schedule::Schedule s;
+  Saxpy() {
+    a = te::placeholder({64, 256}, DataType::Float(32), "A");
+    b = te::placeholder({64, 256}, DataType::Float(32), "B");
+    c = te::compute({64, 256}, [&](ir::Var i, ir::Var j) { return a(i, j) * 2 + b(i, j); }, "C");
+    s = schedule::create_schedule({c});
+    auto [jo, ji] = s[c].split(c->axis[1], 16);
+    s[c].vectorize(ji);
+    s[c].parallel(c->axis[0]);
+    (void)jo;
+  }
+};
+
+fs::path temp_dir() {
+  fs::path d = fs::temp_directory_path() / ("kiln_aot_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+std::string run_command(const std::string& cmd, int* rc) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) {
+    *rc = -1;
+    return out;
+  }
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  *rc = pclose(p);
+  return out;
+}
+
+uint16_t elf_machine(const std::string& obj) {
+  if (obj.size() < 20 || obj.compare(0, 4, "\x7f" "ELF") != 0) return 0;
+  uint16_t m = 0;
+  std::memcpy(&m, obj.data() + 18, 2);  // e_machine, little-endian
+  return m;
+}
+
+TEST(Aot, HostObject) {
+  Saxpy p;
+  cpu::Module m = cpu::build(p.s, {p.a, p.b, p.c}, "llvm", "aot_saxpy");
+  EXPECT_EQ(elf_machine(m.object()), 62);  // EM_X86_64
+  std::string h = m.header();
+  EXPECT_NE(h.find("int32_t aot_saxpy(float* A, float* B, float* C);"), std::string::npos) << h;
+  EXPECT_NE(h.find("aot_saxpy_packed"), std::string::npos);
+}
+
+TEST(Aot, CrossCompileAArch64) {
+  Saxpy p;
+  cpu::Module m = cpu::build(p.s, {p.a, p.b, p.c}, "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72", "aot_saxpy");
+  EXPECT_EQ(elf_machine(m.object()), 183);  // EM_AARCH64
+  EXPECT_THROW(m({}), cpu::RuntimeError);   // cannot run here
+  EXPECT_NE(m.assembly().find(".4s"), std::string::npos) << "expected NEON vectors of 4 floats";
+  fs::path dir = temp_dir();
+  fs::path obj = dir / "saxpy_aarch64.o";
+  m.export_object(obj.string());
+  int rc = 0;
+  std::string dis = run_command("llvm-objdump-19 -d -r --triple=aarch64-linux-gnu " + obj.string(), &rc);
+  if (rc != 0) GTEST_SKIP() << "llvm-objdump-19 is not available: " << dis;
+  EXPECT_NE(dis.find("file format elf64-littleaarch64"), std::string::npos) << dis;
+  EXPECT_NE(dis.find("<aot_saxpy>:"), std::string::npos) << dis;
+  EXPECT_NE(dis.find(".4s"), std::string::npos) << dis;
+  EXPECT_NE(dis.find("kiln_parallel_launch"), std::string::npos) << dis;  // relocation to the runtime
+  fs::remove_all(dir);
+}
+
+TEST(Aot, SharedLibraryLoadedByAProgramWithoutLLVM) {
+  Saxpy p;
+  cpu::Module m = cpu::build(p.s, {p.a, p.b, p.c}, "llvm", "aot_saxpy");
+  fs::path dir = temp_dir();
+  fs::path lib = dir / "kiln_aot.so";
+  m.export_library(lib.string());
+  ASSERT_TRUE(fs::exists(lib));
+  ASSERT_TRUE(fs::exists(dir / "kiln_aot.h"));
+  fs::path loader_src = fs::path(KILN_CPU_TEST_DIR) / "aot_loader.c";
+  fs::path loader = dir / "loader";
+  int rc = 0;
+  std::string out = run_command("cc -std=c11 -D_DEFAULT_SOURCE -Wall -Werror -I" + dir.string() + " " + loader_src.string() +
+                                    " -o " + loader.string() + " -ldl -lm",
+                                &rc);
+  ASSERT_EQ(rc, 0) << out;
+  // The loader links no LLVM: its only libraries are libc's.
+  std::string ldd = run_command("ldd " + loader.string(), &rc);
+  EXPECT_EQ(ldd.find("LLVM"), std::string::npos) << ldd;
+  out = run_command(loader.string() + " " + lib.string(), &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("ok"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+TEST(Aot, ExportLibraryRefusesForeignTargets) {
+  Saxpy p;
+  cpu::Module m = cpu::build(p.s, {p.a, p.b, p.c}, "llvm -mtriple=aarch64-linux-gnu", "aot_saxpy");
+  EXPECT_THROW(m.export_library((temp_dir() / "x.so").string()), cpu::RuntimeError);
+}
+
+}  // namespace
+}  // namespace kiln
