@@ -1,7 +1,8 @@
 // Random differential tests: random legal schedules (splits, fuses, reorders,
 // annotations, compute_at, inline, cache_read/cache_write) over matmul, conv2d and
 // elementwise chains must give results bit-identical to the unscheduled program.
-// A failure prints its seed; KILN_SEED=<seed> replays just that case.
+// A failure prints its seed; KILN_SEED=<seed> replays just that case and prints
+// its schedule and IR; KILN_RANDOM_CASES=<n> runs n cases per program.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -43,11 +44,20 @@ class Rng {
 // ---------------------------------------------------------------- programs
 
 Program random_matmul(Rng& r) {
-  DataType t = r.chance(0.5) ? DataType::Int(32) : DataType::Float(32);
+  int kind = r.uniform(0, 2);  // int32, float32, or int8 inputs accumulated in int32
+  DataType t = kind == 1 ? DataType::Float(32) : DataType::Int(32);
   int m = r.uniform(3, 17), n = r.uniform(3, 17), k = r.uniform(2, 12);
-  auto a = te::placeholder({m, k}, t, "A");
-  auto b = te::placeholder({k, n}, t, "B");
-  auto c = te::matmul(a, b, "C");
+  auto a = te::placeholder({m, k}, kind == 2 ? DataType::Int(8) : t, "A");
+  auto b = te::placeholder({k, n}, kind == 2 ? DataType::Int(8) : t, "B");
+  Tensor c;
+  if (kind == 2) {
+    auto rk = te::reduce_axis(k, "k");
+    c = te::compute({m, n}, [&](ir::Var i, ir::Var j) {
+      return te::sum(ir::cast(t, a(i, rk->var)) * ir::cast(t, b(rk->var, j)), {rk});
+    }, "C");
+  } else {
+    c = te::matmul(a, b, "C");
+  }
   if (r.chance(0.4)) {  // a bias/relu epilogue gives another stage to move around
     auto d = te::compute({m, n}, [&](ir::Var i, ir::Var j) { return ir::max(c(i, j) + 1, ir::make_const(t, 0)); }, "D");
     return {{a, b, d}};
@@ -203,8 +213,15 @@ uint64_t replay_seed() {
   return env ? std::strtoull(env, nullptr, 10) : 0;
 }
 
+// KILN_RANDOM_CASES=<n> runs n cases per program instead (a longer soak).
+int case_count(int fallback) {
+  const char* env = std::getenv("KILN_RANDOM_CASES");
+  return env ? std::atoi(env) : fallback;
+}
+
 void run_cases(const char* name, int count, uint64_t base, Program (*make)(Rng&)) {
   uint64_t only = replay_seed();
+  count = case_count(count);
   for (int c = 0; c < count; ++c) {
     uint64_t seed = base + static_cast<uint64_t>(c);
     if (only != 0 && seed != only) continue;
