@@ -83,28 +83,29 @@ bool uses_var(const Stmt& s, const Var& v) {
   return uses_var(s, [p](const VarNode* x) { return x == p; });
 }
 
-std::vector<Var> free_vars(const Expr& e) {
-  std::vector<Var> out;
-  std::unordered_set<const VarNode*> seen;
-  class Collect : public IRVisitor {
-   public:
-    Collect(std::vector<Var>& o, std::unordered_set<const VarNode*>& s, const Expr& root) : out_(o), seen_(s), root_(root) {}
-    using IRVisitor::visit;
-    void visit(const Expr& e) override {
-      if (e.defined() && e.kind() == NodeKind::Var) {
-        if (seen_.insert(e.as<VarNode>()).second) out_.push_back(Var(std::static_pointer_cast<const VarNode>(e.ptr())));
-        return;
-      }
-      IRVisitor::visit(e);
-    }
+namespace {
 
-   private:
-    std::vector<Var>& out_;
-    std::unordered_set<const VarNode*>& seen_;
-    const Expr& root_;
-  };
-  Collect(out, seen, e).visit(e);
-  return out;
+// Collects variables with their owning handles, in first-use order.
+class VarCollector : public IRVisitor {
+ public:
+  using IRVisitor::visit;
+  void visit(const Expr& e) override {
+    if (e.defined() && e.kind() == NodeKind::Var) {
+      if (seen.insert(e.as<VarNode>()).second) vars.emplace_back(std::static_pointer_cast<const VarNode>(e.ptr()));
+      return;
+    }
+    IRVisitor::visit(e);
+  }
+  std::vector<Var> vars;
+  std::unordered_set<const VarNode*> seen;
+};
+
+}  // namespace
+
+std::vector<Var> free_vars(const Expr& e) {
+  VarCollector c;
+  c.visit(e);
+  return c.vars;
 }
 
 }  // namespace kiln::ir

@@ -94,6 +94,4 @@ std::unordered_set<const ir::IterVarNode*> descendant_leaves(const StageNode* st
   return leaves;
 }
 
-bool is_reduce_leaf(const StageNode*, const IterVar& leaf) { return leaf->kind == ir::IterKind::Reduce; }
-
 }  // namespace kiln::schedule

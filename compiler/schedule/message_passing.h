@@ -31,7 +31,4 @@ std::vector<Expr> split_predicates(const StageNode* stage, const DomMap& dom, co
 // The leaf axes that `iv` was split or fused into (itself if it is a leaf).
 std::unordered_set<const ir::IterVarNode*> descendant_leaves(const StageNode* stage, const IterVar& iv);
 
-// True if the leaf axis derives from a reduction axis.
-bool is_reduce_leaf(const StageNode* stage, const IterVar& leaf);
-
 }  // namespace kiln::schedule

@@ -58,6 +58,21 @@ TEST(TensorExpr, Reductions) {
   EXPECT_EQ(ir::to_string(ir::reduce_identity(ir::Combiner::Min, DataType::Float(32))), "inff");
 }
 
+TEST(TensorExpr, ReductionToAScalarUnderASchedule) {
+  auto a = te::placeholder({7, 5}, DataType::Int(32), "A");
+  auto r = te::reduce_axis(7, "r");
+  auto c = te::reduce_axis(5, "c");
+  auto total = te::compute({}, [&](const std::vector<ir::Var>&) { return te::sum(a(r->var, c->var), {r, c}); }, "Total");
+  auto s = schedule::create_schedule({total});
+  auto [ro, ri] = s[total].split(r, 3);
+  s[total].reorder({c, ro, ri});
+  EXPECT_TRUE(test::same_as_unscheduled(s, {a, total}));
+  auto out = eval({a, total});
+  int64_t want = 0;
+  for (int i = 0; i < 35; ++i) want += out[0].get_int(i);
+  EXPECT_EQ(out[1].get_int(0), want);
+}
+
 TEST(TensorExpr, BadExpressionsAreErrors) {
   auto a = te::placeholder({4, 4}, DataType::Float(32), "A");
   EXPECT_THROW(a(1), CompileError);  // wrong rank
