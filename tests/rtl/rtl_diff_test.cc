@@ -54,10 +54,14 @@ std::string region_of(const RandomProgram& p, uint64_t addr) {
 struct Case {
   std::string config;
   bool backpressure;
+  int latency = -1;         // -1: the DRAM model's default (a Zynq HP port)
+  int bytes_per_cycle = -1;
+  std::string name() const {
+    if (latency >= 0) return config + "_slow_dram";
+    return config + (backpressure ? "_backpressure" : "_board_timing");
+  }
 };
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.config << (c.backpressure ? " with back-pressure" : " with board timing");
-}
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
 
 class RtlDiff : public ::testing::TestWithParam<Case> {};
 
@@ -102,16 +106,17 @@ TEST_P(RtlDiff, RandomStreamsMatchFsim) {
   hw::Config cfg = config_named(c.config);
   DeviceOptions opts;
   opts.dram_backpressure = c.backpressure;
+  opts.dram_latency = c.latency;
+  opts.dram_bytes_per_cycle = c.bytes_per_cycle;
   opts.watchdog_cycles = 20000;
-  int n = stream_count(c.config == "default" ? 150 : 200);
+  int n = stream_count(c.latency >= 0 ? 50 : c.config == "default" ? 150 : 200);
   driver::Counters totals;
   for (int i = 0; i < n; ++i) {
-    uint64_t seed = 1000003ull * (i + 1) + (c.backpressure ? 7 : 0);
+    uint64_t seed = 1000003ull * (i + 1) + (c.backpressure ? 7 : 0) + (c.latency >= 0 ? 13 : 0);
     opts.seed = seed;
     RandomProgram p = sim::testing::random_program(cfg, seed);
     std::string diff = run_both(cfg, p, opts, totals);
-    ASSERT_EQ(diff, "") << "config " << c.config << ", back-pressure " << c.backpressure
-                        << ", random_program seed " << seed << "\n"
+    ASSERT_EQ(diff, "") << "case " << c.name() << ", random_program seed " << seed << "\n"
                         << listing(p);
   }
   // The streams exercised every unit.
@@ -128,11 +133,11 @@ TEST_P(RtlDiff, RandomStreamsMatchFsim) {
 
 INSTANTIATE_TEST_SUITE_P(Configs, RtlDiff,
                          ::testing::Values(Case{"default", false}, Case{"default", true},
-                                           Case{"tiny", false}, Case{"tiny", true}),
-                         [](const auto& info) {
-                           return info.param.config + (info.param.backpressure ? "_backpressure"
-                                                                               : "_board_timing");
-                         });
+                                           Case{"tiny", false}, Case{"tiny", true},
+                                           // A slow, narrow DRAM: 100 cycles, 3 bytes/cycle.
+                                           Case{"default", false, 100, 3},
+                                           Case{"tiny", true, 100, 3}),
+                         [](const auto& info) { return info.param.name(); });
 
 TEST(RtlDevice, RefusesAConfigurationThatWasNotBuilt) {
   hw::Config cfg = config_named("small");
