@@ -165,6 +165,7 @@ class CodeGen {
   llvm::Value* emit_int_divmod(bool is_div, const Expr& ea, const Expr& eb, llvm::Value* a, llvm::Value* b, DataType at);
   llvm::Value* emit_cast(DataType to, const Expr& value);
   llvm::Value* emit_call(const ir::CallNode* op);
+  llvm::Value* emit_low_level_call(const ir::CallNode* op);
   llvm::Value* emit_load(const ir::LoadNode* op);
   llvm::Value* element_ptr(llvm::Value* base, DataType elem, llvm::Value* index) {
     return b_.CreateInBoundsGEP(storage_type(elem), base, index);
@@ -505,6 +506,66 @@ llvm::Value* CodeGen::double_libcall(const char* name, llvm::Value* x, llvm::Val
   return out;
 }
 
+// Calls that tensor intrinsics use to reach the machine (as TVM's call_llvm_intrin):
+//   address_of(Load)          the element's address (handle)
+//   vload(handle)             a value of the call's type read from an address
+//   vstore(handle, value)     writes it (returns int32 0)
+//   reinterpret(value)        the same bits as the call's type
+//   llvm.<intrinsic>(...)     an LLVM intrinsic by name, e.g. llvm.x86.avx512.vpdpbusd.512
+// Returns null for every other name.
+llvm::Value* CodeGen::emit_low_level_call(const ir::CallNode* op) {
+  const std::string& name = op->name;
+  auto need = [&](size_t n) {
+    if (op->args.size() != n) fail("intrinsic '" + name + "' takes " + std::to_string(n) + " arguments");
+  };
+  if (name == "address_of") {
+    need(1);
+    const auto* ld = op->args[0].as<ir::LoadNode>();
+    if (!ld || ld->dtype.lanes() != 1) fail("address_of needs a scalar load: " + ir::to_string(op->args[0]));
+    return element_ptr(buffer(ld->buffer_var), ld->dtype, index_value(ld->index));
+  }
+  if (name == "vload") {
+    need(1);
+    return b_.CreateAlignedLoad(type_of(op->dtype), emit(op->args[0]), llvm::Align(1));
+  }
+  if (name == "vstore") {
+    need(2);
+    b_.CreateAlignedStore(emit(op->args[1]), emit(op->args[0]), llvm::Align(1));
+    return b_.getInt32(0);
+  }
+  if (name == "reinterpret") {
+    need(1);
+    llvm::Value* v = emit(op->args[0]);
+    llvm::Type* to = type_of(op->dtype);
+    if (v->getType()->getPrimitiveSizeInBits() != to->getPrimitiveSizeInBits()) {
+      fail("reinterpret changes the size: " + ir::to_string(op->args[0]) + " as " + op->dtype.to_string());
+    }
+    return b_.CreateBitCast(v, to);
+  }
+  if (name.rfind("llvm.", 0) != 0) return nullptr;
+  llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(name);
+  if (id == llvm::Intrinsic::not_intrinsic) fail("LLVM has no intrinsic '" + name + "'");
+  if (llvm::Intrinsic::isOverloaded(id)) fail("overloaded LLVM intrinsic '" + name + "' is not supported; name a fixed one");
+  llvm::Function* f = llvm::Intrinsic::getDeclaration(&mod_, id);
+  llvm::FunctionType* fty = f->getFunctionType();
+  if (fty->getNumParams() != op->args.size()) fail("'" + name + "' takes " + std::to_string(fty->getNumParams()) + " arguments");
+  std::vector<llvm::Value*> args;
+  for (size_t i = 0; i < op->args.size(); ++i) {
+    llvm::Value* v = emit(op->args[i]);
+    llvm::Type* want = fty->getParamType(static_cast<unsigned>(i));
+    if (v->getType() != want) {
+      if (v->getType()->getPrimitiveSizeInBits() != want->getPrimitiveSizeInBits()) {
+        fail("argument " + std::to_string(i) + " of '" + name + "' has the wrong size: " + ir::to_string(op->args[i]));
+      }
+      v = b_.CreateBitCast(v, want);
+    }
+    args.push_back(v);
+  }
+  llvm::Value* r = b_.CreateCall(f, args);
+  llvm::Type* ret = type_of(op->dtype);
+  return r->getType() == ret ? r : b_.CreateBitCast(r, ret);
+}
+
 llvm::Value* CodeGen::emit_call(const ir::CallNode* op) {
   const std::string& name = op->name;
   DataType t = op->dtype;
@@ -513,6 +574,7 @@ llvm::Value* CodeGen::emit_call(const ir::CallNode* op) {
     if (i >= op->args.size()) fail("intrinsic '" + name + "' needs " + std::to_string(i + 1) + " arguments");
     return splat_if_needed(emit(op->args[i]), lanes);
   };
+  if (llvm::Value* v = emit_low_level_call(op)) return v;
   if (name == "likely") {
     llvm::Value* c = arg(0);
     if (c->getType()->isIntegerTy(1)) return b_.CreateIntrinsic(llvm::Intrinsic::expect, {c->getType()}, {c, b_.getTrue()});

@@ -11,6 +11,7 @@ namespace kiln::bench {
 cpu::Module build_sgemm(int m, int n, int k, const cpu::Target& target);
 
 // C[M, N] (int32) = A[M, K] (uint8) x B[K, N] (int8): function "gemm_u8s8s32"(A, B, C).
+// With AVX-512 VNNI the inner 16x4 block is tensorized onto vpdpbusd.
 cpu::Module build_gemm_u8s8s32(int m, int n, int k, const cpu::Target& target);
 
 }  // namespace kiln::bench

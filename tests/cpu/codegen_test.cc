@@ -373,3 +373,43 @@ TEST(Codegen, VectorInstructionsFollowTheTarget) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Intrinsics the interpreter does not know (erf, fma, min, max calls), checked
+// against the C library.
+TEST(Codegen, ExtraFloatIntrinsics) {
+  auto a = te::placeholder({64}, DataType::Float(32), "A");
+  auto b = te::placeholder({64}, DataType::Float(32), "B");
+  DataType f = DataType::Float(32);
+  auto c = te::compute({64}, [&](ir::Var i) { return ir::make_call(f, "erf", {a(i)}); }, "C");
+  auto d = te::compute({64}, [&](ir::Var i) { return ir::make_call(f, "fma", {a(i), b(i), a(i)}); }, "D");
+  auto e = te::compute({64}, [&](ir::Var i) { return ir::make_call(f, "min", {a(i), b(i)}) + ir::make_call(f, "max", {a(i), b(i)}); }, "E");
+  auto s = create_schedule({c, d, e});
+  for (const Tensor& t : {c, d, e}) {
+    auto [o, i] = s[t].split(t->axis[0], 16);
+    s[t].vectorize(i);
+    (void)o;
+  }
+  cpu::Module m = cpu::build(s, {a, b, c, d, e});
+  auto x = cpu::NDArray::empty({64}, f), y = cpu::NDArray::empty({64}, f);
+  for (int i = 0; i < 64; ++i) {
+    x.data_as<float>()[i] = static_cast<float>(i - 32) / 9.0f;
+    y.data_as<float>()[i] = static_cast<float>(i % 7) * 0.3f - 1.0f;
+  }
+  auto oc = cpu::NDArray::zeros({64}, f), od = cpu::NDArray::zeros({64}, f), oe = cpu::NDArray::zeros({64}, f);
+  m({x, y, oc, od, oe});
+  for (int i = 0; i < 64; ++i) {
+    float xv = x.data_as<float>()[i], yv = y.data_as<float>()[i];
+    EXPECT_EQ(oc.data_as<float>()[i], static_cast<float>(std::erf(static_cast<double>(xv))));
+    EXPECT_EQ(od.data_as<float>()[i], std::fma(xv, yv, xv));
+    EXPECT_EQ(oe.data_as<float>()[i], std::min(xv, yv) + std::max(xv, yv));
+  }
+  EXPECT_THROW(cpu::build(create_schedule({te::compute({4}, [&](ir::Var i) { return ir::make_call(f, "no_such_fn", {a(i)}); }, "Z")}),
+                          {a, c}),
+               CompileError);
+}
+
+}  // namespace
+}  // namespace kiln
