@@ -24,6 +24,12 @@ set(KILN_RTL_TOP kiln_top)
 # binary; the rtl device picks the one whose fingerprint matches.
 set(KILN_RTL_CONFIGS "default;tiny" CACHE STRING
     "Configurations (hw/config/<name>.json) to build Verilated models for")
+# The AXI4 master's data width; the Verilator harness takes 32 or 64.
+set(KILN_RTL_AXI_DATA_BITS 64 CACHE STRING "AXI4 data width of the RTL's DRAM port (32 or 64)")
+set_property(CACHE KILN_RTL_AXI_DATA_BITS PROPERTY STRINGS 32 64)
+if(NOT KILN_RTL_AXI_DATA_BITS MATCHES "^(32|64)$")
+  message(FATAL_ERROR "KILN_RTL_AXI_DATA_BITS is ${KILN_RTL_AXI_DATA_BITS}; the harness takes 32 or 64")
+endif()
 
 # kiln_rtl_package(<cfg> <out-var>): the rule that generates the parameter package of
 # configuration <cfg> into ${CMAKE_BINARY_DIR}/hw/rtl/<cfg>/kiln_cfg_pkg.sv.
@@ -35,7 +41,7 @@ function(kiln_rtl_package cfg out_var)
     message(FATAL_ERROR "KILN_RTL_CONFIGS names '${cfg}', but ${json} does not exist")
   endif()
   add_custom_command(OUTPUT ${pkg}
-    COMMAND kiln_rtl_params_gen --config ${json} -o ${dir}
+    COMMAND kiln_rtl_params_gen --config ${json} -o ${dir} --axi-data-bits ${KILN_RTL_AXI_DATA_BITS}
     DEPENDS kiln_rtl_params_gen ${json}
     COMMENT "Generating the RTL parameter package for configuration ${cfg}")
   set(${out_var} ${pkg} PARENT_SCOPE)

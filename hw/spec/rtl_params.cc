@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "hw/spec/error.h"
+
 #include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
 
@@ -35,7 +37,11 @@ void fields(std::string& out, const InsnLayout& layout, InsnLayout::Format forma
 
 }  // namespace
 
-std::string rtl_params_package(const Config& cfg) {
+std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
+  if (axi_data_bits < 32 || axi_data_bits > 1024 || (axi_data_bits & (axi_data_bits - 1)) != 0) {
+    throw Error(fmt::format("AXI data width {} bits: it must be a power of two from 32 to 1024",
+                            axi_data_bits));
+  }
   const ConfigParams& p = cfg.params();
   InsnLayout layout(cfg);
   std::string out;
@@ -114,7 +120,7 @@ std::string rtl_params_package(const Config& cfg) {
     param(out, "CNT_" + upper(c.name), static_cast<int>(c.id), c.description);
 
   out += "\n  // AXI4 master port to DRAM\n";
-  param(out, "AXI_DATA_BITS", kRtlAxiDataBits);
+  param(out, "AXI_DATA_BITS", axi_data_bits);
   param(out, "AXI_ADDR_BITS", kRtlAxiAddrBits);
   param(out, "AXI_MAX_BURST", kRtlAxiMaxBurst);
   out += "endpackage\n";

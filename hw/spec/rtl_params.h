@@ -14,10 +14,13 @@ inline constexpr const char* kRtlParamsFile = "kiln_cfg_pkg.sv";
 
 // Bus parameters of the accelerator's AXI4 master port. Not part of a configuration:
 // they describe the board's port, not the ISA (a Zynq-7000 HP port is 64 bits wide).
+// The data width is a build choice (kiln_rtl_params --axi-data-bits, CMake
+// KILN_RTL_AXI_DATA_BITS): 32 to 1024 bits, a power of two.
 inline constexpr int kRtlAxiDataBits = 64;
 inline constexpr int kRtlAxiAddrBits = 32;
 inline constexpr int kRtlAxiMaxBurst = 16;  // beats per burst the RTL issues at most
 
-std::string rtl_params_package(const Config& cfg);
+// Throws hw::Error for an AXI data width that is not a power of two from 32 to 1024.
+std::string rtl_params_package(const Config& cfg, int axi_data_bits = kRtlAxiDataBits);
 
 }  // namespace kiln::hw

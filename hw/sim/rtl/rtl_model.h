@@ -76,6 +76,7 @@ class RtlModel {
 struct RtlModelInfo {
   std::string name;         // the configuration's name ("default", "tiny")
   std::string config_json;  // hw/config/<name>.json as it was when the model was built
+  int axi_data_bits;        // the DRAM port's width (32 or 64)
   // Makes a model; a non-empty wave_file records an FST waveform there.
   std::function<std::unique_ptr<RtlModel>(const std::string& wave_file)> make;
 };

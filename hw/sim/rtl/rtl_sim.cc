@@ -4,7 +4,6 @@
 
 #include "hw/spec/error.h"
 #include "hw/spec/regs.h"
-#include "hw/spec/rtl_params.h"
 
 namespace kiln::sim {
 
@@ -71,8 +70,11 @@ std::vector<std::string> rtl_model_names() {
 }
 
 RtlSim::RtlSim(const hw::Config& cfg, std::span<uint8_t> dram, const RtlSimOptions& opts)
-    : model_(find_model(cfg).make(opts.wave_file)),
-      dram_(dram, opts.dram, hw::kRtlAxiDataBits / 8),
+    : RtlSim(find_model(cfg), dram, opts) {}
+
+RtlSim::RtlSim(const RtlModelInfo& model, std::span<uint8_t> dram, const RtlSimOptions& opts)
+    : model_(model.make(opts.wave_file)),
+      dram_(dram, opts.dram, model.axi_data_bits / 8),
       opts_(opts) {
   reset();
 }

@@ -27,6 +27,7 @@ class RtlSim {
   // Selects the Verilated model whose configuration has cfg's fingerprint; throws
   // hw::Error listing the built configurations when there is none.
   RtlSim(const hw::Config& cfg, std::span<uint8_t> dram, const RtlSimOptions& opts);
+  RtlSim(const RtlModelInfo& model, std::span<uint8_t> dram, const RtlSimOptions& opts);
   ~RtlSim();
   RtlSim(const RtlSim&) = delete;
   RtlSim& operator=(const RtlSim&) = delete;
