@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/driver/fsim_device.h"
 #include "hw/driver/rtl/rtl_device.h"
 #include "hw/sim/rtl/rtl_sim.h"
 #include "hw/spec/error.h"
@@ -56,18 +57,27 @@ struct Result {
   double seconds = 0;
 };
 
-// Runs a stream on a fresh rtl device: micro-ops at DRAM 0, the stream at 64 KiB.
+// Runs a stream on a fresh rtl device (micro-ops at DRAM 0, the stream at 64 KiB) and
+// on fsim, which checks that the stream is legal; their DRAM images must agree.
 Result run(const hw::Config& cfg, const std::vector<Insn>& insns, const std::vector<hw::Uop>& uops) {
   driver::DeviceOptions opts;
   opts.dram_bytes = 16 << 20;
   driver::RtlDevice dev(cfg, opts);
+  driver::FsimDevice golden(cfg, opts);
   hw::InsnLayout layout(cfg);
-  dev.write(0, hw::encode_uops(layout, uops));
   const uint64_t insn_addr = 64 << 10;
-  dev.write(insn_addr, hw::encode_program(layout, insns));
+  for (driver::Device* d : {static_cast<driver::Device*>(&dev), static_cast<driver::Device*>(&golden)}) {
+    d->write(0, hw::encode_uops(layout, uops));
+    d->write(insn_addr, hw::encode_program(layout, insns));
+  }
+  golden.run(insn_addr, static_cast<uint32_t>(insns.size()));
   auto t0 = std::chrono::steady_clock::now();
   dev.run(insn_addr, static_cast<uint32_t>(insns.size()));
   auto t1 = std::chrono::steady_clock::now();
+  std::vector<uint8_t> a(opts.dram_bytes), b(opts.dram_bytes);
+  dev.read(0, a);
+  golden.read(0, b);
+  if (a != b) throw hw::Error("the rtl device's DRAM differs from fsim's after a bench stream");
   return {dev.counters(), std::chrono::duration<double>(t1 - t0).count()};
 }
 
