@@ -61,13 +61,14 @@ int fit(int n, int want) {
 
 // Direct convolution, output channels in blocks of `ob` (vector lanes) and output
 // columns in blocks of `wb`: a wb x ob tile of accumulators stays in registers while
-// (c, ky, kx) run. Computed in the blocked layout, then written out as NCHW.
+// (c, ky, kx) run. Computed in the blocked layout one output row at a time, and that
+// row written out as NCHW.
 kiln::cpu::Module build_conv(const Layer& l, int ob, const kiln::cpu::Target& target) {
   int oh = l.out(), ow = l.out(), p = l.pad(), s = l.stride, k = l.k;
   int wb = fit(ow, 8);
   auto data = te::placeholder({1, l.ic, l.hw, l.hw}, DataType::Float(32), "data");
   auto kp = te::placeholder({l.oc / ob, l.ic, k, k, ob}, DataType::Float(32), "kernel_packed");
-  auto padded = te::pad(data, {0, 0, p, p}, {0, 0, p, p}, kiln::ir::Expr(), "padded");
+  te::Tensor padded = p > 0 ? te::pad(data, {0, 0, p, p}, {0, 0, p, p}, kiln::ir::Expr(), "padded") : data;
   auto rc = te::reduce_axis(l.ic, "rc");
   auto ry = te::reduce_axis(k, "ry");
   auto rx = te::reduce_axis(k, "rx");
@@ -83,11 +84,16 @@ kiln::cpu::Module build_conv(const Layer& l, int ob, const kiln::cpu::Target& ta
       {1, l.oc, oh, ow}, [&](Var, Var o, Var y, Var x) { return blocked(o / ob, y, x, o % ob); }, "conv");
   auto sch = kiln::schedule::create_schedule({out});
   auto local = sch.cache_write(blocked, "local");
-  // blocked: (oo, y) in parallel, x in tiles of wb; the tile accumulates in registers.
+  // NCHW output by (channel block, row), in parallel; each row's blocked results are
+  // computed just before they are written out (a row of ob channels stays in cache).
+  auto [oo, oi] = sch[out].split(out->axis[1], ob);
+  sch[out].reorder({out->axis[0], oo, out->axis[2], oi, out->axis[3]});
+  auto fused = sch[out].fuse(oo, out->axis[2]);
+  sch[out].parallel(fused);
+  sch[blocked].compute_at(sch[out], fused);
+  // blocked: x in tiles of wb; a wb x ob tile accumulates in registers.
   auto [xo, xi] = sch[blocked].split(blocked->axis[2], wb);
   sch[blocked].reorder({blocked->axis[0], blocked->axis[1], xo, xi, blocked->axis[3]});
-  auto fused = sch[blocked].fuse(blocked->axis[0], blocked->axis[1]);
-  sch[blocked].parallel(fused);
   sch[blocked].vectorize(blocked->axis[3]);
   sch[local].compute_at(sch[blocked], xo);
   const auto& la = local->axis;  // oo, y, x, oi
@@ -95,9 +101,7 @@ kiln::cpu::Module build_conv(const Layer& l, int ob, const kiln::cpu::Target& ta
   sch[local].reorder({lr[0], lr[1], lr[2], la[0], la[1], la[2], la[3]});
   sch[local].unroll(la[2]);
   sch[local].vectorize(la[3]);
-  sch[padded].parallel(padded->axis[1]);
-  // NCHW output: channels in parallel, rows contiguous.
-  sch[out].parallel(out->axis[1]);
+  if (p > 0) sch[padded].parallel(padded->axis[1]);
   auto f = kiln::schedule::lower(sch, {data, kp, out}, "conv");
   if (kiln::debug_enabled("conv")) std::cerr << f.body;
   return kiln::cpu::build({f}, target);

@@ -40,14 +40,23 @@ cpu::Module build_packed_gemm(int m, int n, int k, ir::DataType ta, ir::DataType
   // B in panels of nr columns: packed(jo, kk, ji) = B(kk, jo*nr + ji), contiguous along k.
   te::Tensor packed = te::compute(
       {n / nr, k, nr}, [&](Var jo, Var kk, Var ji) { return b(kk, jo * nr + ji); }, "packedB");
+  // Optionally A in panels of mr rows, interleaved along k: one cache line per k step.
+  bool pack_a = env_int("KILN_GEMM_PACK_A", 0) != 0;
+  te::Tensor packed_a;
+  if (pack_a) {
+    packed_a = te::compute(
+        {m / mr, k, mr}, [&](Var io, Var kk, Var ii) { return a(io * mr + ii, kk); }, "packedA");
+  }
   ir::IterVar kr = te::reduce_axis(k, "k");
   te::Tensor c = te::compute(
       {m, n},
       [&](Var i, Var j) {
-        return te::sum(ir::cast(acc, a(i, kr->var)) * ir::cast(acc, packed(j / nr, kr->var, j % nr)), {kr});
+        ir::Expr av = pack_a ? packed_a(i / mr, kr->var, i % mr) : a(i, kr->var);
+        return te::sum(ir::cast(acc, av) * ir::cast(acc, packed(j / nr, kr->var, j % nr)), {kr});
       },
       "C");
   schedule::Schedule s = schedule::create_schedule({c});
+  if (pack_a) s[packed_a].parallel(packed_a->axis[0]);
   te::Tensor cc = s.cache_write(c, "local");
   std::vector<ir::IterVar> t = s[c].tile(c->axis[0], c->axis[1], mr, nr);  // io, jo, ii, ji
   s[c].reorder({t[1], t[0], t[2], t[3]});  // column panel outermost: its packed B stays in cache
@@ -145,9 +154,11 @@ cpu::Module build_vnni_gemm(int m, int n, int k, const cpu::Target& target, int 
 
 cpu::Module build_sgemm(int m, int n, int k, const cpu::Target& target) {
   int lanes = target.vector_bits() / 32;
+  // AVX-512: a 4 x 64 tile is 16 of the 32 zmm registers; narrower targets (16
+  // registers): 4 x 2 vectors.
+  int nr = lanes >= 16 ? 4 * lanes : 2 * lanes;
   return build_packed_gemm(m, n, k, ir::DataType::Float(32), ir::DataType::Float(32), ir::DataType::Float(32), "sgemm",
-                           target, env_int("KILN_GEMM_MR", 8), env_int("KILN_GEMM_NR", 2 * lanes),
-                           env_int("KILN_GEMM_KU", 4));
+                           target, env_int("KILN_GEMM_MR", 4), env_int("KILN_GEMM_NR", nr), env_int("KILN_GEMM_KU", 4));
 }
 
 cpu::Module build_gemm_u8s8s32(int m, int n, int k, const cpu::Target& target) {
