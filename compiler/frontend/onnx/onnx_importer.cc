@@ -1,0 +1,806 @@
+#include "compiler/frontend/onnx/onnx_importer.h"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "compiler/graph/lower_group.h"
+#include "compiler/support/error.h"
+
+namespace kiln::frontend {
+
+using graph::Attrs;
+using graph::ConstData;
+using graph::Graph;
+using graph::NodeId;
+using graph::TensorType;
+using ir::DataType;
+
+namespace {
+
+constexpr int kMinOpset = 11;
+constexpr int kMaxOpset = 17;
+// Constant subgraphs up to this many elements are folded while importing.
+constexpr int64_t kFoldLimit = int64_t{1} << 22;
+
+[[noreturn]] void fail(const std::string& msg) { throw CompileError(msg); }
+
+DataType onnx_dtype(int t) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT: return DataType::Float(32);
+    case onnx::TensorProto::DOUBLE: return DataType::Float(64);
+    case onnx::TensorProto::FLOAT16: return DataType::Float(16);
+    case onnx::TensorProto::INT64: return DataType::Int(64);
+    case onnx::TensorProto::INT32: return DataType::Int(32);
+    case onnx::TensorProto::INT16: return DataType::Int(16);
+    case onnx::TensorProto::INT8: return DataType::Int(8);
+    case onnx::TensorProto::UINT8: return DataType::UInt(8);
+    case onnx::TensorProto::BOOL: return DataType::Bool();
+    default: fail(fmt::format("unsupported tensor element type {} ({})", t, onnx::TensorProto::DataType_Name(
+                                                                                   static_cast<onnx::TensorProto::DataType>(t))));
+  }
+}
+
+ConstData tensor_data(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) fail("tensor '" + t.name() + "': external data is not supported");
+  DataType dt = onnx_dtype(t.data_type());
+  std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) fail("tensor '" + t.name() + "': negative dimension");
+  auto b = std::make_shared<interp::HostBuffer>(dt, shape);
+  int64_t n = b->size();
+  auto count_error = [&](int64_t got) {
+    fail(fmt::format("tensor '{}': {} values for shape [{}] ({} expected)", t.name(), got, fmt::join(shape, ", "), n));
+  };
+  if (t.has_raw_data()) {
+    int64_t bytes = n * dt.storage_bytes();
+    if (static_cast<int64_t>(t.raw_data().size()) != bytes) count_error(static_cast<int64_t>(t.raw_data().size()) / dt.storage_bytes());
+    std::memcpy(b->data(), t.raw_data().data(), static_cast<size_t>(bytes));
+  } else if (dt == DataType::Float(32)) {
+    if (t.float_data_size() != n) count_error(t.float_data_size());
+    for (int64_t i = 0; i < n; ++i) b->set(i, t.float_data(static_cast<int>(i)));
+  } else if (dt == DataType::Float(64)) {
+    if (t.double_data_size() != n) count_error(t.double_data_size());
+    for (int64_t i = 0; i < n; ++i) b->set(i, t.double_data(static_cast<int>(i)));
+  } else if (dt == DataType::Int(64)) {
+    if (t.int64_data_size() != n) count_error(t.int64_data_size());
+    for (int64_t i = 0; i < n; ++i) b->set_int(i, t.int64_data(static_cast<int>(i)));
+  } else if (dt == DataType::Float(16)) {
+    if (t.int32_data_size() != n) count_error(t.int32_data_size());
+    for (int64_t i = 0; i < n; ++i) b->set(i, ir::half_bits_to_float(static_cast<uint16_t>(t.int32_data(static_cast<int>(i)))));
+  } else {
+    if (t.int32_data_size() != n) count_error(t.int32_data_size());
+    for (int64_t i = 0; i < n; ++i) b->set_int(i, t.int32_data(static_cast<int>(i)));
+  }
+  return b;
+}
+
+ConstData int64_tensor(const std::vector<int64_t>& v) {
+  auto b = std::make_shared<interp::HostBuffer>(DataType::Int(64), std::vector<int64_t>{static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) b->set_int(static_cast<int64_t>(i), v[i]);
+  return b;
+}
+
+int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= v[i];
+  return p;
+}
+
+// ---------------------------------------------------------------- conversion state
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, const OnnxOptions& opt, std::string source)
+      : model_(model), opt_(opt), source_(std::move(source)) {}
+
+  Graph run();
+
+  // Used by the converters.
+  const onnx::NodeProto& node() const { return *node_; }
+  int opset() const { return opset_; }
+  int num_inputs() const { return node_->input_size(); }
+  bool has_input(int k) const { return k < node_->input_size() && !node_->input(k).empty(); }
+  NodeId in(int k) const;
+  const TensorType& type(NodeId id) const { return g_.type(id); }
+  const TensorType& in_type(int k) const { return type(in(k)); }
+  bool is_const(NodeId id) const { return g_.node(id).is_constant(); }
+  // The value of constant input k (an error naming the input when it is computed at run time).
+  const graph::Node& const_input(int k) const;
+  std::vector<int64_t> const_ints(int k) const { return graph::constant_ints(const_input(k)); }
+
+  bool has_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t def) const;
+  double attr_float(const std::string& name, double def) const;
+  std::string attr_string(const std::string& name, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> def) const;
+  const onnx::TensorProto* attr_tensor(const std::string& name) const;
+
+  // Adds an operator; when every input is a constant and the result is small it is
+  // evaluated now and a constant is added instead.
+  NodeId op(const std::string& name, std::vector<NodeId> inputs, Attrs attrs = {});
+  NodeId constant(ConstData value, const std::string& suffix = "");
+  NodeId scalar(DataType t, double v) { return g_.add_scalar(node_->name() + "_scalar", t, v); }
+  NodeId reshape(NodeId x, std::vector<int64_t> shape) {
+    return type(x).shape == shape ? x : op("reshape", {x}, {{"shape", std::move(shape)}});
+  }
+
+ private:
+  const onnx::ModelProto& model_;
+  const OnnxOptions& opt_;
+  std::string source_;
+  Graph g_;
+  std::map<std::string, NodeId> values_;
+  const onnx::NodeProto* node_ = nullptr;
+  int opset_ = 0;
+  int counter_ = 0;
+
+  const onnx::AttributeProto* find_attr(const std::string& name) const;
+  std::string where() const;
+};
+
+using Converter = std::function<std::vector<NodeId>(Importer&)>;
+const std::map<std::string, Converter>& converters();
+
+NodeId Importer::in(int k) const {
+  if (!has_input(k)) fail(fmt::format("input {} is missing", k));
+  auto it = values_.find(node_->input(k));
+  if (it == values_.end()) fail(fmt::format("input {} ('{}') is not produced by any node, input or initializer", k, node_->input(k)));
+  return it->second;
+}
+
+const graph::Node& Importer::const_input(int k) const {
+  const graph::Node& n = g_.node(in(k));
+  if (!n.is_constant())
+    fail(fmt::format("input {} ('{}') must be a constant (Kiln needs static shapes), but it is computed at run time", k,
+                     node_->input(k)));
+  return n;
+}
+
+const onnx::AttributeProto* Importer::find_attr(const std::string& name) const {
+  for (const auto& a : node_->attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+bool Importer::has_attr(const std::string& name) const { return find_attr(name) != nullptr; }
+int64_t Importer::attr_int(const std::string& name, int64_t def) const {
+  const auto* a = find_attr(name);
+  return a ? a->i() : def;
+}
+double Importer::attr_float(const std::string& name, double def) const {
+  const auto* a = find_attr(name);
+  return a ? a->f() : def;
+}
+std::string Importer::attr_string(const std::string& name, const std::string& def) const {
+  const auto* a = find_attr(name);
+  return a ? a->s() : def;
+}
+std::vector<int64_t> Importer::attr_ints(const std::string& name, std::vector<int64_t> def) const {
+  const auto* a = find_attr(name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : def;
+}
+const onnx::TensorProto* Importer::attr_tensor(const std::string& name) const {
+  const auto* a = find_attr(name);
+  return a && a->has_t() ? &a->t() : nullptr;
+}
+
+NodeId Importer::constant(ConstData value, const std::string& suffix) {
+  return g_.add_constant(fmt::format("{}{}_{}", node_->name(), suffix, counter_++), std::move(value));
+}
+
+NodeId Importer::op(const std::string& name, std::vector<NodeId> inputs, Attrs attrs) {
+  bool all_const = std::all_of(inputs.begin(), inputs.end(), [&](NodeId i) { return is_const(i); });
+  if (!all_const) return g_.add_op(name, std::move(inputs), std::move(attrs), fmt::format("{}_{}", node_->name(), counter_++));
+  // Evaluate on a scratch graph so that the operator node does not stay behind.
+  Graph scratch;
+  std::vector<NodeId> si;
+  for (NodeId i : inputs) si.push_back(scratch.add_constant(g_.node(i).name, g_.node(i).value));
+  NodeId r = scratch.add_op(name, si, attrs, node_->name());
+  if (scratch.type(r).size() > kFoldLimit) return g_.add_op(name, std::move(inputs), std::move(attrs), node_->name());
+  return constant(graph::evaluate_op(scratch, r));
+}
+
+std::string Importer::where() const {
+  std::string name = node_->name().empty() ? "(unnamed)" : "'" + node_->name() + "'";
+  return fmt::format("{}: node {} ({}, opset {})", source_, name, node_->op_type(), opset_);
+}
+
+Graph Importer::run() {
+  for (const auto& o : model_.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = static_cast<int>(o.version());
+  if (opset_ == 0) fail(source_ + ": the model imports no opset of the default ONNX domain");
+  if (opset_ < kMinOpset || opset_ > kMaxOpset)
+    fail(fmt::format("{}: opset {} is not supported (Kiln reads opsets {} to {}; re-export the model with one of them)", source_,
+                     opset_, kMinOpset, kMaxOpset));
+  const onnx::GraphProto& gp = model_.graph();
+  if (gp.node_size() == 0) fail(source_ + ": the graph has no nodes");
+
+  // Every unsupported operator, listed at once.
+  std::map<std::string, std::vector<std::string>> unsupported;
+  for (const auto& n : gp.node()) {
+    std::string key = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "::" + n.op_type();
+    if (key != n.op_type() || !converters().count(n.op_type())) unsupported[key].push_back(n.name());
+  }
+  if (!unsupported.empty()) {
+    std::vector<std::string> items;
+    for (const auto& [op, names] : unsupported)
+      items.push_back(fmt::format("{} ({} node{}: '{}')", op, names.size(), names.size() > 1 ? "s" : "",
+                                  fmt::join(names.begin(), names.begin() + std::min<size_t>(names.size(), 3), "', '")));
+    fail(fmt::format("{}: {} unsupported operator{} (opset {}): {}", source_, unsupported.size(), unsupported.size() > 1 ? "s" : "",
+                     opset_, fmt::join(items, "; ")));
+  }
+
+  std::set<std::string> init_names;
+  for (const auto& t : gp.initializer()) {
+    try {
+      values_[t.name()] = g_.add_constant(t.name(), tensor_data(t));
+    } catch (const CompileError& e) {
+      fail(fmt::format("{}: initializer '{}': {}", source_, t.name(), e.what()));
+    }
+    init_names.insert(t.name());
+  }
+  for (const auto& vi : gp.input()) {
+    if (init_names.count(vi.name())) continue;
+    if (!vi.type().has_tensor_type()) fail(fmt::format("{}: input '{}' is not a tensor", source_, vi.name()));
+    const auto& tt = vi.type().tensor_type();
+    TensorType t;
+    try {
+      t.dtype = onnx_dtype(tt.elem_type());
+    } catch (const CompileError& e) {
+      fail(fmt::format("{}: input '{}': {}", source_, vi.name(), e.what()));
+    }
+    auto given = opt_.input_shapes.find(vi.name());
+    if (given != opt_.input_shapes.end()) {
+      t.shape = given->second;
+    } else {
+      if (!tt.has_shape()) fail(fmt::format("{}: input '{}' has no shape; give one", source_, vi.name()));
+      for (const auto& d : tt.shape().dim()) t.shape.push_back(d.has_dim_value() ? d.dim_value() : opt_.symbolic_dim);
+    }
+    try {
+      values_[vi.name()] = g_.add_input(vi.name(), t);
+    } catch (const CompileError& e) {
+      fail(fmt::format("{}: {}", source_, e.what()));
+    }
+  }
+
+  for (const auto& n : gp.node()) {
+    node_ = &n;
+    std::vector<NodeId> outs;
+    try {
+      outs = converters().at(n.op_type())(*this);
+    } catch (const CompileError& e) {
+      fail(fmt::format("{}: {}", where(), e.what()));
+    }
+    for (int k = 0; k < n.output_size() && k < static_cast<int>(outs.size()); ++k)
+      if (!n.output(k).empty()) values_[n.output(k)] = outs[k];
+  }
+  if (gp.output_size() == 0) fail(source_ + ": the graph has no outputs");
+  for (const auto& o : gp.output()) {
+    auto it = values_.find(o.name());
+    if (it == values_.end()) fail(fmt::format("{}: output '{}' is not produced by any node", source_, o.name()));
+    g_.add_output(it->second, o.name());
+  }
+  return std::move(g_);
+}
+
+// ---------------------------------------------------------------- converters
+
+// Explicit [t, l, b, r] pads of a 2-d window, from `pads` or `auto_pad`.
+std::vector<int64_t> window_pads(Importer& c, const std::vector<int64_t>& in_hw, const std::vector<int64_t>& k,
+                                 const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
+  std::string mode = c.attr_string("auto_pad", "NOTSET");
+  if (mode == "NOTSET") {
+    auto p = c.attr_ints("pads", {0, 0, 0, 0});
+    if (p.size() != 4) fail(fmt::format("pads has {} entries, a 2-d window needs 4", p.size()));
+    return p;
+  }
+  if (mode == "VALID") return {0, 0, 0, 0};
+  if (mode != "SAME_UPPER" && mode != "SAME_LOWER") fail("unknown auto_pad '" + mode + "'");
+  std::vector<int64_t> begin(2), end(2);
+  for (int i = 0; i < 2; ++i) {
+    int64_t out = (in_hw[i] + s[i] - 1) / s[i];
+    int64_t total = std::max<int64_t>((out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in_hw[i], 0);
+    begin[i] = mode == "SAME_UPPER" ? total / 2 : total - total / 2;
+    end[i] = total - begin[i];
+  }
+  return {begin[0], begin[1], end[0], end[1]};
+}
+
+void require_2d(const TensorType& t, const char* what) {
+  if (t.ndim() != 4) fail(fmt::format("{}: only 2-d (4-d NCHW) data is supported, got {}", what, t.to_string()));
+}
+
+std::vector<NodeId> conv(Importer& c) {
+  const TensorType& x = c.in_type(0);
+  const TensorType& w = c.in_type(1);
+  require_2d(x, "Conv");
+  require_2d(w, "Conv weight");
+  auto k = c.attr_ints("kernel_shape", {w.shape[2], w.shape[3]});
+  auto s = c.attr_ints("strides", {1, 1});
+  auto d = c.attr_ints("dilations", {1, 1});
+  if (k.size() != 2 || s.size() != 2 || d.size() != 2) fail("kernel_shape, strides and dilations need 2 entries");
+  if (k[0] != w.shape[2] || k[1] != w.shape[3])
+    fail(fmt::format("kernel_shape [{}] differs from the weight's [{}, {}]", fmt::join(k, ", "), w.shape[2], w.shape[3]));
+  Attrs a{{"strides", s},
+          {"dilations", d},
+          {"pads", window_pads(c, {x.shape[2], x.shape[3]}, k, s, d)},
+          {"groups", c.attr_int("group", 1)}};
+  NodeId y = c.op("conv2d", {c.in(0), c.in(1)}, a);
+  if (!c.has_input(2)) return {y};
+  NodeId b = c.reshape(c.in(2), {c.in_type(2).size(), 1, 1});
+  return {c.op("add", {y, b})};
+}
+
+std::vector<NodeId> conv_transpose(Importer& c) {
+  const TensorType& x = c.in_type(0);
+  const TensorType& w = c.in_type(1);
+  require_2d(x, "ConvTranspose");
+  if (c.attr_string("auto_pad", "NOTSET") != "NOTSET") fail("auto_pad is not supported for ConvTranspose; give pads");
+  if (c.has_attr("output_shape")) fail("output_shape is not supported; give pads and output_padding");
+  Attrs a{{"strides", c.attr_ints("strides", {1, 1})},
+          {"dilations", c.attr_ints("dilations", {1, 1})},
+          {"pads", c.attr_ints("pads", {0, 0, 0, 0})},
+          {"output_padding", c.attr_ints("output_padding", {0, 0})},
+          {"groups", c.attr_int("group", 1)}};
+  NodeId y = c.op("conv2d_transpose", {c.in(0), c.in(1)}, a);
+  if (!c.has_input(2)) return {y};
+  return {c.op("add", {y, c.reshape(c.in(2), {w.shape[1], 1, 1})})};
+}
+
+std::vector<NodeId> batch_norm(Importer& c) {
+  if (c.attr_int("training_mode", 0) != 0) fail("training_mode=1 is not supported (inference only)");
+  return {c.op("batch_norm", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)}, {{"epsilon", c.attr_float("epsilon", 1e-5)}})};
+}
+
+std::vector<NodeId> pool(Importer& c, const std::string& kind) {
+  const TensorType& x = c.in_type(0);
+  require_2d(x, "pooling");
+  auto k = c.attr_ints("kernel_shape", {});
+  if (k.size() != 2) fail("kernel_shape needs 2 entries");
+  auto s = c.attr_ints("strides", {1, 1});
+  auto d = c.attr_ints("dilations", {1, 1});
+  Attrs a{{"kernel", k},
+          {"strides", s},
+          {"dilations", d},
+          {"pads", window_pads(c, {x.shape[2], x.shape[3]}, k, s, d)},
+          {"ceil_mode", c.attr_int("ceil_mode", 0)}};
+  if (kind == "avg_pool2d") {
+    if (d != std::vector<int64_t>{1, 1}) fail("dilated average pooling is not supported");
+    a.set("count_include_pad", c.attr_int("count_include_pad", 0));
+  }
+  if (c.node().output_size() > 1 && !c.node().output(1).empty()) fail("the Indices output of MaxPool is not supported");
+  return {c.op(kind, {c.in(0)}, a)};
+}
+
+std::vector<NodeId> gemm(Importer& c) {
+  NodeId a = c.in(0), b = c.in(1);
+  if (c.in_type(0).ndim() != 2 || c.in_type(1).ndim() != 2) fail("Gemm takes matrices");
+  if (c.attr_int("transA", 0)) a = c.op("transpose", {a}, {{"perm", std::vector<int64_t>{1, 0}}});
+  if (!c.attr_int("transB", 0)) b = c.op("transpose", {b}, {{"perm", std::vector<int64_t>{1, 0}}});
+  NodeId y = c.op("dense", {a, b});
+  DataType t = c.type(y).dtype;
+  double alpha = c.attr_float("alpha", 1.0), beta = c.attr_float("beta", 1.0);
+  if (alpha != 1.0) y = c.op("multiply", {y, c.scalar(t, alpha)});
+  if (!c.has_input(2) || beta == 0.0) return {y};
+  NodeId bias = c.in(2);
+  if (beta != 1.0) bias = c.op("multiply", {bias, c.scalar(t, beta)});
+  return {c.op("add", {y, bias})};
+}
+
+std::vector<NodeId> matmul(Importer& c) {
+  NodeId a = c.in(0), b = c.in(1);
+  TensorType at = c.in_type(0), bt = c.in_type(1);
+  bool a1 = at.ndim() == 1, b1 = bt.ndim() == 1;
+  if (a1) a = c.reshape(a, {1, at.shape[0]});
+  if (b1) b = c.reshape(b, {bt.shape[0], 1});
+  TensorType an = c.type(a), bn = c.type(b);
+  NodeId y;
+  if (bn.ndim() == 2 && c.is_const(b)) {
+    // x @ W with a constant W is a dense layer on the rows of x.
+    std::vector<int64_t> rows{an.size() / an.shape.back(), an.shape.back()};
+    NodeId wt = c.op("transpose", {b}, {{"perm", std::vector<int64_t>{1, 0}}});
+    y = c.op("dense", {c.reshape(a, rows), wt});
+    std::vector<int64_t> out = an.shape;
+    out.back() = bn.shape[1];
+    y = c.reshape(y, out);
+  } else {
+    y = c.op("matmul", {a, b});
+  }
+  std::vector<int64_t> shape = c.type(y).shape;
+  if (a1) shape.erase(shape.end() - 2);
+  if (b1) shape.pop_back();
+  return {c.reshape(y, shape)};
+}
+
+std::vector<NodeId> flatten(Importer& c) {
+  const auto& s = c.in_type(0).shape;
+  int64_t axis = c.attr_int("axis", 1);
+  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  if (axis < 0 || axis > static_cast<int64_t>(s.size())) fail("axis out of range");
+  return {c.reshape(c.in(0), {product(s, 0, axis), product(s, axis, s.size())})};
+}
+
+std::vector<NodeId> reshape(Importer& c) {
+  const auto& in = c.in_type(0).shape;
+  std::vector<int64_t> shape = c.const_ints(1);
+  bool allowzero = c.attr_int("allowzero", 0) != 0;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowzero) {
+      if (i >= in.size()) fail("a 0 in the shape refers to a dimension the input does not have");
+      shape[i] = in[i];
+    }
+    if (shape[i] == -1) {
+      if (infer >= 0) fail("more than one -1 in the shape");
+      infer = static_cast<int>(i);
+    } else {
+      known *= shape[i];
+    }
+  }
+  int64_t total = c.in_type(0).size();
+  if (infer >= 0) {
+    if (known == 0 || total % known) fail(fmt::format("cannot infer the -1 of [{}] from {} elements", fmt::join(shape, ", "), total));
+    shape[infer] = total / known;
+  }
+  return {c.reshape(c.in(0), shape)};
+}
+
+std::vector<NodeId> transpose(Importer& c) {
+  int n = c.in_type(0).ndim();
+  std::vector<int64_t> rev(n);
+  for (int i = 0; i < n; ++i) rev[i] = n - 1 - i;
+  return {c.op("transpose", {c.in(0)}, {{"perm", c.attr_ints("perm", rev)}})};
+}
+
+std::vector<NodeId> concat(Importer& c) {
+  std::vector<NodeId> in;
+  for (int k = 0; k < c.num_inputs(); ++k)
+    if (c.has_input(k) && c.type(c.in(k)).size() > 0) in.push_back(c.in(k));
+  if (in.size() == 1) return in;
+  return {c.op("concatenate", in, {{"axis", c.attr_int("axis", 0)}})};
+}
+
+NodeId slice_axis(Importer& c, NodeId x, int axis, int64_t begin, int64_t end, int64_t step) {
+  const auto& s = c.type(x).shape;
+  std::vector<int64_t> b(s.size(), 0), e = s, st(s.size(), 1);
+  b[axis] = begin;
+  e[axis] = end;
+  st[axis] = step;
+  return c.op("strided_slice", {x}, {{"begin", b}, {"end", e}, {"steps", st}});
+}
+
+std::vector<NodeId> split(Importer& c) {
+  const auto& s = c.in_type(0).shape;
+  int64_t axis = c.attr_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(s.size())) fail("axis out of range");
+  std::vector<int64_t> parts;
+  if (c.opset() >= 13 && c.has_input(1)) parts = c.const_ints(1);
+  else parts = c.attr_ints("split", {});
+  int n = c.node().output_size();
+  if (parts.empty()) {
+    if (s[axis] % n) fail(fmt::format("dimension {} ({}) does not split into {} equal parts", axis, s[axis], n));
+    parts.assign(n, s[axis] / n);
+  }
+  if (static_cast<int>(parts.size()) != n) fail(fmt::format("{} split sizes for {} outputs", parts.size(), n));
+  if (std::accumulate(parts.begin(), parts.end(), int64_t{0}) != s[axis]) fail("split sizes do not add up to the dimension");
+  std::vector<NodeId> outs;
+  int64_t off = 0;
+  for (int64_t p : parts) {
+    outs.push_back(slice_axis(c, c.in(0), static_cast<int>(axis), off, off + p, 1));
+    off += p;
+  }
+  return outs;
+}
+
+std::vector<NodeId> slice(Importer& c) {
+  const auto& s = c.in_type(0).shape;
+  int n = static_cast<int>(s.size());
+  std::vector<int64_t> starts = c.const_ints(1), ends = c.const_ints(2), axes, steps;
+  if (c.has_input(3)) axes = c.const_ints(3);
+  else for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (c.has_input(4)) steps = c.const_ints(4);
+  else steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    fail("starts, ends, axes and steps differ in length");
+  std::vector<int64_t> b(n, 0), e = s, st(n, 1);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t ax = axes[i] < 0 ? axes[i] + n : axes[i];
+    if (ax < 0 || ax >= n) fail(fmt::format("axis {} out of range", axes[i]));
+    int64_t dim = s[ax], step = steps[i];
+    if (step == 0) fail("a step is zero");
+    int64_t lo = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t hi = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (step > 0) {
+      lo = std::clamp<int64_t>(lo, 0, dim);
+      hi = std::clamp<int64_t>(hi, 0, dim);
+    } else {
+      lo = std::clamp<int64_t>(lo, 0, dim - 1);
+      hi = std::clamp<int64_t>(hi, -1, dim - 1);
+    }
+    b[ax] = lo;
+    e[ax] = hi;
+    st[ax] = step;
+  }
+  return {c.op("strided_slice", {c.in(0)}, {{"begin", b}, {"end", e}, {"steps", st}})};
+}
+
+std::vector<int64_t> axes_of(Importer& c, int input) {
+  if (c.opset() >= 13 && c.has_input(input)) return c.const_ints(input);
+  return c.attr_ints("axes", {});
+}
+
+std::vector<NodeId> squeeze(Importer& c) {
+  const auto& s = c.in_type(0).shape;
+  int n = static_cast<int>(s.size());
+  std::vector<int64_t> axes = axes_of(c, 1);
+  std::vector<bool> drop(n, false);
+  if (axes.empty())
+    for (int d = 0; d < n; ++d) drop[d] = s[d] == 1;
+  for (int64_t a : axes) {
+    int64_t d = a < 0 ? a + n : a;
+    if (d < 0 || d >= n) fail(fmt::format("axis {} out of range", a));
+    if (s[d] != 1) fail(fmt::format("cannot squeeze dimension {} of size {}", d, s[d]));
+    drop[d] = true;
+  }
+  std::vector<int64_t> out;
+  for (int d = 0; d < n; ++d)
+    if (!drop[d]) out.push_back(s[d]);
+  return {c.reshape(c.in(0), out)};
+}
+
+std::vector<NodeId> unsqueeze(Importer& c) {
+  const auto& s = c.in_type(0).shape;
+  std::vector<int64_t> axes = axes_of(c, 1);
+  int n = static_cast<int>(s.size() + axes.size());
+  std::vector<bool> ins(n, false);
+  for (int64_t a : axes) {
+    int64_t d = a < 0 ? a + n : a;
+    if (d < 0 || d >= n || ins[d]) fail(fmt::format("axis {} out of range or repeated", a));
+    ins[d] = true;
+  }
+  std::vector<int64_t> out;
+  size_t k = 0;
+  for (int d = 0; d < n; ++d) out.push_back(ins[d] ? 1 : s[k++]);
+  return {c.reshape(c.in(0), out)};
+}
+
+std::vector<NodeId> shape(Importer& c) {
+  std::vector<int64_t> s = c.in_type(0).shape;
+  int64_t n = static_cast<int64_t>(s.size());
+  int64_t start = c.attr_int("start", 0), end = c.attr_int("end", n);
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  start = std::clamp<int64_t>(start, 0, n);
+  end = std::clamp<int64_t>(end, start, n);
+  return {c.constant(int64_tensor(std::vector<int64_t>(s.begin() + start, s.begin() + end)))};
+}
+
+std::vector<NodeId> gather(Importer& c) {
+  return {c.op("take", {c.in(0), c.in(1)}, {{"axis", c.attr_int("axis", 0)}})};
+}
+
+std::vector<NodeId> softmax(Importer& c) {
+  const auto& s = c.in_type(0).shape;
+  int n = static_cast<int>(s.size());
+  int64_t axis = c.attr_int("axis", c.opset() >= 13 ? -1 : 1);
+  if (axis < 0) axis += n;
+  if (axis < 0 || axis >= std::max(n, 1)) fail("axis out of range");
+  if (c.opset() >= 13 || axis == n - 1) return {c.op("softmax", {c.in(0)}, {{"axis", axis}})};
+  // Opsets before 13 flatten to 2-d at the axis.
+  NodeId x = c.reshape(c.in(0), {product(s, 0, axis), product(s, axis, s.size())});
+  return {c.reshape(c.op("softmax", {x}, {{"axis", int64_t{1}}}), s)};
+}
+
+std::vector<NodeId> reduce(Importer& c, const std::string& kind) {
+  // ReduceSum takes its axes as an input from opset 13, the others from opset 18.
+  std::vector<int64_t> axes = kind == "sum" ? axes_of(c, 1) : c.attr_ints("axes", {});
+  if (axes.empty() && kind == "sum" && c.attr_int("noop_with_empty_axes", 0)) return {c.in(0)};
+  return {c.op(kind, {c.in(0)}, {{"axes", axes}, {"keepdims", c.attr_int("keepdims", 1)}})};
+}
+
+std::vector<NodeId> pad(Importer& c) {
+  std::string mode = c.attr_string("mode", "constant");
+  if (mode != "constant") fail("pad mode '" + mode + "' is not supported (only constant)");
+  std::vector<int64_t> pads = c.const_ints(1);
+  double value = 0;
+  if (c.has_input(2)) value = graph::constant_values(c.const_input(2)).at(0);
+  return {c.op("pad", {c.in(0)}, {{"pads", pads}, {"value", value}})};
+}
+
+std::string dtype_name(DataType t) { return t.is_bool() ? "bool" : t.to_string(); }
+
+std::vector<NodeId> cast(Importer& c) {
+  DataType t = onnx_dtype(static_cast<int>(c.attr_int("to", 1)));
+  if (t == c.in_type(0).dtype) return {c.in(0)};
+  return {c.op("cast", {c.in(0)}, {{"dtype", dtype_name(t)}})};
+}
+
+std::vector<NodeId> constant_op(Importer& c) {
+  if (const auto* t = c.attr_tensor("value")) return {c.constant(tensor_data(*t))};
+  for (const auto& a : c.node().attribute()) {
+    if (a.name() == "value_float") {
+      auto b = std::make_shared<interp::HostBuffer>(DataType::Float(32), std::vector<int64_t>{});
+      b->set(0, a.f());
+      return {c.constant(b)};
+    }
+    if (a.name() == "value_int") return {c.constant(int64_tensor({a.i()}))};
+    if (a.name() == "value_ints") return {c.constant(int64_tensor(std::vector<int64_t>(a.ints().begin(), a.ints().end())))};
+    if (a.name() == "value_floats") {
+      auto b = std::make_shared<interp::HostBuffer>(DataType::Float(32), std::vector<int64_t>{a.floats_size()});
+      for (int i = 0; i < a.floats_size(); ++i) b->set(i, a.floats(i));
+      return {c.constant(b)};
+    }
+  }
+  fail("no supported value attribute (value, value_float(s), value_int(s))");
+}
+
+std::vector<NodeId> constant_of_shape(Importer& c) {
+  std::vector<int64_t> shape = c.const_ints(0);
+  DataType t = DataType::Float(32);
+  double v = 0;
+  if (const auto* tp = c.attr_tensor("value")) {
+    ConstData d = tensor_data(*tp);
+    if (d->size() != 1) fail("value must have one element");
+    t = d->dtype();
+    v = t.is_float() ? d->get(0) : static_cast<double>(d->get_int(0));
+  }
+  auto b = std::make_shared<interp::HostBuffer>(t, shape);
+  for (int64_t i = 0; i < b->size(); ++i) {
+    if (t.is_float()) b->set(i, v);
+    else b->set_int(i, static_cast<int64_t>(v));
+  }
+  return {c.constant(b)};
+}
+
+std::vector<NodeId> expand(Importer& c) {
+  return {c.op("broadcast_to", {c.in(0)}, {{"shape", c.const_ints(1)}})};
+}
+
+std::vector<NodeId> clip(Importer& c) {
+  Attrs a;
+  if (c.opset() >= 11) {
+    if (c.has_input(1)) a.set("min", graph::constant_values(c.const_input(1)).at(0));
+    if (c.has_input(2)) a.set("max", graph::constant_values(c.const_input(2)).at(0));
+  }
+  return {c.op("clip", {c.in(0)}, a)};
+}
+
+std::vector<NodeId> layer_norm(Importer& c) {
+  const auto& s = c.in_type(0).shape;
+  int n = static_cast<int>(s.size());
+  int64_t axis = c.attr_int("axis", -1);
+  if (axis < 0) axis += n;
+  if (axis < 0 || axis >= n) fail("axis out of range");
+  if (c.node().output_size() > 1) fail("the Mean and InvStdDev outputs are not supported");
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < n; ++d) axes.push_back(d);
+  DataType t = c.in_type(0).dtype;
+  NodeId x = c.in(0);
+  NodeId mean = c.op("mean", {x}, {{"axes", axes}, {"keepdims", int64_t{1}}});
+  NodeId d = c.op("subtract", {x, mean});
+  NodeId var = c.op("mean", {c.op("multiply", {d, d})}, {{"axes", axes}, {"keepdims", int64_t{1}}});
+  NodeId den = c.op("sqrt", {c.op("add", {var, c.scalar(t, c.attr_float("epsilon", 1e-5))})});
+  NodeId y = c.op("multiply", {c.op("divide", {d, den}), c.in(1)});
+  if (c.has_input(2)) y = c.op("add", {y, c.in(2)});
+  return {y};
+}
+
+Converter unary(const std::string& op) {
+  return [op](Importer& c) { return std::vector<NodeId>{c.op(op, {c.in(0)})}; };
+}
+Converter binary(const std::string& op) {
+  return [op](Importer& c) {
+    NodeId a = c.in(0), b = c.in(1);
+    // Keep operand types equal: a constant scalar of another type (x ** 2 with an
+    // int64 exponent, for instance) is cast now.
+    if (c.type(a).dtype != c.type(b).dtype && c.is_const(b))
+      b = c.op("cast", {b}, {{"dtype", dtype_name(c.type(a).dtype)}});
+    return std::vector<NodeId>{c.op(op, {a, b})};
+  };
+}
+
+
+const std::map<std::string, Converter>& converters() {
+  static const std::map<std::string, Converter> m = {
+      {"Conv", conv},
+      {"ConvTranspose", conv_transpose},
+      {"BatchNormalization", batch_norm},
+      {"Relu", unary("relu")},
+      {"Sigmoid", unary("sigmoid")},
+      {"Tanh", unary("tanh")},
+      {"Exp", unary("exp")},
+      {"Sqrt", unary("sqrt")},
+      {"Erf", unary("erf")},
+      {"Neg", unary("negative")},
+      {"Abs", unary("abs")},
+      {"Identity", [](Importer& c) { return std::vector<NodeId>{c.in(0)}; }},
+      {"Dropout",
+       [](Importer& c) {
+         if (c.node().output_size() > 1 && !c.node().output(1).empty()) fail("the mask output of Dropout is not supported");
+         return std::vector<NodeId>{c.op("dropout", {c.in(0)})};
+       }},
+      {"LeakyRelu", [](Importer& c) { return std::vector<NodeId>{c.op("leaky_relu", {c.in(0)}, {{"alpha", c.attr_float("alpha", 0.01)}})}; }},
+      {"HardSigmoid",
+       [](Importer& c) {
+         return std::vector<NodeId>{
+             c.op("hard_sigmoid", {c.in(0)}, {{"alpha", c.attr_float("alpha", 0.2)}, {"beta", c.attr_float("beta", 0.5)}})};
+       }},
+      {"HardSwish", unary("hard_swish")},
+      {"Clip", clip},
+      {"MaxPool", [](Importer& c) { return pool(c, "max_pool2d"); }},
+      {"AveragePool", [](Importer& c) { return pool(c, "avg_pool2d"); }},
+      {"GlobalAveragePool",
+       [](Importer& c) {
+         require_2d(c.in_type(0), "GlobalAveragePool");
+         return std::vector<NodeId>{c.op("global_avg_pool2d", {c.in(0)})};
+       }},
+      {"Add", binary("add")},
+      {"Sub", binary("subtract")},
+      {"Mul", binary("multiply")},
+      {"Div", binary("divide")},
+      {"Pow", binary("power")},
+      {"Max", binary("maximum")},
+      {"Min", binary("minimum")},
+      {"Equal", binary("equal")},
+      {"Where", [](Importer& c) { return std::vector<NodeId>{c.op("where", {c.in(0), c.in(1), c.in(2)})}; }},
+      {"Gemm", gemm},
+      {"MatMul", matmul},
+      {"Flatten", flatten},
+      {"Reshape", reshape},
+      {"Transpose", transpose},
+      {"Concat", concat},
+      {"Split", split},
+      {"Slice", slice},
+      {"Gather", gather},
+      {"Squeeze", squeeze},
+      {"Unsqueeze", unsqueeze},
+      {"Shape", shape},
+      {"Softmax", softmax},
+      {"ReduceMean", [](Importer& c) { return reduce(c, "mean"); }},
+      {"ReduceSum", [](Importer& c) { return reduce(c, "sum"); }},
+      {"ReduceMax", [](Importer& c) { return reduce(c, "max"); }},
+      {"Pad", pad},
+      {"Cast", cast},
+      {"Constant", constant_op},
+      {"ConstantOfShape", constant_of_shape},
+      {"Expand", expand},
+      {"LayerNormalization", layer_norm},
+  };
+  return m;
+}
+
+}  // namespace
+
+graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& options, const std::string& source) {
+  onnx::ModelProto model;
+  if (bytes.empty()) fail(source + ": the file is empty");
+  if (!model.ParseFromString(bytes))
+    fail(source + ": not a valid ONNX model (the protobuf does not parse: the file is truncated or not an ONNX file)");
+  if (!model.has_graph()) fail(source + ": the model has no graph (truncated or not an ONNX file)");
+  return Importer(model, options, source).run();
+}
+
+graph::Graph import_onnx_file(const std::string& path, const OnnxOptions& options) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(path + ": cannot open the file");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return import_onnx_bytes(ss.str(), options, path);
+}
+
+std::vector<std::string> supported_onnx_ops() {
+  std::vector<std::string> r;
+  for (const auto& [k, v] : converters()) r.push_back(k);
+  return r;
+}
+
+}  // namespace kiln::frontend

@@ -1,0 +1,33 @@
+#pragma once
+// The ONNX frontend: reads a model (opsets 11 to 17 of the default domain) into the
+// graph IR. Initializers become constants; computations on constants (shape
+// arithmetic that PyTorch exports: Shape, Gather, Concat, ...) are folded while
+// importing. Every unsupported operator of a model is listed in one error; a
+// malformed file, a missing value or a shape mismatch is a CompileError naming the
+// file, the node, its op type and the opset. The supported operators are listed in
+// onnx_importer.cc and docs/models.md.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+
+namespace kiln::frontend {
+
+struct OnnxOptions {
+  // Shapes for inputs (replacing the model's, e.g. to fix symbolic dimensions).
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  // The size given to symbolic dimensions ("batch_size") not fixed above.
+  int64_t symbolic_dim = 1;
+};
+
+graph::Graph import_onnx_file(const std::string& path, const OnnxOptions& options = {});
+// `bytes`: a serialized ModelProto; `source` names it in messages.
+graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& options = {},
+                               const std::string& source = "<memory>");
+
+// The ONNX operator types the importer converts.
+std::vector<std::string> supported_onnx_ops();
+
+}  // namespace kiln::frontend

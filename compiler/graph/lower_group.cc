@@ -1,0 +1,165 @@
+#include "compiler/graph/lower_group.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "compiler/graph/op.h"
+#include "compiler/interp/interpreter.h"
+#include "compiler/ir/op.h"
+#include "compiler/support/error.h"
+
+namespace kiln::graph {
+
+namespace {
+
+// A vector width (in lanes) that divides the extent, or 0.
+int vector_factor(int64_t extent) {
+  for (int f : {16, 8, 4})
+    if (extent % f == 0) return f;
+  return 0;
+}
+
+int64_t extent_of(const ir::IterVar& iv) { return *ir::as_const_int(iv->dom.extent); }
+
+// The default CPU schedule of one root stage: the outer data-parallel axes fused and
+// parallel; the innermost axis vectorized, inside the reduction loops of a reduction
+// (so a convolution accumulates a vector of outputs).
+void schedule_root(schedule::Schedule& s, const te::Tensor& t) {
+  schedule::Stage st = s[t];
+  std::vector<ir::IterVar> axes = t->axis;
+  if (axes.empty()) return;
+  std::vector<int64_t> extents;
+  for (const auto& a : axes) extents.push_back(extent_of(a));
+  ir::IterVar inner = axes.back();
+  int64_t inner_extent = extents.back();
+  axes.pop_back();
+  extents.pop_back();
+  int vf = vector_factor(inner_extent);
+  ir::IterVar vi;
+  if (vf && inner_extent > vf) {
+    auto [o, i] = st.split(inner, vf);
+    axes.push_back(o);
+    extents.push_back(inner_extent / vf);
+    vi = i;
+  } else if (vf) {
+    vi = inner;
+  } else {
+    axes.push_back(inner);
+    extents.push_back(inner_extent);
+  }
+  if (vi.defined() && !t->reduce_axis.empty()) {
+    std::vector<ir::IterVar> order = axes;
+    for (const auto& r : t->reduce_axis) order.push_back(r);
+    order.push_back(vi);
+    st.reorder(order);
+  }
+  if (vi.defined()) st.vectorize(vi);
+  // Fuse outer axes until there is enough parallel work (or they run out).
+  if (axes.empty()) return;
+  ir::IterVar outer = axes[0];
+  int64_t work = extents[0];
+  for (size_t k = 1; k < axes.size() && work < 64; ++k) {
+    outer = st.fuse(outer, axes[k]);
+    work *= extents[k];
+  }
+  if (work > 1) st.parallel(outer);
+}
+
+// A HostBuffer with the te shape of a graph type (rank 0 becomes [1]), same bytes.
+interp::HostBuffer te_buffer(const TensorType& t) {
+  std::vector<int64_t> shape = t.shape.empty() ? std::vector<int64_t>{1} : t.shape;
+  return interp::HostBuffer(t.dtype, shape);
+}
+
+}  // namespace
+
+LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const std::string& name, std::vector<NodeId> outputs) {
+  std::set<NodeId> in_group(nodes.begin(), nodes.end());
+  if (outputs.empty()) {
+    std::vector<int> uses_outside(g.size(), 0);
+    for (NodeId id = 0; id < g.size(); ++id)
+      if (!in_group.count(id))
+        for (NodeId i : g.node(id).inputs) uses_outside[i]++;
+    for (NodeId o : g.outputs()) uses_outside[o]++;
+    for (NodeId n : nodes)
+      if (uses_outside[n]) outputs.push_back(n);
+    if (outputs.empty()) outputs.push_back(nodes.back());
+  }
+
+  LoweredGroup r;
+  std::map<NodeId, te::Tensor> tensors;
+  std::vector<te::Tensor> params;
+  auto tensor_of = [&](NodeId id) -> te::Tensor {
+    auto it = tensors.find(id);
+    if (it != tensors.end()) return it->second;
+    const Node& n = g.node(id);
+    te::Tensor t;
+    if (n.is_constant() && n.type.size() == 1) {
+      // A scalar constant is an immediate, so the code has no argument for it.
+      double v = n.value->dtype().is_float() ? n.value->get(0) : static_cast<double>(n.value->get_int(0));
+      ir::Expr e = ir::make_const(n.type.dtype, v);
+      t = te::compute(te_shape(n.type), [e](const std::vector<ir::Var>&) { return e; }, n.name, "elemwise");
+    } else {
+      t = te::placeholder(te_shape(n.type), n.type.dtype, fmt::format("p{}", r.inputs.size()));
+      r.inputs.push_back(id);
+      params.push_back(t);
+    }
+    tensors[id] = t;
+    return t;
+  };
+  for (NodeId id : nodes) {
+    const Node& n = g.node(id);
+    if (n.is_input() || n.is_constant()) throw CompileError("lower_group: node '" + n.name + "' is not an operator");
+    std::vector<te::Tensor> in;
+    for (NodeId i : n.inputs) in.push_back(tensor_of(i));
+    try {
+      tensors[id] = op_def(n.op).compute(in, n.attrs, n.type);
+    } catch (const CompileError& e) {
+      throw CompileError(fmt::format("node '{}' ({}): {}", n.name, n.op, e.what()));
+    }
+  }
+
+  std::vector<te::Tensor> outs;
+  for (NodeId o : outputs) outs.push_back(tensors.at(o));
+  schedule::Schedule s = schedule::create_schedule(outs);
+  for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
+    const te::Tensor& t = st->op;
+    if (t->is_placeholder()) continue;
+    if (!st->is_output && t->reduce_axis.empty()) st.compute_inline();
+  }
+  for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
+    if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline) continue;
+    schedule_root(s, st->op);
+  }
+  std::vector<te::Tensor> args = params;
+  for (const auto& t : outs) args.push_back(t);
+  r.func = schedule::lower(s, args, name);
+  r.outputs = outputs;
+  return r;
+}
+
+ConstData evaluate_op(const Graph& g, NodeId node) {
+  LoweredGroup lg = lower_group(g, {node}, "fold", {node});
+  std::vector<interp::HostBuffer> bufs;
+  bufs.reserve(lg.inputs.size() + 1);
+  for (NodeId i : lg.inputs) {
+    const Node& c = g.node(i);
+    if (!c.is_constant()) throw CompileError("evaluate_op: input '" + c.name + "' is not a constant");
+    bufs.push_back(te_buffer(c.type));
+    std::memcpy(bufs.back().data(), c.value->data(), static_cast<size_t>(c.type.size() * c.type.dtype.storage_bytes()));
+  }
+  const TensorType& ot = g.type(node);
+  bufs.push_back(te_buffer(ot));
+  std::vector<interp::HostBuffer*> ptrs;
+  for (auto& b : bufs) ptrs.push_back(&b);
+  interp::run(lg.func, ptrs);
+  auto out = std::make_shared<interp::HostBuffer>(ot.dtype, ot.shape);
+  std::memcpy(out->data(), bufs.back().data(), static_cast<size_t>(ot.size() * ot.dtype.storage_bytes()));
+  return out;
+}
+
+}  // namespace kiln::graph

@@ -1,0 +1,79 @@
+// FuseOps, by TVM's rules on the op patterns (op.h):
+//  - elemwise, broadcast and injective ops fuse into a consumer that is elemwise,
+//    broadcast, injective or a reduction;
+//  - an out_elemwise_fusable op (conv2d, dense, matmul, pooling) or a reduction takes
+//    the elemwise and broadcast ops after it (conv2d + bias add + relu; a residual add);
+//  - a group holds at most one such anchor; opaque ops (softmax) stay alone.
+// A producer joins its consumer's group only when the consumer is its one user (and
+// it is not a graph output), so each group is a tree that writes one tensor.
+#include <numeric>
+
+#include "compiler/graph/op.h"
+#include "compiler/graph/passes/passes.h"
+
+namespace kiln::graph {
+
+namespace {
+
+bool is_light(OpPattern p) { return p <= OpPattern::Injective; }
+
+struct Groups {
+  std::vector<int> parent;
+  std::vector<OpPattern> anchor;  // per root: the strongest pattern in the group
+  std::vector<bool> has_anchor;
+  explicit Groups(int n) : parent(n), anchor(n, OpPattern::ElemWise), has_anchor(n, false) {
+    std::iota(parent.begin(), parent.end(), 0);
+  }
+  int find(int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); }
+};
+
+}  // namespace
+
+std::vector<FusedGroup> fuse_ops(const Graph& g) {
+  std::vector<int> uses = g.use_counts();
+  Groups gr(g.size());
+  auto pattern = [&](NodeId id) { return op_def(g.node(id).op).pattern; };
+  for (NodeId id = 0; id < g.size(); ++id) {
+    const Node& n = g.node(id);
+    if (n.is_input() || n.is_constant()) continue;
+    OpPattern p = pattern(id);
+    if (p == OpPattern::OutEWiseFusable || p == OpPattern::CommReduce) {
+      gr.has_anchor[id] = true;
+      gr.anchor[id] = p;
+    }
+    if (p == OpPattern::Opaque || p == OpPattern::OutEWiseFusable) continue;  // nothing fuses into these
+    for (NodeId i : n.inputs) {
+      const Node& in = g.node(i);
+      if (in.is_input() || in.is_constant() || uses[i] != 1) continue;
+      int pg = gr.find(i), cg = gr.find(id);
+      if (pg == cg) continue;
+      OpPattern ip = pattern(i);
+      if (ip == OpPattern::Opaque) continue;
+      bool ok;
+      if (gr.has_anchor[pg]) {
+        // conv/dense/pool/reduce groups take elemwise and broadcast consumers only, and
+        // the consumer's group must not have an anchor of its own.
+        ok = p <= OpPattern::Broadcast && !gr.has_anchor[cg];
+      } else {
+        // A group of light ops fuses into light consumers and into reductions.
+        ok = is_light(ip) && (is_light(p) || p == OpPattern::CommReduce);
+      }
+      if (!ok) continue;
+      gr.parent[pg] = cg;
+      if (gr.has_anchor[pg]) {
+        gr.has_anchor[cg] = true;
+        gr.anchor[cg] = gr.anchor[pg];
+      }
+    }
+  }
+  // Collect groups in the order of their roots (a group's last node is its root).
+  std::vector<std::vector<NodeId>> members(g.size());
+  for (NodeId id = 0; id < g.size(); ++id)
+    if (!g.node(id).is_input() && !g.node(id).is_constant()) members[gr.find(id)].push_back(id);
+  std::vector<FusedGroup> out;
+  for (NodeId id = 0; id < g.size(); ++id)
+    if (!members[id].empty()) out.push_back(FusedGroup{members[id]});
+  return out;
+}
+
+}  // namespace kiln::graph

@@ -1,0 +1,30 @@
+// optimize(): the graph pipeline, top to bottom. KILN_DEBUG=graph prints the graph
+// after every pass.
+#include <iostream>
+
+#include "compiler/graph/passes/passes.h"
+#include "compiler/support/debug.h"
+
+namespace kiln::graph {
+
+namespace {
+
+Graph logged(const char* pass, Graph g) {
+  if (debug_enabled("graph")) std::cerr << "// after " << pass << " (" << g.num_ops() << " ops)\n" << g;
+  return g;
+}
+
+}  // namespace
+
+Graph optimize(const Graph& input) {
+  Graph g = logged("import", input);
+  g = logged("simplify_inference", simplify_inference(g));
+  g = logged("fold_constant", fold_constant(g));
+  g = logged("fold_scale_axis", fold_scale_axis(g));
+  g = logged("fold_constant", fold_constant(g));
+  g = logged("common_subexpression_elimination", common_subexpression_elimination(g));
+  g = logged("dead_code_elimination", dead_code_elimination(g));
+  return g;
+}
+
+}  // namespace kiln::graph

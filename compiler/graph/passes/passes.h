@@ -1,0 +1,32 @@
+#pragma once
+// Every graph pass, one line each. Each pass takes a graph and returns a new one
+// (or the partition of one); optimize() (optimize.cc) runs them in order.
+#include <vector>
+
+#include "compiler/graph/graph.h"
+
+namespace kiln::graph {
+
+// batch_norm becomes a multiply and an add of per-channel constants; dropout is removed.
+Graph simplify_inference(const Graph& g);
+// Operators whose inputs are all constants are evaluated at compile time.
+Graph fold_constant(const Graph& g);
+// A per-channel multiply after conv2d/dense is folded into the (constant) weights.
+Graph fold_scale_axis(const Graph& g);
+// Nodes that no output depends on are dropped.
+Graph dead_code_elimination(const Graph& g);
+// Identical nodes (same op, inputs and attributes; constants with the same bytes) become one.
+Graph common_subexpression_elimination(const Graph& g);
+
+// FuseOps: a partition of the operator nodes into groups that become one kernel each,
+// by TVM's rules (fuse_ops.cc). Groups are in topological order; the nodes of a group too.
+struct FusedGroup {
+  std::vector<NodeId> nodes;
+  NodeId root() const { return nodes.back(); }
+};
+std::vector<FusedGroup> fuse_ops(const Graph& g);
+
+// The standard pipeline: simplify, fold, fold scales, fold again, eliminate.
+Graph optimize(const Graph& g);
+
+}  // namespace kiln::graph

@@ -1,0 +1,46 @@
+#pragma once
+// The backend registry (as TVM's target registry): compiler/ knows no backend, so a
+// backend registers a factory here under a name ("cpu", ...) and the graph executor
+// asks for it by that name. The reference interpreter is always there as "interp".
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/schedule/lower.h"
+
+namespace kiln::target {
+
+// Compiled kernels: function i of the list given to build(), called with one pointer
+// per argument buffer (compact row-major data of the argument's type and shape).
+class KernelModule {
+ public:
+  virtual ~KernelModule() = default;
+  virtual void call(size_t index, void* const* args) const = 0;
+  // Bytes that load() of the same backend turns back into this module (for saved
+  // compiled models); empty when the backend cannot save.
+  virtual std::string save() const { return ""; }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // `options`: a backend-specific target string ("llvm -mcpu=znver4", "").
+  virtual std::unique_ptr<KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
+                                              const std::string& options) const = 0;
+  // Loads what KernelModule::save() wrote; `funcs` are the same functions' signatures.
+  virtual std::unique_ptr<KernelModule> load(const std::string& bytes,
+                                             const std::vector<schedule::LoweredFunc>& funcs) const;
+};
+
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+
+// Registers (or replaces) a backend. Backends call this from their own registration
+// function (e.g. kiln::cpu::register_graph_backend()).
+void register_backend(const std::string& name, BackendFactory factory);
+// The backend of that name; CompileError listing the registered ones otherwise.
+std::unique_ptr<Backend> make_backend(const std::string& name);
+std::vector<std::string> backend_names();
+
+}  // namespace kiln::target
