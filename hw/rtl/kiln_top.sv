@@ -56,7 +56,7 @@ module kiln_top #(
   input  logic [2:0]                               m_axi_bid,
   input  logic [1:0]                               m_axi_bresp,
   // Debug view for the simulation watchdog
-  output logic [15:0]  dbg_state_o,   // {store[3], compute[3], load[3], fetch[2], 5'b0}
+  output logic [15:0]  dbg_state_o,   // {store[3], compute[3], load[3], fetch[2], 4'b0, running}
   output logic [63:0]  dbg_tokens_o,  // occupancy: {s->c, c->s, c->l, l->c}, 16 bits each
   output logic [15:0]  dbg_queues_o,  // command queue occupancy: {store, compute, load}, 5 bits each
   output logic         dbg_progress_o // something moved this cycle

@@ -56,7 +56,9 @@ struct Case {
   bool backpressure;
   int latency = -1;         // -1: the DRAM model's default (a Zynq HP port)
   int bytes_per_cycle = -1;
+  bool long_loops = false;  // up to 8 x 8 iterations of up to 8 micro-ops
   std::string name() const {
+    if (long_loops) return config + "_long_loops";
     if (latency >= 0) return config + "_slow_dram";
     return config + (backpressure ? "_backpressure" : "_board_timing");
   }
@@ -109,12 +111,15 @@ TEST_P(RtlDiff, RandomStreamsMatchFsim) {
   opts.dram_latency = c.latency;
   opts.dram_bytes_per_cycle = c.bytes_per_cycle;
   opts.watchdog_cycles = 20000;
-  int n = stream_count(c.latency >= 0 ? 50 : c.config == "default" ? 150 : 200);
+  int n = stream_count(c.latency >= 0 || c.long_loops ? 50 : c.config == "default" ? 150 : 200);
+  sim::testing::RandomProgramOptions popts;
+  if (c.long_loops) popts.max_iter = 8, popts.max_uops = 8;
   driver::Counters totals;
   for (int i = 0; i < n; ++i) {
-    uint64_t seed = 1000003ull * (i + 1) + (c.backpressure ? 7 : 0) + (c.latency >= 0 ? 13 : 0);
+    uint64_t seed = 1000003ull * (i + 1) + (c.backpressure ? 7 : 0) + (c.latency >= 0 ? 13 : 0) +
+                    (c.long_loops ? 29 : 0);
     opts.seed = seed;
-    RandomProgram p = sim::testing::random_program(cfg, seed);
+    RandomProgram p = sim::testing::random_program(cfg, seed, popts);
     std::string diff = run_both(cfg, p, opts, totals);
     ASSERT_EQ(diff, "") << "case " << c.name() << ", random_program seed " << seed << "\n"
                         << listing(p);
@@ -136,7 +141,9 @@ INSTANTIATE_TEST_SUITE_P(Configs, RtlDiff,
                                            Case{"tiny", false}, Case{"tiny", true},
                                            // A slow, narrow DRAM: 100 cycles, 3 bytes/cycle.
                                            Case{"default", false, 100, 3},
-                                           Case{"tiny", true, 100, 3}),
+                                           Case{"tiny", true, 100, 3},
+                                           Case{"default", true, -1, -1, true},
+                                           Case{"tiny", false, -1, -1, true}),
                          [](const auto& info) { return info.param.name(); });
 
 TEST(RtlDevice, RefusesAConfigurationThatWasNotBuilt) {
