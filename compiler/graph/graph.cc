@@ -201,6 +201,7 @@ std::string to_string(const Graph& g) {
 }
 
 std::vector<double> constant_values(const Node& n) {
+  if (!n.is_constant()) throw CompileError("node '" + n.name + "' is not a constant");
   std::vector<double> v(n.value->size());
   for (int64_t i = 0; i < n.value->size(); ++i)
     v[i] = n.value->dtype().is_float() ? n.value->get(i) : static_cast<double>(n.value->get_int(i));
@@ -208,6 +209,7 @@ std::vector<double> constant_values(const Node& n) {
 }
 
 std::vector<int64_t> constant_ints(const Node& n) {
+  if (!n.is_constant()) throw CompileError("node '" + n.name + "' is not a constant");
   std::vector<int64_t> v(n.value->size());
   for (int64_t i = 0; i < n.value->size(); ++i)
     v[i] = n.value->dtype().is_float() ? static_cast<int64_t>(n.value->get(i)) : n.value->get_int(i);

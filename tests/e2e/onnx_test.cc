@@ -1,0 +1,221 @@
+// The ONNX frontend: models built here with the ONNX protobuf API, imported, checked
+// for structure and run through the interpreter; malformed models give clear errors.
+#include <gtest/gtest.h>
+
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/support/error.h"
+#include "tests/e2e/onnx_builder.h"
+#include "tests/e2e/test_util.h"
+
+namespace kiln::frontend {
+namespace {
+
+using graph::Graph;
+using test::OnnxBuilder;
+
+std::string import_error(const std::string& bytes) {
+  try {
+    import_onnx_bytes(bytes, {}, "model.onnx");
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const auto& x : g.nodes()) n += x.op == op;
+  return n;
+}
+
+// conv (bias) -> batch norm -> relu -> max pool -> global pool -> flatten -> gemm.
+OnnxBuilder small_cnn() {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 3, 8, 8});
+  b.initializer("w", {4, 3, 3, 3}, test::random_floats(108, 1));
+  b.initializer("b", {4}, test::random_floats(4, 2));
+  b.initializer("gamma", {4}, test::random_floats(4, 3, 0.5, 1.5));
+  b.initializer("beta", {4}, test::random_floats(4, 4));
+  b.initializer("mean", {4}, test::random_floats(4, 5));
+  b.initializer("var", {4}, test::random_floats(4, 6, 0.5, 2));
+  b.initializer("fc_w", {5, 4}, test::random_floats(20, 7));
+  b.initializer("fc_b", {5}, test::random_floats(5, 8));
+  auto* c = b.node("Conv", {"x", "w", "b"}, {"c"}, "conv1");
+  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  OnnxBuilder::attr(c, "kernel_shape", std::vector<int64_t>{3, 3});
+  b.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"bn"}, "bn1");
+  b.node("Relu", {"bn"}, {"r"});
+  auto* p = b.node("MaxPool", {"r"}, {"p"});
+  OnnxBuilder::attr(p, "kernel_shape", std::vector<int64_t>{2, 2});
+  OnnxBuilder::attr(p, "strides", std::vector<int64_t>{2, 2});
+  b.node("GlobalAveragePool", {"p"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  auto* gm = b.node("Gemm", {"f", "fc_w", "fc_b"}, {"y"});
+  OnnxBuilder::attr(gm, "transB", int64_t{1});
+  b.output("y");
+  return b;
+}
+
+TEST(OnnxImport, SmallCnn) {
+  Graph g = import_onnx_bytes(small_cnn().bytes());
+  ASSERT_EQ(g.inputs().size(), 1u);
+  EXPECT_EQ(g.type(g.inputs()[0]).shape, (std::vector<int64_t>{1, 3, 8, 8}));  // symbolic batch = 1
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(count_op(g, "conv2d"), 1);
+  EXPECT_EQ(count_op(g, "batch_norm"), 1);
+  EXPECT_EQ(count_op(g, "dense"), 1);
+  // transB=1: the weight is used as is; no transpose was needed.
+  EXPECT_EQ(count_op(g, "transpose"), 0);
+  auto x = test::random_floats(192, 9);
+  auto opt = test::run_graph(g, {x});
+  auto plain = test::run_graph(g, {x}, "interp", {false, false});
+  EXPECT_LT(test::rel_error(opt, plain), 1e-5);
+}
+
+TEST(OnnxImport, ShapeArithmeticIsFolded) {
+  // PyTorch's x.view(x.size(0), -1): Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4});
+  b.initializer_i64("zero", {}, {0});
+  b.initializer_i64("axes0", {1}, {0});
+  b.initializer_i64("minus1", {1}, {-1});
+  b.node("Shape", {"x"}, {"s"});
+  auto* ga = b.node("Gather", {"s", "zero"}, {"n"});
+  OnnxBuilder::attr(ga, "axis", int64_t{0});
+  b.node("Unsqueeze", {"n", "axes0"}, {"n1"});
+  auto* cc = b.node("Concat", {"n1", "minus1"}, {"shape"});
+  OnnxBuilder::attr(cc, "axis", int64_t{0});
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  b.output("y");
+  Graph g = import_onnx_bytes(b.bytes());
+  EXPECT_EQ(g.num_ops(), 1) << g;  // only the reshape runs
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (std::vector<int64_t>{2, 12}));
+}
+
+TEST(OnnxImport, SliceSplitSqueezeAcrossOpsets) {
+  for (int opset : {11, 13}) {
+    OnnxBuilder b(opset);
+    b.input("x", {4, 6});
+    b.initializer_i64("starts", {1}, {-1});
+    b.initializer_i64("ends", {1}, {-100});
+    b.initializer_i64("axes", {1}, {1});
+    b.initializer_i64("steps", {1}, {-2});
+    b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"s"});  // columns 5, 3, 1
+    auto* sp = b.node("Split", {"s"}, {"a", "b"});
+    OnnxBuilder::attr(sp, "axis", int64_t{0});
+    if (opset == 11) {
+      auto* u = b.node("Unsqueeze", {"a"}, {"u"});
+      OnnxBuilder::attr(u, "axes", std::vector<int64_t>{0});
+    } else {
+      b.initializer_i64("uaxes", {1}, {0});
+      b.node("Unsqueeze", {"a", "uaxes"}, {"u"});
+    }
+    b.node("Squeeze", {"u"}, {"q"});
+    b.node("Add", {"q", "b"}, {"y"});
+    b.output("y");
+    Graph g = import_onnx_bytes(b.bytes());
+    ASSERT_EQ(g.type(g.outputs()[0]).shape, (std::vector<int64_t>{2, 3})) << opset;
+    std::vector<float> x(24);
+    for (int i = 0; i < 24; ++i) x[i] = static_cast<float>(i);
+    std::vector<float> ref;
+    for (int r = 0; r < 2; ++r)
+      for (int c : {5, 3, 1}) ref.push_back(x[r * 6 + c] + x[(r + 2) * 6 + c]);
+    EXPECT_EQ(test::run_graph(g, {x}), ref) << opset;
+  }
+}
+
+TEST(OnnxImport, LayerNormAndGelu) {
+  OnnxBuilder b(17);
+  b.input("x", {2, 8});
+  auto gamma = test::random_floats(8, 1, 0.5, 1.5), beta = test::random_floats(8, 2);
+  b.initializer("g", {8}, gamma);
+  b.initializer("bias", {8}, beta);
+  auto* ln = b.node("LayerNormalization", {"x", "g", "bias"}, {"l"});
+  OnnxBuilder::attr(ln, "epsilon", 1e-5f);
+  b.node("Erf", {"l"}, {"y"});
+  b.output("y");
+  Graph g = import_onnx_bytes(b.bytes());
+  auto x = test::random_floats(16, 3, -2, 2);
+  auto out = test::run_graph(g, {x});
+  for (int r = 0; r < 2; ++r) {
+    double m = 0, v = 0;
+    for (int i = 0; i < 8; ++i) m += x[r * 8 + i] / 8.0;
+    for (int i = 0; i < 8; ++i) v += (x[r * 8 + i] - m) * (x[r * 8 + i] - m) / 8.0;
+    for (int i = 0; i < 8; ++i) {
+      double ref = std::erf((x[r * 8 + i] - m) / std::sqrt(v + 1e-5) * gamma[i] + beta[i]);
+      EXPECT_NEAR(out[r * 8 + i], ref, 2e-6);
+    }
+  }
+}
+
+TEST(OnnxErrors, TruncatedFile) {
+  std::string bytes = small_cnn().bytes();
+  for (size_t cut : {bytes.size() / 2, bytes.size() - 3, size_t{5}}) {
+    std::string e = import_error(bytes.substr(0, cut));
+    EXPECT_NE(e.find("model.onnx"), std::string::npos) << e;
+    EXPECT_FALSE(e.empty()) << "cut at " << cut;
+  }
+  EXPECT_NE(import_error("").find("empty"), std::string::npos);
+  EXPECT_NE(import_error("this is not a protobuf at all").find("not a valid ONNX model"), std::string::npos);
+}
+
+TEST(OnnxErrors, AllUnsupportedOpsInOneMessage) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 4});
+  b.node("Relu", {"x"}, {"a"});
+  b.node("NonMaxSuppression", {"a"}, {"b"}, "nms");
+  b.node("Einsum", {"b"}, {"c"}, "ein1");
+  b.node("Einsum", {"c"}, {"d"}, "ein2");
+  b.output("d");
+  std::string e = import_error(b.bytes());
+  EXPECT_NE(e.find("2 unsupported operators (opset 13)"), std::string::npos) << e;
+  EXPECT_NE(e.find("Einsum (2 nodes: 'ein1', 'ein2')"), std::string::npos) << e;
+  EXPECT_NE(e.find("NonMaxSuppression (1 node: 'nms')"), std::string::npos) << e;
+}
+
+TEST(OnnxErrors, ShapeMismatchNamesTheNode) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 3, 8, 8});
+  b.initializer("w", {4, 2, 3, 3}, test::random_floats(72, 1));
+  b.node("Conv", {"x", "w"}, {"y"}, "conv7");
+  b.output("y");
+  std::string e = import_error(b.bytes());
+  EXPECT_NE(e.find("model.onnx: node 'conv7' (Conv, opset 13)"), std::string::npos) << e;
+  EXPECT_NE(e.find("weight expects 2 input channels, data has 3"), std::string::npos) << e;
+}
+
+TEST(OnnxErrors, MissingValuesAndBadOpsets) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 2});
+  b.node("Add", {"x", "nowhere"}, {"y"}, "add1");
+  b.output("y");
+  std::string e = import_error(b.bytes());
+  EXPECT_NE(e.find("input 1 ('nowhere') is not produced by any node"), std::string::npos) << e;
+
+  OnnxBuilder old(9);
+  old.input("x", {2, 2});
+  old.node("Relu", {"x"}, {"y"});
+  old.output("y");
+  e = import_error(old.bytes());
+  EXPECT_NE(e.find("opset 9 is not supported"), std::string::npos) << e;
+
+  OnnxBuilder dyn(13);
+  dyn.input("x", {2, 6});
+  dyn.input("s", {2}, onnx::TensorProto::INT64);
+  dyn.node("Reshape", {"x", "s"}, {"y"}, "r");
+  dyn.output("y");
+  e = import_error(dyn.bytes());
+  EXPECT_NE(e.find("must be a constant"), std::string::npos) << e;
+
+  OnnxBuilder bad_init(13);
+  bad_init.input("x", {2});
+  bad_init.initializer("w", {3}, {1, 2});
+  bad_init.node("Add", {"x", "w"}, {"y"});
+  bad_init.output("y");
+  e = import_error(bad_init.bytes());
+  EXPECT_NE(e.find("initializer 'w'"), std::string::npos) << e;
+  EXPECT_NE(e.find("2 values for shape [3]"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace kiln::frontend

@@ -1,0 +1,160 @@
+// Graph passes, each on a small graph: structure after the pass and unchanged results.
+#include <gtest/gtest.h>
+
+#include "compiler/graph/memory_plan.h"
+#include "compiler/graph/passes/passes.h"
+#include "tests/e2e/test_util.h"
+
+namespace kiln::graph {
+namespace {
+
+const DataType f32 = DataType::Float(32);
+
+ConstData const_f32(std::vector<int64_t> shape, uint32_t seed, float lo = -1, float hi = 1) {
+  auto b = std::make_shared<interp::HostBuffer>(f32, shape);
+  auto v = test::random_floats(b->size(), seed, lo, hi);
+  std::memcpy(b->data(), v.data(), v.size() * sizeof(float));
+  return b;
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const auto& x : g.nodes()) n += x.op == op;
+  return n;
+}
+
+// conv -> batch_norm -> relu, plus a residual add of a second conv's output.
+Graph conv_bn_relu_block() {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 4, 6, 6}});
+  Attrs pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  NodeId c1 = g.add_op("conv2d", {x, g.add_constant("w1", const_f32({4, 4, 3, 3}, 1))}, pad1, "conv1");
+  NodeId bn = g.add_op("batch_norm",
+                       {c1, g.add_constant("gamma", const_f32({4}, 2, 0.5, 1.5)), g.add_constant("beta", const_f32({4}, 3)),
+                        g.add_constant("mean", const_f32({4}, 4)), g.add_constant("var", const_f32({4}, 5, 0.5, 2))},
+                       {{"epsilon", 1e-5}}, "bn1");
+  NodeId r = g.add_op("relu", {bn});
+  NodeId d = g.add_op("dropout", {r});
+  NodeId c2 = g.add_op("conv2d", {d, g.add_constant("w2", const_f32({4, 4, 3, 3}, 6))}, pad1, "conv2");
+  NodeId s = g.add_op("add", {c2, x});
+  g.add_output(g.add_op("relu", {s}), "y");
+  return g;
+}
+
+std::vector<float> run(const Graph& g, bool fuse = true) {
+  return test::run_graph(g, {test::random_floats(144, 7)}, "interp", {false, fuse});
+}
+
+TEST(Passes, SimplifyInferenceRemovesBatchNormAndDropout) {
+  Graph g = conv_bn_relu_block();
+  Graph s = simplify_inference(g);
+  EXPECT_EQ(count_op(s, "batch_norm"), 0);
+  EXPECT_EQ(count_op(s, "dropout"), 0);
+  EXPECT_LT(test::rel_error(run(s), run(g)), 1e-6);
+}
+
+TEST(Passes, FoldConstantEvaluatesConstantSubgraphs) {
+  Graph g = simplify_inference(conv_bn_relu_block());
+  Graph f = fold_constant(g);
+  // What is left: conv, multiply (the scale), add (the shift), relu, conv, add, relu.
+  EXPECT_EQ(f.num_ops(), 7) << f;
+  EXPECT_EQ(count_op(f, "sqrt"), 0);
+  EXPECT_LT(test::rel_error(run(f), run(g)), 1e-6);
+}
+
+TEST(Passes, FoldScaleAxisMovesTheScaleIntoTheWeights) {
+  Graph g = fold_constant(simplify_inference(conv_bn_relu_block()));
+  Graph f = fold_constant(fold_scale_axis(g));
+  EXPECT_EQ(count_op(f, "multiply"), 0) << f;
+  EXPECT_EQ(f.num_ops(), 6);
+  EXPECT_LT(test::rel_error(run(f), run(g)), 1e-5);
+}
+
+TEST(Passes, FoldScaleAxisLeavesOtherScalesAlone) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 2, 4, 4}});
+  NodeId c = g.add_op("conv2d", {x, g.add_constant("w", const_f32({3, 2, 1, 1}, 1))});
+  // A scale that varies along the width is not a per-channel scale.
+  NodeId m = g.add_op("multiply", {c, g.add_constant("s", const_f32({1, 1, 4}, 2))});
+  g.add_output(m);
+  EXPECT_EQ(count_op(fold_scale_axis(g), "multiply"), 1);
+}
+
+TEST(Passes, DeadCodeAndCommonSubexpressions) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {8}});
+  NodeId a = g.add_op("sigmoid", {x});
+  NodeId b = g.add_op("sigmoid", {x});
+  g.add_op("tanh", {x});  // unused
+  NodeId c1 = g.add_constant("c1", const_f32({8}, 3));
+  NodeId c2 = g.add_constant("c2", const_f32({8}, 3));  // same bytes as c1
+  NodeId s = g.add_op("add", {g.add_op("multiply", {a, c1}), g.add_op("multiply", {b, c2})});
+  g.add_output(s);
+  Graph d = dead_code_elimination(g);
+  EXPECT_EQ(count_op(d, "tanh"), 0);
+  EXPECT_EQ(d.num_ops(), 5);
+  Graph c = common_subexpression_elimination(d);
+  EXPECT_EQ(count_op(c, "sigmoid"), 1);
+  EXPECT_EQ(count_op(c, "multiply"), 1) << c;
+  auto xv = test::random_floats(8, 4);
+  EXPECT_LT(test::rel_error(test::run_graph(c, {xv}), test::run_graph(g, {xv})), 1e-7);
+}
+
+TEST(Passes, FuseOpsGroupsByPattern) {
+  Graph g = optimize(conv_bn_relu_block());
+  std::vector<FusedGroup> groups = fuse_ops(g);
+  // conv1 + shift add + relu; conv2 + residual add + relu.
+  ASSERT_EQ(groups.size(), 2u) << g;
+  for (const auto& grp : groups) {
+    EXPECT_EQ(g.node(grp.nodes.front()).op, "conv2d");
+    EXPECT_EQ(g.node(grp.root()).op, "relu");
+  }
+  EXPECT_LT(test::rel_error(run(g, true), run(g, false)), 1e-6);
+}
+
+TEST(Passes, FuseOpsRules) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {2, 8}});
+  NodeId t = g.add_op("transpose", {x}, {{"perm", std::vector<int64_t>{1, 0}}});  // injective
+  NodeId e = g.add_op("exp", {t});                                                 // elemwise
+  NodeId m = g.add_op("mean", {e}, {{"axes", std::vector<int64_t>{1}}});           // reduce takes both
+  NodeId r = g.add_op("sqrt", {m});                                                // and an elemwise after
+  NodeId s = g.add_op("softmax", {r}, {{"axis", int64_t{0}}});                     // opaque: alone
+  NodeId d = g.add_op("dense", {s, g.add_constant("w", const_f32({3, 1}, 1))});
+  NodeId u = g.add_op("sigmoid", {d});  // after dense: fused
+  NodeId v = g.add_op("reshape", {u}, {{"shape", std::vector<int64_t>{24}}});  // injective after dense: not
+  g.add_output(v);
+  std::vector<FusedGroup> groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[0].nodes, (std::vector<NodeId>{t, e, m, r}));
+  EXPECT_EQ(groups[1].nodes, (std::vector<NodeId>{s}));
+  EXPECT_EQ(groups[2].nodes, (std::vector<NodeId>{d, u}));
+  EXPECT_EQ(groups[3].nodes, (std::vector<NodeId>{v}));
+  auto xv = test::random_floats(16, 5);
+  EXPECT_LT(test::rel_error(test::run_graph(g, {xv}, "interp", {false, true}), test::run_graph(g, {xv}, "interp", {false, false})),
+            1e-6);
+}
+
+TEST(MemoryPlan, ReusesDeadBuffers) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1024}});
+  NodeId cur = x;
+  for (int i = 0; i < 6; ++i) cur = g.add_op(i % 2 ? "relu" : "sigmoid", {cur});
+  g.add_output(cur);
+  auto m = compile(g, {false, false});
+  ASSERT_EQ(m.kernels.size(), 6u);
+  // Input and output pinned; the 5 intermediates ping-pong between two blocks.
+  EXPECT_EQ(m.memory.storage_bytes.size(), 4u);
+  EXPECT_LT(m.memory.total_bytes(), m.memory.unshared_bytes);
+  for (size_t k = 0; k < m.kernels.size(); ++k)
+    for (NodeId i : m.kernels[k].inputs)
+      for (NodeId o : m.kernels[k].outputs) EXPECT_NE(m.memory.storage_of[i], m.memory.storage_of[o]);
+  auto xv = test::random_floats(1024, 6);
+  std::vector<float> ref = xv;
+  for (int i = 0; i < 6; ++i)
+    for (float& v : ref) v = i % 2 ? std::max(v, 0.0f) : static_cast<float>(1 / (1 + std::exp(-static_cast<double>(v))));
+  EXPECT_LT(test::rel_error(test::run_graph(g, {xv}, "interp", {false, false}), ref), 1e-6);
+}
+
+}  // namespace
+}  // namespace kiln::graph
