@@ -1,6 +1,8 @@
 // Shares the AXI4 read channels among N clients: round-robin on the address channel,
 // the client index as ARID, and read data routed back by RID. Every client accepts its
 // data without waiting on another client, so a stalled beat cannot deadlock the port.
+// A presented address stays granted until it is taken (AXI: ARVALID and ARADDR are
+// stable until ARREADY); clients hold their requests likewise.
 module kiln_axi_rd_arbiter #(
   parameter int N = 5,
   parameter int IDW = 3,
@@ -25,13 +27,18 @@ module kiln_axi_rd_arbiter #(
   input  logic [IDW-1:0]  r_id_i
 );
   localparam int LN = (N > 1) ? $clog2(N) : 1;
-  logic [LN-1:0] last_q, grant;
-  logic found;
+  logic [LN-1:0] last_q, grant, held_q;
+  logic found, hold_q;
 
-  // The first requester after the last one granted.
+  // The request left waiting last cycle, else the first requester after the last
+  // one granted.
   always_comb begin
     grant = last_q;
     found = 1'b0;
+    if (hold_q) begin
+      grant = held_q;
+      found = 1'b1;
+    end
     for (int k = 1; k <= N; k++) begin
       logic [LN-1:0] c;
       c = LN'((32'(last_q) + k) % N);
@@ -52,8 +59,15 @@ module kiln_axi_rd_arbiter #(
   end
 
   always_ff @(posedge clk_i) begin
-    if (!rst_ni) last_q <= LN'(N - 1);
-    else if (found && ar_ready_i) last_q <= grant;
+    if (!rst_ni) begin
+      last_q <= LN'(N - 1);
+      hold_q <= 1'b0;
+      held_q <= '0;
+    end else begin
+      if (found && ar_ready_i) last_q <= grant;
+      hold_q <= found && !ar_ready_i;
+      held_q <= grant;
+    end
   end
 
   always_comb begin

@@ -21,7 +21,9 @@ void AxiDram::reset() {
   writes_.clear();
   responses_.clear();
   r_held_ = b_held_ = false;
+  ar_offer_ = aw_offer_ = w_offer_ = Offer{};
   fault_.clear();
+  protocol_.clear();
 }
 
 void AxiDram::drive(TopIn& in) {
@@ -70,7 +72,22 @@ void AxiDram::drive(TopIn& in) {
   }
 }
 
+void AxiDram::check_offer(Offer& o, const char* channel, bool valid, bool ready, uint64_t a,
+                          uint64_t b) {
+  if (o.pending && (!valid || a != o.a || b != o.b) && protocol_.empty()) {
+    protocol_ = fmt::format("AXI protocol: at cycle {} the master {} {} before the slave took it",
+                            cycle_, valid ? "changed" : "dropped", channel);
+  }
+  o = {valid && !ready, a, b};
+}
+
 void AxiDram::update(const TopIn& in, const TopOut& out) {
+  check_offer(ar_offer_, "ARVALID/ARADDR/ARLEN/ARID", out.m_arvalid, in.m_arready,
+              out.m_araddr, uint64_t{out.m_arlen} << 8 | out.m_arid);
+  check_offer(aw_offer_, "AWVALID/AWADDR/AWLEN", out.m_awvalid, in.m_awready, out.m_awaddr,
+              out.m_awlen);
+  check_offer(w_offer_, "WVALID/WDATA/WSTRB/WLAST", out.m_wvalid, in.m_wready, out.m_wdata,
+              uint64_t{out.m_wstrb} << 1 | out.m_wlast);
   if (in.m_arready && out.m_arvalid) {
     reads_.push_back({.id = out.m_arid, .addr = out.m_araddr, .beats = out.m_arlen + 1,
                       .ready_at = cycle_ + static_cast<uint64_t>(timing_.latency)});

@@ -44,6 +44,9 @@ class AxiDram {
   std::string describe() const;
   // The first access outside DRAM ("" if none), reported with an error response.
   const std::string& fault() const { return fault_; }
+  // The first AXI rule the master broke ("" if none): a valid dropped, or its address
+  // or data changed, before the handshake.
+  const std::string& protocol_error() const { return protocol_; }
 
  private:
   struct Burst {
@@ -66,7 +69,13 @@ class AxiDram {
   std::deque<Burst> reads_, writes_;
   std::deque<Burst> responses_;
   bool r_held_ = false, b_held_ = false;  // a valid raised last cycle, not yet taken
-  std::string fault_;
+  // The master's requests left waiting last cycle, which must be offered again as they were.
+  struct Offer {
+    bool pending = false;
+    uint64_t a = 0, b = 0;
+  } ar_offer_, aw_offer_, w_offer_;
+  void check_offer(Offer& o, const char* channel, bool valid, bool ready, uint64_t a, uint64_t b);
+  std::string fault_, protocol_;
   static constexpr size_t kMaxOutstanding = 16;
 };
 

@@ -161,6 +161,11 @@ uint32_t RtlSim::run_until_done() {
       }
     }
     uint32_t status = read_reg(r::kStatus);
+    if (!dram_.protocol_error().empty()) {
+      error_ = fmt::format("rtl: {}", dram_.protocol_error());
+      reset();
+      return status | r::kStatusError;
+    }
     if (status & r::kStatusError) {
       error_ = fmt::format("rtl: the accelerator reported an error: {}",
                            dram_.fault().empty() ? "DRAM error response" : dram_.fault());
