@@ -288,7 +288,7 @@ llvm::Value* CodeGen::emit(const Expr& e) {
       return splat_if_needed(c, t.lanes());
     }
     case NodeKind::StringImm: {
-      return b_.CreateGlobalStringPtr(e.as<ir::StringImmNode>()->value);
+      return b_.CreateGlobalString(e.as<ir::StringImmNode>()->value);
     }
     case NodeKind::Var: {
       auto it = vars_.find(e.as<ir::VarNode>());
