@@ -88,6 +88,18 @@ void AxiDram::update(const TopIn& in, const TopOut& out) {
               out.m_awlen);
   check_offer(w_offer_, "WVALID/WDATA/WSTRB/WLAST", out.m_wvalid, in.m_wready, out.m_wdata,
               uint64_t{out.m_wstrb} << 1 | out.m_wlast);
+  // Bursts: bus-aligned (what this model serves) and within one 4 KiB page (AXI4).
+  auto check_burst = [&](const char* what, uint64_t addr, int beats) {
+    bool aligned = addr % bus_bytes_ == 0;
+    bool one_page = addr % 4096 + uint64_t(beats) * bus_bytes_ <= 4096;
+    if ((!aligned || !one_page) && protocol_.empty()) {
+      protocol_ = fmt::format("AXI protocol: at cycle {} a {} burst of {} beats at 0x{:x} {}",
+                              cycle_, what, beats, addr,
+                              aligned ? "crosses a 4 KiB boundary" : "is not bus-aligned");
+    }
+  };
+  if (in.m_arready && out.m_arvalid) check_burst("read", out.m_araddr, out.m_arlen + 1);
+  if (in.m_awready && out.m_awvalid) check_burst("write", out.m_awaddr, out.m_awlen + 1);
   if (in.m_arready && out.m_arvalid) {
     reads_.push_back({.id = out.m_arid, .addr = out.m_araddr, .beats = out.m_arlen + 1,
                       .ready_at = cycle_ + static_cast<uint64_t>(timing_.latency)});
@@ -106,6 +118,10 @@ void AxiDram::update(const TopIn& in, const TopOut& out) {
     auto it = std::find_if(writes_.begin(), writes_.end(),
                            [](const Burst& b) { return b.beat < b.beats; });
     uint64_t addr = it->addr + uint64_t(it->beat) * bus_bytes_;
+    if (out.m_wlast != (it->beat == it->beats - 1) && protocol_.empty()) {
+      protocol_ = fmt::format("AXI protocol: at cycle {} WLAST is {} on beat {} of a {}-beat burst",
+                              cycle_, out.m_wlast, it->beat + 1, it->beats);
+    }
     bool ok = in_range(addr);
     if (ok) {
       for (int i = 0; i < bus_bytes_; ++i)
