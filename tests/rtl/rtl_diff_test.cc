@@ -203,6 +203,43 @@ TEST(RtlDevice, WatchdogNamesWhatEachModuleWaitsFor) {
   }
 }
 
+TEST(RtlDevice, ReportsAnAccessOutsideDramAndRecovers) {
+  hw::Config cfg = config_named("tiny");
+  hw::InsnLayout layout(cfg);
+  DeviceOptions opts;
+  opts.dram_bytes = 1 << 16;
+  driver::RtlDevice dev(cfg, opts);
+  // A LOAD of one INP element 1 MiB into a 64 KiB DRAM.
+  hw::Insn load;
+  load.opcode = hw::Opcode::kLoad;
+  load.memory_type = hw::MemType::kInp;
+  load.dram_base = (1 << 20) / cfg.inp_elem_bytes();
+  load.y_size = load.x_size = load.x_stride = 1;
+  std::vector<hw::Insn> bad = {load, hw::Insn{}};
+  dev.write(0, hw::encode_program(layout, bad));
+  try {
+    dev.run(0, 2);
+    FAIL() << "no error";
+  } catch (const hw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("outside the 65536 bytes of DRAM"), std::string::npos)
+        << e.what();
+  }
+  // The device runs the next stream.
+  RandomProgram p = sim::testing::random_program(cfg, 3);
+  ASSERT_LE(p.dram.size(), opts.dram_bytes);
+  driver::FsimDevice fsim(cfg, opts);
+  for (driver::Device* d : {static_cast<driver::Device*>(&dev), static_cast<driver::Device*>(&fsim)}) {
+    std::vector<uint8_t> zero(opts.dram_bytes, 0);
+    d->write(0, zero);
+    d->write(0, p.dram);
+    d->run(p.insn_addr, p.insn_count);
+  }
+  std::vector<uint8_t> a(opts.dram_bytes), b(opts.dram_bytes);
+  dev.read(0, a);
+  fsim.read(0, b);
+  EXPECT_TRUE(a == b);
+}
+
 TEST(RtlDevice, WritesAnFstWaveform) {
   hw::Config cfg = config_named("tiny");
   RandomProgram p = sim::testing::random_program(cfg, 5);
