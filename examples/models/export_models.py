@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""Exports the example models to ONNX with reference inputs and outputs.
+
+Random weights with a fixed seed (nothing is downloaded). For each model NAME it
+writes, into the output directory:
+  NAME.onnx            the model (batch 1)
+  NAME.input.npy       the input it was run on
+  NAME.output.npy      PyTorch's output for that input (float32)
+
+Usage: /usr/bin/python3 export_models.py OUTDIR [resnet18 mobilenet_v2 bert_tiny]
+Needs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torchvision
+
+
+class EncoderLayer(nn.Module):
+    """A BERT encoder layer: self-attention and a GELU feed-forward, post-norm."""
+
+    def __init__(self, hidden, heads, ffn):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(hidden, 3 * hidden)
+        self.proj = nn.Linear(hidden, hidden)
+        self.norm1 = nn.LayerNorm(hidden)
+        self.fc1 = nn.Linear(hidden, ffn)
+        self.fc2 = nn.Linear(ffn, hidden)
+        self.norm2 = nn.LayerNorm(hidden)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = self.qkv(x).split(h, dim=-1)
+        def heads(t):
+            return t.reshape(b, s, self.heads, h // self.heads).transpose(1, 2)
+        q, k, v = heads(q), heads(k), heads(v)
+        att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(h // self.heads), dim=-1)
+        ctx = (att @ v).transpose(1, 2).reshape(b, s, h)
+        x = self.norm1(x + self.proj(ctx))
+        return self.norm2(x + self.fc2(nn.functional.gelu(self.fc1(x))))
+
+
+class TinyBert(nn.Module):
+    def __init__(self, vocab=1000, seq=32, hidden=64, heads=4, ffn=256, layers=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, hidden)
+        self.pos = nn.Parameter(torch.randn(1, seq, hidden) * 0.02)
+        self.norm = nn.LayerNorm(hidden)
+        self.layers = nn.ModuleList([EncoderLayer(hidden, heads, ffn) for _ in range(layers)])
+        self.pool = nn.Linear(hidden, hidden)
+
+    def forward(self, ids):
+        x = self.norm(self.tok(ids) + self.pos)
+        for layer in self.layers:
+            x = layer(x)
+        return torch.tanh(self.pool(x[:, 0]))
+
+
+def randomize_batch_norms(model):
+    # Fresh batch norms are the identity; give them statistics so folding is tested.
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.1, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.1, 0.1)
+
+
+def build(name):
+    if name == "resnet18":
+        m = torchvision.models.resnet18(weights=None)
+        return m, torch.randn(1, 3, 224, 224), 13
+    if name == "mobilenet_v2":
+        m = torchvision.models.mobilenet_v2(weights=None)
+        return m, torch.randn(1, 3, 224, 224), 13
+    if name == "bert_tiny":
+        return TinyBert(), torch.randint(0, 1000, (1, 32)), 17
+    raise SystemExit(f"unknown model {name}")
+
+
+def export(name, outdir):
+    torch.manual_seed(0)
+    model, x, opset = build(name)
+    randomize_batch_norms(model)
+    model.eval()
+    with torch.no_grad():
+        y = model(x)
+    path = os.path.join(outdir, name + ".onnx")
+    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"],
+                      do_constant_folding=True)
+    np.save(os.path.join(outdir, name + ".input.npy"), x.numpy())
+    np.save(os.path.join(outdir, name + ".output.npy"), y.numpy().astype(np.float32))
+    print(f"{name}: {path} (opset {opset}), output {tuple(y.shape)}")
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    torch.set_num_threads(1)
+    for name in sys.argv[2:] or ["resnet18", "mobilenet_v2", "bert_tiny"]:
+        export(name, outdir)
+
+
+if __name__ == "__main__":
+    main()

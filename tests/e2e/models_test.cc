@@ -1,0 +1,74 @@
+// End-to-end: ONNX models exported from PyTorch (examples/models/export_models.py, run
+// at test time into the build directory) compiled by Kiln, run on the CPU backend
+// and compared with PyTorch's outputs: max |error| <= 1e-4 * max |reference|.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "backend-cpu/runtime/tensor.h"
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/graph/executor.h"
+#include "compiler/graph/passes/passes.h"
+#include "tests/e2e/cpu_graph_backend.h"
+#include "tests/e2e/test_util.h"
+
+namespace kiln {
+namespace {
+
+std::filesystem::path models_dir() { return KILN_E2E_MODELS_DIR; }
+
+struct ModelCase {
+  std::string name;
+  int max_fused_kernels;  // FuseOps must bring the kernel count to at most this
+};
+
+void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.name; }
+
+class Models : public ::testing::TestWithParam<ModelCase> {
+ protected:
+  static void SetUpTestSuite() { test::register_cpu_graph_backend(); }
+};
+
+TEST_P(Models, MatchPyTorch) {
+  const ModelCase& mc = GetParam();
+  auto dir = models_dir();
+  auto onnx_path = dir / (mc.name + ".onnx");
+  ASSERT_TRUE(std::filesystem::exists(onnx_path)) << onnx_path << " is missing: the e2e_export_models test makes it";
+  cpu::NDArray input = cpu::NDArray::load_npy((dir / (mc.name + ".input.npy")).string());
+  cpu::NDArray ref = cpu::NDArray::load_npy((dir / (mc.name + ".output.npy")).string());
+
+  auto t0 = std::chrono::steady_clock::now();
+  graph::Graph g = frontend::import_onnx_file(onnx_path.string());
+  int unfused_ops = graph::optimize(g).num_ops();
+  auto model = std::make_shared<graph::CompiledModel>(graph::compile(g));
+  auto t1 = std::chrono::steady_clock::now();
+  graph::Executor ex(model, "cpu");
+  auto t2 = std::chrono::steady_clock::now();
+  ASSERT_EQ(ex.num_inputs(), 1u);
+  ASSERT_EQ(ex.input_type(0).dtype, input.dtype());
+  ex.set_input(0, input.data(), input.nbytes());
+  ex.run();
+  auto t3 = std::chrono::steady_clock::now();
+  ASSERT_EQ(ex.output_type(0).size(), ref.size());
+  std::vector<float> out(static_cast<size_t>(ref.size())), want(static_cast<size_t>(ref.size()));
+  std::memcpy(out.data(), ex.output(0), out.size() * sizeof(float));
+  std::memcpy(want.data(), ref.data(), want.size() * sizeof(float));
+  double err = test::rel_error(out, want);
+  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  std::printf("%s: %d ops -> %zu kernels; memory %.1f MB (%.1f MB without reuse); compile %.0f ms, codegen %.0f ms, "
+              "first run %.1f ms; max error %.2e of max |y|\n",
+              mc.name.c_str(), unfused_ops, model->kernels.size(), model->memory.total_bytes() / 1e6,
+              model->memory.unshared_bytes / 1e6, ms(t0, t1), ms(t1, t2), ms(t2, t3), err);
+  EXPECT_LE(err, 1e-4);
+  EXPECT_LE(static_cast<int>(model->kernels.size()), mc.max_fused_kernels);
+  EXPECT_LT(static_cast<int>(model->kernels.size()), unfused_ops);
+}
+
+INSTANTIATE_TEST_SUITE_P(E2E, Models,
+                         ::testing::Values(ModelCase{"resnet18", 40}, ModelCase{"mobilenet_v2", 80}, ModelCase{"bert_tiny", 80}),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace kiln
