@@ -24,6 +24,9 @@ int32_t default_num_threads() {
   return hw == 0 ? 1 : static_cast<int32_t>(hw);
 }
 
+// Tasks are claimed from a shared counter, so a helper that the OS has not scheduled
+// yet does not hold a launch up: the caller runs whatever nobody has claimed. The
+// caller waits only for helpers that joined the launch.
 class ThreadPool {
  public:
   explicit ThreadPool(int32_t size) { start(size); }
@@ -44,53 +47,58 @@ class ThreadPool {
     closure_ = closure;
     num_tasks_ = num_tasks;
     error_.store(0, std::memory_order_relaxed);
-    int32_t helpers = std::min(size_, num_tasks) - 1;  // workers that have a task
-    pending_.store(helpers, std::memory_order_relaxed);
+    next_task_.store(0, std::memory_order_relaxed);
+    uint64_t gen;
     {
       std::lock_guard<std::mutex> lk(mu_);
-      active_helpers_ = helpers;
-      generation_.fetch_add(1, std::memory_order_release);
+      gen = generation_.fetch_add(1, std::memory_order_seq_cst) + 1;
     }
-    if (helpers > 0) wake_.notify_all();
+    wake_.notify_all();
     in_parallel_region = true;
-    run_tasks(0);
+    run_tasks();
     in_parallel_region = false;
-    // Spin briefly (the tasks are usually balanced), then sleep.
-    for (int spin = 0; spin < (1 << 16) && pending_.load(std::memory_order_acquire) > 0; ++spin) {
-#if defined(__x86_64__)
-      __builtin_ia32_pause();
-#endif
-    }
-    if (pending_.load(std::memory_order_acquire) > 0) {
+    // Close the launch; then wait for the helpers that joined it to finish their tasks.
+    closed_.store(gen, std::memory_order_seq_cst);
+    for (int spin = 0; spin < (1 << 16) && active_.load(std::memory_order_seq_cst) > 0; ++spin) pause();
+    if (active_.load(std::memory_order_seq_cst) > 0) {
       std::unique_lock<std::mutex> lk(mu_);
-      done_.wait(lk, [&] { return pending_.load(std::memory_order_acquire) == 0; });
+      done_.wait(lk, [&] { return active_.load(std::memory_order_seq_cst) == 0; });
     }
     return error_.load(std::memory_order_acquire);
   }
 
  private:
+  static void pause() {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   void start(int32_t size) {
     size_ = std::max<int32_t>(1, size);
     quit_ = false;
     // Workers start from the current generation: a launch right after start() is seen
     // even by a thread that begins running only after it.
     uint64_t gen = generation_.load(std::memory_order_acquire);
-    for (int32_t w = 1; w < size_; ++w) workers_.emplace_back([this, w, gen] { worker_loop(w, gen); });
+    for (int32_t w = 1; w < size_; ++w) workers_.emplace_back([this, gen] { worker_loop(gen); });
   }
 
   void stop() {
     {
       std::lock_guard<std::mutex> lk(mu_);
       quit_ = true;
-      generation_.fetch_add(1, std::memory_order_release);
+      generation_.fetch_add(1, std::memory_order_seq_cst);
     }
     wake_.notify_all();
     for (std::thread& t : workers_) t.join();
     workers_.clear();
+    closed_.store(generation_.load(), std::memory_order_seq_cst);
   }
 
-  void run_tasks(int32_t first) {
-    for (int32_t t = first; t < num_tasks_; t += size_) {
+  void run_tasks() {
+    for (;;) {
+      int32_t t = next_task_.fetch_add(1, std::memory_order_relaxed);
+      if (t >= num_tasks_) return;
       int32_t rc = fn_(t, num_tasks_, closure_);
       if (rc != 0) {
         int32_t zero = 0;
@@ -99,24 +107,21 @@ class ThreadPool {
     }
   }
 
-  void worker_loop(int32_t w, uint64_t seen) {
+  void worker_loop(uint64_t seen) {
     in_parallel_region = true;
     for (;;) {
       // Spin a little for the next launch before sleeping.
-      for (int spin = 0; spin < (1 << 14) && generation_.load(std::memory_order_acquire) == seen; ++spin) {
-#if defined(__x86_64__)
-        __builtin_ia32_pause();
-#endif
-      }
+      for (int spin = 0; spin < (1 << 14) && generation_.load(std::memory_order_acquire) == seen; ++spin) pause();
       {
         std::unique_lock<std::mutex> lk(mu_);
         wake_.wait(lk, [&] { return generation_.load(std::memory_order_acquire) != seen; });
         seen = generation_.load(std::memory_order_acquire);
         if (quit_) return;
-        if (w > active_helpers_) continue;
       }
-      run_tasks(w);
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // Join launch `seen` unless its caller has closed it already.
+      active_.fetch_add(1, std::memory_order_seq_cst);
+      if (closed_.load(std::memory_order_seq_cst) < seen) run_tasks();
+      if (active_.fetch_sub(1, std::memory_order_seq_cst) == 1) {
         std::lock_guard<std::mutex> lk(mu_);
         done_.notify_all();
       }
@@ -129,9 +134,10 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable wake_, done_;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int32_t> pending_{0};
+  std::atomic<uint64_t> closed_{0};  // the last launch whose caller stopped waiting for helpers
+  std::atomic<int32_t> active_{0};   // helpers inside a launch
+  std::atomic<int32_t> next_task_{0};
   std::atomic<int32_t> error_{0};
-  int32_t active_helpers_ = 0;
   bool quit_ = false;
   kiln_parallel_task fn_ = nullptr;
   void* closure_ = nullptr;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <cstdio>
@@ -224,11 +225,15 @@ TEST(ThreadPool, RunsEveryTaskOnceOnSeveralThreads) {
     std::set<std::thread::id> threads;
   } seen;
   for (auto& c : seen.count) c = 0;
-  for (int round = 0; round < 50; ++round) {
+  // Tasks claim from a counter, so tiny tasks may all run on the caller: make them
+  // long enough (100 us) for the helpers to join.
+  constexpr int kRounds = 10;
+  for (int round = 0; round < kRounds; ++round) {
     int32_t rc = kiln_parallel_launch(
         [](int32_t t, int32_t n, void* cl) -> int32_t {
           auto* s = static_cast<Seen*>(cl);
           if (n != 64) return 7;
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
           s->count[t]++;
           std::lock_guard<std::mutex> lk(s->mu);
           s->threads.insert(std::this_thread::get_id());
@@ -237,9 +242,29 @@ TEST(ThreadPool, RunsEveryTaskOnceOnSeveralThreads) {
         &seen, 64);
     ASSERT_EQ(rc, 0);
   }
-  for (auto& c : seen.count) EXPECT_EQ(c.load(), 50);
+  for (auto& c : seen.count) EXPECT_EQ(c.load(), kRounds);
   EXPECT_GE(seen.threads.size(), 2u);
   kiln_set_num_threads(0);  // back to the default
+}
+
+// Many short launches and resizes: every task runs exactly once, nothing hangs.
+TEST(ThreadPool, RapidLaunchesAndResizes) {
+  std::atomic<int64_t> sum{0};
+  int64_t want = 0;
+  for (int round = 0; round < 2000; ++round) {
+    if (round % 250 == 0) kiln_set_num_threads(1 + (round / 250) % 4);
+    int32_t n = 1 + round % 7;
+    want += static_cast<int64_t>(n) * (n - 1) / 2;
+    ASSERT_EQ(kiln_parallel_launch(
+                  [](int32_t t, int32_t, void* cl) -> int32_t {
+                    static_cast<std::atomic<int64_t>*>(cl)->fetch_add(t);
+                    return 0;
+                  },
+                  &sum, n),
+              0);
+  }
+  EXPECT_EQ(sum.load(), want);
+  kiln_set_num_threads(0);
 }
 
 TEST(ThreadPool, ReportsTaskErrorsAndNestsSerially) {
