@@ -19,6 +19,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend-cpu/module.h"
@@ -107,7 +108,9 @@ kiln::cpu::Module build_conv(const Layer& l, int ob, const kiln::cpu::Target& ta
   return kiln::cpu::build({f}, target);
 }
 
+// Best of repeated runs; first waits for the other side's idle threads to stop spinning.
 double time_best(const std::function<void()>& fn, double min_time) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   fn();
   double best = 1e30, total = 0;
   int runs = 0;

@@ -21,6 +21,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend-cpu/module.h"
@@ -52,8 +53,11 @@ std::vector<int> parse_list(const char* s) {
   return out;
 }
 
-// Best time of repeated runs lasting at least `min_time` seconds in all.
+// Best time of repeated runs lasting at least `min_time` seconds in all. Waits first
+// for the other side's idle threads to stop spinning (OpenBLAS's workers spin for tens
+// of milliseconds after a call, OpenMP's too), so that they do not take a core away.
 double time_best(const std::function<void()>& fn, double min_time) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   fn();  // warm up
   double best = 1e30, total = 0;
   int runs = 0;
