@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -31,70 +32,79 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
   return m;
 }
 
+std::vector<target::KernelSignature> ExecPlan::signatures() const {
+  std::vector<target::KernelSignature> r;
+  for (const auto& k : kernels) r.push_back({k.name, static_cast<int>(k.args.size())});
+  return r;
+}
+
 namespace {
 
+int64_t bytes_of(const TensorType& t) { return t.size() * t.dtype.storage_bytes(); }
+
 uint8_t* aligned_bytes(int64_t n) {
-  size_t size = static_cast<size_t>((n + 63) / 64 * 64);
+  size_t size = static_cast<size_t>((std::max<int64_t>(n, 1) + 63) / 64 * 64);
   void* p = std::aligned_alloc(64, size);
   if (!p) throw CompileError(fmt::format("out of memory allocating {} bytes", size));
   std::memset(p, 0, size);
   return static_cast<uint8_t*>(p);
 }
 
-int64_t bytes_of(const TensorType& t) { return t.size() * t.dtype.storage_bytes(); }
-
 }  // namespace
 
-Executor::Executor(std::shared_ptr<const CompiledModel> model, const std::string& backend, const std::string& target)
-    : model_(std::move(model)) {
-  const Graph& g = model_->graph;
-  std::vector<schedule::LoweredFunc> funcs;
-  for (const auto& k : model_->kernels) funcs.push_back(k.func);
-  kernels_ = target::make_backend(backend)->build(funcs, target);
-
-  node_ptr_.assign(g.size(), nullptr);
-  std::vector<void*> storage;
-  for (int64_t b : model_->memory.storage_bytes) {
-    blocks_.emplace_back(aligned_bytes(b), std::free);
-    storage.push_back(blocks_.back().get());
-  }
+ExecPlan make_plan(const CompiledModel& m) {
+  const Graph& g = m.graph;
+  ExecPlan p;
+  for (int64_t b : m.memory.storage_bytes) p.buffers.push_back({b, nullptr});
+  std::vector<int> buffer_of(m.memory.storage_of);
   for (NodeId id = 0; id < g.size(); ++id) {
     const Node& n = g.node(id);
-    if (n.is_constant()) {
-      // Constants are copied into aligned storage of their own.
-      blocks_.emplace_back(aligned_bytes(bytes_of(n.type)), std::free);
-      std::memcpy(blocks_.back().get(), n.value->data(), static_cast<size_t>(bytes_of(n.type)));
-      node_ptr_[id] = blocks_.back().get();
-    } else if (model_->memory.storage_of[id] >= 0) {
-      node_ptr_[id] = storage[model_->memory.storage_of[id]];
-    }
+    if (!n.is_constant()) continue;
+    // Constants have buffers of their own, filled once.
+    auto init = std::make_shared<std::string>(reinterpret_cast<const char*>(n.value->data()), bytes_of(n.type));
+    buffer_of[id] = static_cast<int>(p.buffers.size());
+    p.buffers.push_back({bytes_of(n.type), std::move(init)});
   }
-  // A graph output that is an input or a constant is copied there once per run.
-  for (const auto& k : model_->kernels) {
+  auto buffer = [&](NodeId id) {
+    if (buffer_of.at(id) < 0) throw CompileError("executor: node '" + g.node(id).name + "' has no storage");
+    return buffer_of[id];
+  };
+  for (NodeId i : g.inputs()) p.inputs.push_back({g.node(i).name, g.type(i), buffer(i)});
+  for (size_t k = 0; k < g.outputs().size(); ++k)
+    p.outputs.push_back({g.output_names()[k], g.type(g.outputs()[k]), buffer(g.outputs()[k])});
+  for (const auto& k : m.kernels) {
+    ExecPlan::Kernel pk{k.func.name, {}};
+    for (NodeId i : k.inputs) pk.args.push_back(buffer(i));
+    for (NodeId o : k.outputs) pk.args.push_back(buffer(o));
+    p.kernels.push_back(std::move(pk));
+  }
+  return p;
+}
+
+Executor::Executor(ExecPlan plan, std::unique_ptr<target::KernelModule> kernels)
+    : plan_(std::move(plan)), kernels_(std::move(kernels)) {
+  std::vector<void*> ptr;
+  for (const auto& b : plan_.buffers) {
+    blocks_.emplace_back(aligned_bytes(b.bytes), std::free);
+    if (b.init) std::memcpy(blocks_.back().get(), b.init->data(), b.init->size());
+    ptr.push_back(blocks_.back().get());
+  }
+  for (const auto& k : plan_.kernels) {
     std::vector<void*> a;
-    for (NodeId i : k.inputs) a.push_back(storage_of(i));
-    for (NodeId o : k.outputs) a.push_back(storage_of(o));
+    for (int b : k.args) a.push_back(ptr.at(b));
     args_.push_back(std::move(a));
   }
 }
 
 Executor::~Executor() = default;
-
-void* Executor::storage_of(NodeId id) const {
-  void* p = node_ptr_.at(id);
-  if (!p) throw CompileError("executor: node '" + model_->graph.node(id).name + "' has no storage");
-  return p;
-}
-
-const TensorType& Executor::input_type(size_t k) const { return model_->graph.type(model_->graph.inputs().at(k)); }
-const TensorType& Executor::output_type(size_t k) const { return model_->graph.type(model_->graph.outputs().at(k)); }
+Executor::Executor(Executor&&) noexcept = default;
 
 void Executor::set_input(size_t k, const void* data, int64_t bytes) {
-  const TensorType& t = input_type(k);
-  if (bytes != bytes_of(t))
-    throw CompileError(fmt::format("input {} ('{}', {}) takes {} bytes, got {}", k, model_->graph.node(model_->graph.inputs()[k]).name,
-                                   t.to_string(), bytes_of(t), bytes));
-  std::memcpy(storage_of(model_->graph.inputs()[k]), data, static_cast<size_t>(bytes));
+  const auto& in = plan_.inputs.at(k);
+  if (bytes != bytes_of(in.type))
+    throw CompileError(fmt::format("input {} ('{}', {}) takes {} bytes, got {}", k, in.name, in.type.to_string(),
+                                   bytes_of(in.type), bytes));
+  std::memcpy(blocks_.at(in.buffer).get(), data, static_cast<size_t>(bytes));
 }
 
 void Executor::run() {
@@ -111,7 +121,13 @@ std::vector<double> Executor::run_profiled() {
   return ms;
 }
 
-const void* Executor::output(size_t k) const { return storage_of(model_->graph.outputs().at(k)); }
+const void* Executor::output(size_t k) const { return blocks_.at(plan_.outputs.at(k).buffer).get(); }
 int64_t Executor::output_bytes(size_t k) const { return bytes_of(output_type(k)); }
+
+Executor make_executor(const CompiledModel& m, const std::string& backend, const std::string& target) {
+  std::vector<schedule::LoweredFunc> funcs;
+  for (const auto& k : m.kernels) funcs.push_back(k.func);
+  return Executor(make_plan(m), target::make_backend(backend)->build(funcs, target));
+}
 
 }  // namespace kiln::graph

@@ -1,9 +1,10 @@
 #pragma once
 // Compiling a graph into kernels and running them. compile() optimizes the graph,
 // partitions it with FuseOps, lowers each group to one function (default schedule)
-// and plans memory; an Executor builds the functions with a backend from the
-// registry (compiler/target) and runs them in order on planned storage.
-#include <chrono>
+// and plans memory. An ExecPlan is what running needs and nothing more: buffers
+// (constants with their contents), the kernels with their argument buffers, the
+// inputs and outputs. An Executor runs a plan with kernels a backend from the
+// registry (compiler/target) built, or loaded from a saved model file.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,33 +30,63 @@ struct CompiledModel {
 
 CompiledModel compile(const Graph& g, const CompileOptions& options = {});
 
+struct ExecPlan {
+  struct Buffer {
+    int64_t bytes = 0;
+    std::shared_ptr<const std::string> init;  // a constant's contents, else null
+  };
+  struct Tensor {
+    std::string name;
+    TensorType type;
+    int buffer = -1;
+  };
+  struct Kernel {
+    std::string name;
+    std::vector<int> args;  // buffers, in the function's argument order
+  };
+  std::vector<Buffer> buffers;
+  std::vector<Tensor> inputs, outputs;
+  std::vector<Kernel> kernels;
+
+  std::vector<target::KernelSignature> signatures() const;
+};
+
+ExecPlan make_plan(const CompiledModel& m);
+
 class Executor {
  public:
-  // `backend`: a registered backend ("interp", "cpu"); `target`: its options.
-  Executor(std::shared_ptr<const CompiledModel> model, const std::string& backend, const std::string& target = "");
+  Executor(ExecPlan plan, std::unique_ptr<target::KernelModule> kernels);
   ~Executor();
+  Executor(Executor&&) noexcept;
 
-  const CompiledModel& model() const { return *model_; }
-  size_t num_inputs() const { return model_->graph.inputs().size(); }
-  size_t num_outputs() const { return model_->graph.outputs().size(); }
-  const TensorType& input_type(size_t k) const;
-  const TensorType& output_type(size_t k) const;
-  // Copies `bytes` (input_type(k)'s size) into input k.
+  const ExecPlan& plan() const { return plan_; }
+  const target::KernelModule& kernels() const { return *kernels_; }
+  size_t num_inputs() const { return plan_.inputs.size(); }
+  size_t num_outputs() const { return plan_.outputs.size(); }
+  const TensorType& input_type(size_t k) const { return plan_.inputs.at(k).type; }
+  const TensorType& output_type(size_t k) const { return plan_.outputs.at(k).type; }
+  // Copies `bytes` (the size of input k's type) into input k.
   void set_input(size_t k, const void* data, int64_t bytes);
   void run();
-  // Runs and records each kernel's time (milliseconds), in kernel order.
+  // Runs and returns each kernel's time in milliseconds, in kernel order.
   std::vector<double> run_profiled();
   const void* output(size_t k) const;
   int64_t output_bytes(size_t k) const;
 
  private:
-  void* storage_of(NodeId id) const;
-  std::shared_ptr<const CompiledModel> model_;
+  ExecPlan plan_;
   std::unique_ptr<target::KernelModule> kernels_;
-  struct Block;
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> blocks_;
-  std::vector<void*> node_ptr_;
   std::vector<std::vector<void*>> args_;
 };
+
+// Builds a compiled model's kernels with a registered backend ("interp", "cpu").
+Executor make_executor(const CompiledModel& m, const std::string& backend, const std::string& target = "");
+
+// A compiled model in one file: the plan, the constants and the backend's saved
+// kernels (for the CPU backend a shared library). Loading needs the backend, not the
+// compiler: nothing is lowered or code-generated again.
+void save_model(const std::string& path, const Executor& ex, const std::string& backend, const std::string& target);
+Executor load_model(const std::string& path);
 
 }  // namespace kiln::graph

@@ -39,8 +39,6 @@ class InterpModule : public KernelModule {
     for (size_t k = 0; k < f.args.size(); ++k)
       std::memcpy(args[k], bufs[k].data(), static_cast<size_t>(bufs[k].size() * f.args[k]->dtype.storage_bytes()));
   }
-  std::string save() const override { return "interp"; }
-
  private:
   std::vector<schedule::LoweredFunc> funcs_;
   std::vector<std::unique_ptr<interp::Program>> progs_;
@@ -50,9 +48,6 @@ class InterpBackend : public Backend {
  public:
   std::string name() const override { return "interp"; }
   std::unique_ptr<KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs, const std::string&) const override {
-    return std::make_unique<InterpModule>(funcs);
-  }
-  std::unique_ptr<KernelModule> load(const std::string&, const std::vector<schedule::LoweredFunc>& funcs) const override {
     return std::make_unique<InterpModule>(funcs);
   }
 };
@@ -69,8 +64,8 @@ Registry& registry() {
 
 }  // namespace
 
-std::unique_ptr<KernelModule> Backend::load(const std::string&, const std::vector<schedule::LoweredFunc>&) const {
-  throw CompileError("backend '" + name() + "' cannot load saved kernels");
+std::unique_ptr<KernelModule> Backend::load(const std::string&, const std::vector<KernelSignature>&) const {
+  throw CompileError("backend '" + name() + "' cannot load saved kernels (it can only compile them)");
 }
 
 void register_backend(const std::string& name, BackendFactory factory) {

@@ -17,9 +17,15 @@ class KernelModule {
  public:
   virtual ~KernelModule() = default;
   virtual void call(size_t index, void* const* args) const = 0;
-  // Bytes that load() of the same backend turns back into this module (for saved
-  // compiled models); empty when the backend cannot save.
+  // Bytes that Backend::load() turns back into this module (a saved compiled model
+  // carries them); empty when the backend cannot save its kernels.
   virtual std::string save() const { return ""; }
+};
+
+// A kernel as a saved module knows it: its name and number of arguments.
+struct KernelSignature {
+  std::string name;
+  int num_args = 0;
 };
 
 class Backend {
@@ -29,9 +35,9 @@ class Backend {
   // `options`: a backend-specific target string ("llvm -mcpu=znver4", "").
   virtual std::unique_ptr<KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const = 0;
-  // Loads what KernelModule::save() wrote; `funcs` are the same functions' signatures.
-  virtual std::unique_ptr<KernelModule> load(const std::string& bytes,
-                                             const std::vector<schedule::LoweredFunc>& funcs) const;
+  // Loads what KernelModule::save() wrote, without compiling anything. The default
+  // throws: the backend cannot load saved kernels.
+  virtual std::unique_ptr<KernelModule> load(const std::string& bytes, const std::vector<KernelSignature>& kernels) const;
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;

@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "backend-cpu/runtime/tensor.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
 #include "compiler/graph/passes/passes.h"
+#include "compiler/support/error.h"
 #include "tests/e2e/cpu_graph_backend.h"
 #include "tests/e2e/test_util.h"
 
@@ -44,7 +46,7 @@ TEST_P(Models, MatchPyTorch) {
   int unfused_ops = graph::optimize(g).num_ops();
   auto model = std::make_shared<graph::CompiledModel>(graph::compile(g));
   auto t1 = std::chrono::steady_clock::now();
-  graph::Executor ex(model, "cpu");
+  graph::Executor ex = graph::make_executor(*model, "cpu");
   auto t2 = std::chrono::steady_clock::now();
   ASSERT_EQ(ex.num_inputs(), 1u);
   ASSERT_EQ(ex.input_type(0).dtype, input.dtype());
@@ -64,6 +66,43 @@ TEST_P(Models, MatchPyTorch) {
   EXPECT_LE(err, 1e-4);
   EXPECT_LE(static_cast<int>(model->kernels.size()), mc.max_fused_kernels);
   EXPECT_LT(static_cast<int>(model->kernels.size()), unfused_ops);
+}
+
+// compile -> save -> load (dlopen of the saved kernels, nothing compiled) -> same output.
+TEST(SavedModel, RoundTrip) {
+  test::register_cpu_graph_backend();
+  auto dir = models_dir();
+  cpu::NDArray input = cpu::NDArray::load_npy((dir / "bert_tiny.input.npy").string());
+  graph::Graph g = frontend::import_onnx_file((dir / "bert_tiny.onnx").string());
+  graph::Executor ex = graph::make_executor(graph::compile(g), "cpu");
+  ex.set_input(0, input.data(), input.nbytes());
+  ex.run();
+  std::string path = (std::filesystem::temp_directory_path() / "kiln_e2e_bert_tiny.kiln").string();
+  graph::save_model(path, ex, "cpu", "llvm");
+  graph::Executor loaded = graph::load_model(path);
+  ASSERT_EQ(loaded.num_inputs(), 1u);
+  EXPECT_EQ(loaded.plan().inputs[0].name, "input");
+  loaded.set_input(0, input.data(), input.nbytes());
+  loaded.run();
+  ASSERT_EQ(loaded.output_bytes(0), ex.output_bytes(0));
+  EXPECT_EQ(std::memcmp(loaded.output(0), ex.output(0), static_cast<size_t>(ex.output_bytes(0))), 0);
+
+  // A truncated file is an error, not a crash.
+  std::string bytes;
+  {
+    std::ifstream f(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  for (size_t cut : {size_t{4}, size_t{40}, bytes.size() / 2}) {
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(cut));
+    try {
+      graph::load_model(path);
+      ADD_FAILURE() << "cut at " << cut << " loaded";
+    } catch (const CompileError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+  std::filesystem::remove(path);
 }
 
 INSTANTIATE_TEST_SUITE_P(E2E, Models,

@@ -23,8 +23,7 @@ inline std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1,
 inline std::vector<float> run_graph(const graph::Graph& g, const std::vector<std::vector<float>>& inputs,
                                     const std::string& backend = "interp", graph::CompileOptions opt = {},
                                     size_t output = 0) {
-  auto m = std::make_shared<graph::CompiledModel>(graph::compile(g, opt));
-  graph::Executor ex(m, backend);
+  graph::Executor ex = graph::make_executor(graph::compile(g, opt), backend);
   for (size_t k = 0; k < inputs.size(); ++k)
     ex.set_input(k, inputs[k].data(), static_cast<int64_t>(inputs[k].size() * sizeof(float)));
   ex.run();

@@ -1,0 +1,126 @@
+// The compiled-model file (.kiln):
+//   "KILNMDL1"  magic, 8 bytes
+//   uint64      length of the header (little-endian)
+//   header      JSON: backend, target, buffers, inputs, outputs, kernels, and where
+//               the constants' contents and the kernels' code lie in the payload
+//   payload     the constants, then the backend's saved kernels
+#include <fmt/format.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "compiler/graph/executor.h"
+#include "compiler/support/error.h"
+
+namespace kiln::graph {
+
+namespace {
+
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'M', 'D', 'L', '1'};
+
+using nlohmann::json;
+
+json tensor_json(const ExecPlan::Tensor& t) {
+  DataType d = t.type.dtype;
+  return {{"name", t.name},
+          {"dtype", {static_cast<int>(d.code()), d.bits(), d.lanes()}},
+          {"shape", t.type.shape},
+          {"buffer", t.buffer}};
+}
+
+ExecPlan::Tensor tensor_from(const json& j, size_t num_buffers) {
+  ExecPlan::Tensor t;
+  t.name = j.at("name").get<std::string>();
+  auto d = j.at("dtype").get<std::vector<int>>();
+  if (d.size() != 3 || d[0] < 0 || d[0] > static_cast<int>(ir::TypeCode::Handle)) throw CompileError("bad data type");
+  t.type.dtype = DataType(static_cast<ir::TypeCode>(d[0]), d[1], d[2]);
+  t.type.shape = j.at("shape").get<std::vector<int64_t>>();
+  t.buffer = j.at("buffer").get<int>();
+  if (t.buffer < 0 || static_cast<size_t>(t.buffer) >= num_buffers) throw CompileError("tensor '" + t.name + "': bad buffer");
+  return t;
+}
+
+}  // namespace
+
+void save_model(const std::string& path, const Executor& ex, const std::string& backend, const std::string& target) {
+  std::string code = ex.kernels().save();
+  if (code.empty()) throw CompileError("backend '" + backend + "' cannot save its kernels; compile for a backend that can (cpu)");
+  const ExecPlan& p = ex.plan();
+  json h;
+  h["version"] = 1;
+  h["backend"] = backend;
+  h["target"] = target;
+  std::string payload;
+  json buffers = json::array();
+  for (const auto& b : p.buffers) {
+    json jb{{"bytes", b.bytes}};
+    if (b.init) {
+      jb["init"] = {payload.size(), b.init->size()};
+      payload += *b.init;
+    }
+    buffers.push_back(jb);
+  }
+  h["buffers"] = buffers;
+  for (const auto& t : p.inputs) h["inputs"].push_back(tensor_json(t));
+  for (const auto& t : p.outputs) h["outputs"].push_back(tensor_json(t));
+  for (const auto& k : p.kernels) h["kernels"].push_back({{"name", k.name}, {"args", k.args}});
+  h["code"] = {payload.size(), code.size()};
+  payload += code;
+
+  std::string header = h.dump();
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw CompileError(path + ": cannot write");
+  uint64_t n = header.size();
+  f.write(kMagic, 8);
+  f.write(reinterpret_cast<const char*>(&n), 8);
+  f << header << payload;
+  if (!f) throw CompileError(path + ": write failed");
+}
+
+Executor load_model(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw CompileError(path + ": cannot open the file");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  const std::string data = ss.str();
+  if (data.size() < 16 || std::memcmp(data.data(), kMagic, 8) != 0) throw CompileError(path + ": not a compiled Kiln model");
+  uint64_t n;
+  std::memcpy(&n, data.data() + 8, 8);
+  if (n > data.size() - 16) throw CompileError(path + ": truncated (the header is incomplete)");
+  const char* payload = data.data() + 16 + n;
+  size_t payload_size = data.size() - 16 - n;
+  auto blob = [&](const json& where) {
+    auto [off, size] = where.get<std::pair<size_t, size_t>>();
+    if (off > payload_size || size > payload_size - off) throw CompileError(path + ": truncated (data past the end)");
+    return std::string(payload + off, size);
+  };
+  try {
+    json h = json::parse(data.begin() + 16, data.begin() + 16 + static_cast<std::ptrdiff_t>(n));
+    if (h.at("version").get<int>() != 1) throw CompileError("unsupported version");
+    ExecPlan p;
+    for (const auto& jb : h.at("buffers")) {
+      ExecPlan::Buffer b{jb.at("bytes").get<int64_t>(), nullptr};
+      if (jb.contains("init")) b.init = std::make_shared<const std::string>(blob(jb["init"]));
+      p.buffers.push_back(b);
+    }
+    for (const auto& t : h.at("inputs")) p.inputs.push_back(tensor_from(t, p.buffers.size()));
+    for (const auto& t : h.at("outputs")) p.outputs.push_back(tensor_from(t, p.buffers.size()));
+    for (const auto& k : h.at("kernels")) {
+      ExecPlan::Kernel pk{k.at("name").get<std::string>(), k.at("args").get<std::vector<int>>()};
+      for (int a : pk.args)
+        if (a < 0 || static_cast<size_t>(a) >= p.buffers.size()) throw CompileError("kernel '" + pk.name + "': bad buffer");
+      p.kernels.push_back(std::move(pk));
+    }
+    auto backend = target::make_backend(h.at("backend").get<std::string>());
+    auto kernels = backend->load(blob(h.at("code")), p.signatures());
+    return Executor(std::move(p), std::move(kernels));
+  } catch (const json::exception& e) {
+    throw CompileError(fmt::format("{}: corrupt model header: {}", path, e.what()));
+  } catch (const CompileError& e) {
+    throw CompileError(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+}  // namespace kiln::graph
