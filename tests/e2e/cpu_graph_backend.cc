@@ -44,7 +44,8 @@ class CpuKernels : public target::KernelModule {
   std::vector<std::string> names_;
 };
 
-// Kernels of a saved shared library, opened with dlopen: no LLVM, no compiler.
+// Kernels of a saved shared library, opened with dlopen: no LLVM, no compiler. The
+// library stays mapped (RTLD_NODELETE): its thread pool's workers live in it.
 class LoadedKernels : public target::KernelModule {
  public:
   LoadedKernels(const std::string& bytes, const std::vector<target::KernelSignature>& sigs) {
@@ -53,7 +54,7 @@ class LoadedKernels : public target::KernelModule {
     if (fd < 0) throw CompileError("cannot create a temporary file");
     bool ok = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
     ::close(fd);
-    if (ok) handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (ok) handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     std::string err = handle_ ? "" : (ok ? dlerror() : "write failed");
     std::filesystem::remove(path);
     if (!handle_) throw CompileError("cannot load the saved CPU kernels: " + err);

@@ -1,0 +1,90 @@
+// `kiln run` and `kiln compile` (tools/kiln/run_cmd.cc) on the exported tiny BERT.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backend-cpu/runtime/tensor.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+Result kiln(const std::string& args) {
+  std::string cmd = std::string(KILN_RUN_DRIVER) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+fs::path models() { return KILN_E2E_MODELS_DIR; }
+
+double max_rel_error(const kiln::cpu::NDArray& a, const kiln::cpu::NDArray& b) {
+  double m = 1e-30, e = 0;
+  for (int64_t i = 0; i < b.size(); ++i) {
+    m = std::max(m, std::fabs(static_cast<double>(b.data_as<float>()[i])));
+    e = std::max(e, std::fabs(static_cast<double>(a.data_as<float>()[i]) - b.data_as<float>()[i]));
+  }
+  return e / m;
+}
+
+TEST(KilnRun, OnnxWithInputsOutputsAndJson) {
+  fs::path out = fs::temp_directory_path() / "kiln_cli_bert_out.npy";
+  Result r = kiln("run " + (models() / "bert_tiny.onnx").string() + " --target cpu --input input=" +
+                  (models() / "bert_tiny.input.npy").string() + " --output " + out.string() + " --repeat 3 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const auto& lat = j.at("latency_ms");
+  EXPECT_GT(lat.at("median").get<double>(), 0);
+  EXPECT_LE(lat.at("min").get<double>(), lat.at("median").get<double>());
+  EXPECT_GE(lat.at("max").get<double>(), lat.at("median").get<double>());
+  EXPECT_EQ(j.at("repeat").get<int>(), 3);
+  EXPECT_EQ(j.at("profile").size(), j.at("kernels").get<size_t>());
+  auto got = kiln::cpu::NDArray::load_npy(out.string());
+  auto want = kiln::cpu::NDArray::load_npy((models() / "bert_tiny.output.npy").string());
+  ASSERT_EQ(got.shape(), want.shape());
+  EXPECT_LE(max_rel_error(got, want), 1e-4);
+  fs::remove(out);
+}
+
+TEST(KilnRun, CompileThenRunTheSavedModel) {
+  fs::path saved = fs::temp_directory_path() / "kiln_cli_bert.kiln";
+  Result c = kiln("compile " + (models() / "bert_tiny.onnx").string() + " --target cpu -o " + saved.string());
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("kernels"), std::string::npos) << c.out;
+  Result r = kiln("run " + saved.string() + " --repeat 2");  // random inputs
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("latency: median"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("profile (median per kernel"), std::string::npos) << r.out;
+  fs::remove(saved);
+}
+
+TEST(KilnRun, BrokenModelsGiveClearErrors) {
+  fs::path bad = fs::temp_directory_path() / "kiln_cli_truncated.onnx";
+  {
+    std::ifstream in(models() / "bert_tiny.onnx", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    std::ofstream(bad, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 3));
+  }
+  Result r = kiln("run " + bad.string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("kiln: error: " + bad.string()), std::string::npos) << r.out;
+  fs::remove(bad);
+  r = kiln("run " + (models() / "bert_tiny.onnx").string() + " --input nosuch=x.npy");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("no input named 'nosuch'"), std::string::npos) << r.out;
+}
+
+}  // namespace
