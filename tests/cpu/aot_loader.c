@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   __typeof__(&aot_saxpy) saxpy = (__typeof__(&aot_saxpy))dlsym(lib, "aot_saxpy");
   __typeof__(&aot_saxpy_packed) packed = (__typeof__(&aot_saxpy_packed))dlsym(lib, "aot_saxpy_packed");
   __typeof__(&kiln_set_num_threads) set_threads = (__typeof__(&kiln_set_num_threads))dlsym(lib, "kiln_set_num_threads");
-  if (!saxpy || !packed || !set_threads) {
+  __typeof__(&kiln_get_num_threads) get_threads = (__typeof__(&kiln_get_num_threads))dlsym(lib, "kiln_get_num_threads");
+  if (!saxpy || !packed || !set_threads || !get_threads) {
     fprintf(stderr, "dlsym: missing entry points\n");
     return 1;
   }
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
     b[i] = (float)(i % 13) - 6.0f;
     c[i] = -1.0f;
   }
+  printf("threads=%d\n", get_threads()); /* KILN_NUM_THREADS, else the hardware's */
   set_threads(2);
   if (saxpy(a, b, c) != 0) return 1;
   for (int i = 0; i < N; ++i) {

@@ -354,6 +354,19 @@ TEST(Codegen, BadArgumentsAreReported) {
   EXPECT_THROW(cpu::build(create_schedule({b}), {a, b}, "llvm -mcpu=no-such-cpu -mtriple=aarch64-linux-gnu"), CompileError);
 }
 
+TEST(Codegen, NumCoresSetsTheTaskCount) {
+  auto a = te::placeholder({64}, DataType::Float(32), "A");
+  auto b = te::compute({64}, [&](ir::Var i) { return a(i) + 1; }, "B");
+  auto s = create_schedule({b});
+  s[b].parallel(b->axis[0]);
+  auto f = lower(s, {a, b}, "f");
+  std::string fixed = cpu::build({f}, "llvm -num-cores=3").llvm_ir();
+  EXPECT_NE(fixed.find("@kiln_parallel_launch(ptr nonnull @f_parallel_0, ptr nonnull %closure, i32 3)"), std::string::npos) << fixed;
+  std::string pool = cpu::build({f}, "llvm").llvm_ir();
+  EXPECT_NE(pool.find("@kiln_parallel_launch(ptr nonnull @f_parallel_0, ptr nonnull %closure, i32 0)"), std::string::npos) << pool;
+  EXPECT_TRUE(test::jit_matches_interpreter(f, {a, b}, 1, "llvm -num-cores=3", true));
+}
+
 TEST(Codegen, VectorInstructionsFollowTheTarget) {
   auto a = te::placeholder({1024}, DataType::Float(32), "A");
   auto b = te::compute({1024}, [&](ir::Var i) { return a(i) * 2 + 1; }, "B");
