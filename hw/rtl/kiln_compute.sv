@@ -74,7 +74,7 @@ module kiln_compute (
   // ---- Decode -------------------------------------------------------------------
   logic [2:0] opcode, mem_type;
   logic pop_prev, pop_next, push_prev, push_next, is_alu_insn, empty_load, empty_loop;
-  assign opcode = insn_q[2:0];
+  assign opcode = 3'(insn_q[kiln_cfg_pkg::GEMM_OPCODE_LSB +: kiln_cfg_pkg::GEMM_OPCODE_WIDTH]);
   assign pop_prev  = insn_q[kiln_cfg_pkg::GEMM_POP_PREV_DEP_LSB];
   assign pop_next  = insn_q[kiln_cfg_pkg::GEMM_POP_NEXT_DEP_LSB];
   assign push_prev = insn_q[kiln_cfg_pkg::GEMM_PUSH_PREV_DEP_LSB];

@@ -86,7 +86,7 @@ module kiln_fetch #(
   // Route the head.
   logic [2:0] opcode, mem_type;
   logic to_load, to_store, to_compute, target_full;
-  assign opcode = head[2:0];
+  assign opcode = 3'(head[kiln_cfg_pkg::MEM_OPCODE_LSB +: kiln_cfg_pkg::MEM_OPCODE_WIDTH]);
   assign mem_type = 3'(head[kiln_cfg_pkg::MEM_MEMORY_TYPE_LSB +: kiln_cfg_pkg::MEM_MEMORY_TYPE_WIDTH]);
   assign to_load = opcode == 3'(kiln_cfg_pkg::OP_LOAD) &&
                    (mem_type == 3'(kiln_cfg_pkg::MEM_INP) || mem_type == 3'(kiln_cfg_pkg::MEM_WGT));
