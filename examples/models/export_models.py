@@ -7,7 +7,9 @@ writes, into the output directory:
   NAME.input.npy       the input it was run on
   NAME.output.npy      PyTorch's output for that input (float32)
 
-Usage: /usr/bin/python3 export_models.py OUTDIR [resnet18 mobilenet_v2 bert_tiny]
+Usage: /usr/bin/python3 export_models.py OUTDIR [NAME ...]
+NAME: resnet18 mobilenet_v2 bert_tiny (the default set), vgg11 squeezenet1_1
+shufflenet_v2_x0_5 densenet121 googlenet efficientnet_b0 convnext_tiny.
 Needs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy.
 """
 import math
@@ -78,6 +80,13 @@ def build(name):
     if name == "mobilenet_v2":
         m = torchvision.models.mobilenet_v2(weights=None)
         return m, torch.randn(1, 3, 224, 224), 13
+    # The rest of the zoo that the frontend covers (tests/e2e runs them too).
+    zoo = {"vgg11": torchvision.models.vgg11, "squeezenet1_1": torchvision.models.squeezenet1_1,
+           "shufflenet_v2_x0_5": torchvision.models.shufflenet_v2_x0_5, "densenet121": torchvision.models.densenet121,
+           "googlenet": lambda weights: torchvision.models.googlenet(weights=weights, aux_logits=False, init_weights=True),
+           "efficientnet_b0": torchvision.models.efficientnet_b0, "convnext_tiny": torchvision.models.convnext_tiny}
+    if name in zoo:
+        return zoo[name](weights=None), torch.randn(1, 3, 224, 224), 13
     if name == "bert_tiny":
         return TinyBert(), torch.randint(0, 1000, (1, 32)), 17
     raise SystemExit(f"unknown model {name}")

@@ -106,7 +106,12 @@ TEST(SavedModel, RoundTrip) {
 }
 
 INSTANTIATE_TEST_SUITE_P(E2E, Models,
-                         ::testing::Values(ModelCase{"resnet18", 40}, ModelCase{"mobilenet_v2", 80}, ModelCase{"bert_tiny", 80}),
+                         ::testing::Values(ModelCase{"resnet18", 40}, ModelCase{"mobilenet_v2", 80}, ModelCase{"bert_tiny", 80},
+                                           // The rest of the zoo the frontend covers: only fewer kernels than ops.
+                                           ModelCase{"vgg11", 1000}, ModelCase{"squeezenet1_1", 1000},
+                                           ModelCase{"shufflenet_v2_x0_5", 1000}, ModelCase{"densenet121", 1000},
+                                           ModelCase{"googlenet", 1000}, ModelCase{"efficientnet_b0", 1000},
+                                           ModelCase{"convnext_tiny", 1000}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
