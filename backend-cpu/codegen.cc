@@ -180,6 +180,7 @@ class CodeGen {
     return it->second;
   }
   llvm::Value* double_libcall(const char* name, llvm::Value* x, llvm::Value* y, int lanes);
+  llvm::Value* libmvec_call(const std::string& fn, const std::vector<llvm::Value*>& xs, int lanes);
 
   // ---------------------------------------------------------------- statements
   void emit(const Stmt& s);
@@ -482,6 +483,60 @@ llvm::Value* CodeGen::emit_cast(DataType to, const Expr& value) {
   return fe.is_int() ? b_.CreateSExt(v, dst) : b_.CreateZExt(v, dst);
 }
 
+// A float vector function of glibc's libmvec (x86-64 vector ABI: _ZGV<isa>N<w><v..>_<f>),
+// applied in chunks of the target's native width; null when the target has no variant.
+llvm::Value* CodeGen::libmvec_call(const std::string& fn, const std::vector<llvm::Value*>& xs, int lanes) {
+  int w = 4;
+  char isa = 'b';  // SSE4
+  if (target_.has_feature("avx512f")) {
+    w = 16, isa = 'e';
+  } else if (target_.has_feature("avx2")) {
+    w = 8, isa = 'd';
+  } else if (target_.has_feature("avx")) {
+    w = 8, isa = 'c';
+  } else if (!target_.has_feature("sse4.1")) {
+    return nullptr;
+  }
+  llvm::Type* vt = with_lanes(b_.getFloatTy(), w);
+  std::string mangled = "_ZGV" + std::string(1, isa) + "N" + std::to_string(w) + std::string(xs.size(), 'v') + "_" + fn;
+  std::vector<llvm::Type*> params(xs.size(), vt);
+  llvm::FunctionCallee callee = mod_.getOrInsertFunction(mangled, llvm::FunctionType::get(vt, params, false));
+  if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    f->setDoesNotThrow();
+    f->setWillReturn();
+    f->setDoesNotAccessMemory();
+  }
+  std::vector<llvm::Value*> parts;
+  for (int c = 0; c < lanes; c += w) {
+    std::vector<int> pick;
+    for (int l = 0; l < w; ++l) pick.push_back(c + l < lanes ? c + l : -1);
+    std::vector<llvm::Value*> args;
+    for (llvm::Value* x : xs) args.push_back(b_.CreateShuffleVector(x, pick));
+    parts.push_back(b_.CreateCall(callee, args));
+  }
+  // Concatenate the chunks (pairwise) and drop the padding lanes.
+  while (parts.size() > 1) {
+    std::vector<llvm::Value*> next;
+    for (size_t i = 0; i + 1 < parts.size(); i += 2) {
+      int n = static_cast<int>(llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements());
+      std::vector<int> both;
+      for (int l = 0; l < 2 * n; ++l) both.push_back(l);
+      next.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], both));
+    }
+    if (parts.size() % 2) {
+      llvm::Value* last = parts.back();
+      int n = static_cast<int>(llvm::cast<llvm::FixedVectorType>(last->getType())->getNumElements());
+      std::vector<int> pad;
+      for (int l = 0; l < 2 * n; ++l) pad.push_back(l < n ? l : -1);
+      next.push_back(b_.CreateShuffleVector(last, pad));
+    }
+    parts = std::move(next);
+  }
+  std::vector<int> keep;
+  for (int l = 0; l < lanes; ++l) keep.push_back(l);
+  return b_.CreateShuffleVector(parts[0], keep);
+}
+
 // Calls a double-precision libm function lane by lane.
 llvm::Value* CodeGen::double_libcall(const char* name, llvm::Value* x, llvm::Value* y, int lanes) {
   llvm::Type* f64 = b_.getDoubleTy();
@@ -617,10 +672,22 @@ llvm::Value* CodeGen::emit_call(const ir::CallNode* op) {
     else if (name == "sin") libm = "sin";
     else if (name == "cos") libm = "cos";
     else if (name == "atan") libm = "atan";
+    if (libm && target_.vector_libm && lanes > 1 && e.bits() <= 32) {
+      std::vector<llvm::Value*> xs{arg(0)};
+      if (name == "pow") xs.push_back(arg(1));
+      if (llvm::Value* r = libmvec_call(std::string(libm) + "f", xs, lanes)) return round_to(r, t);
+    }
     if (libm) {
       llvm::Value* x = in_double(arg(0));
       llvm::Value* y = name == "pow" ? in_double(arg(1)) : nullptr;
       return round_to(double_libcall(libm, x, y, lanes), t);
+    }
+    if (name == "sigmoid" && target_.vector_libm && lanes > 1 && e.bits() <= 32) {
+      llvm::Value* x = arg(0);
+      if (llvm::Value* ex = libmvec_call("expf", {b_.CreateFNeg(x)}, lanes)) {
+        llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
+        return round_to(b_.CreateFDiv(one, b_.CreateFAdd(one, ex)), t);
+      }
     }
     if (name == "sigmoid") {
       llvm::Value* x = in_double(arg(0));

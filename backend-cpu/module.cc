@@ -12,6 +12,8 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -75,6 +77,9 @@ void Module::Impl::ensure_jit() {
   if (jit) return;
   if (!same_arch_as_host(target)) {
     throw RuntimeError("cpu: code for " + target.triple + " cannot run on this host; export_object() it instead");
+  }
+  if (target.vector_libm && !dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL)) {
+    throw RuntimeError("cpu: -vector-libm needs glibc's libmvec.so.1: " + std::string(dlerror()));
   }
   auto jtmb = llvm::orc::JITTargetMachineBuilder(llvm::Triple(target.triple));
   jtmb.setCPU(target.cpu);
@@ -280,7 +285,7 @@ void Module::export_library(const std::string& path) const {
   std::string obj = path + ".o";
   export_object(obj);
   std::string cmd = "cc -shared -o " + shell_quote(path) + " " + shell_quote(obj) + " " + shell_quote(KILN_CPU_PARALLEL_LIB) +
-                    " -lstdc++ -lpthread -lm 2>&1";
+                    (impl_->target.vector_libm ? " -lmvec" : "") + " -lstdc++ -lpthread -lm 2>&1";
   std::string log;
   if (FILE* p = popen(cmd.c_str(), "r")) {
     char buf[512];

@@ -119,8 +119,10 @@ Target Target::parse(const std::string& text) {
       if (t.opt_level < 0 || t.opt_level > 3) throw CompileError("target: -opt-level must be 0..3");
     } else if (key == "-fast-math-contract") {
       t.fp_contract = parse_int(key, value) != 0;
+    } else if (key == "-vector-libm") {
+      t.vector_libm = parse_int(key, value) != 0;
     } else {
-      throw CompileError("target: unknown option '" + key + "' (known: -mtriple -mcpu -mattr -num-cores -opt-level -fast-math-contract)");
+      throw CompileError("target: unknown option '" + key + "' (known: -mtriple -mcpu -mattr -num-cores -opt-level -fast-math-contract -vector-libm)");
     }
   }
   std::string host_triple = llvm::sys::getProcessTriple();
@@ -128,6 +130,9 @@ Target Target::parse(const std::string& text) {
   if (!explicit_cpu) t.cpu = t.triple == host_triple ? llvm::sys::getHostCPUName().str() : "generic";
   if (t.cpu == "native") t.cpu = llvm::sys::getHostCPUName().str();
   resolve_features(&t);
+  if (t.vector_libm && !(t.is_x86() && llvm::Triple(t.triple).isOSLinux())) {
+    throw CompileError("target: -vector-libm needs an x86-64 Linux target (glibc's libmvec)");
+  }
   return t;
 }
 
@@ -171,6 +176,7 @@ std::string Target::to_string() const {
   if (num_cores) s += " -num-cores=" + std::to_string(num_cores);
   if (opt_level != 3) s += " -opt-level=" + std::to_string(opt_level);
   if (!fp_contract) s += " -fast-math-contract=0";
+  if (vector_libm) s += " -vector-libm=1";
   return s;
 }
 

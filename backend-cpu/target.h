@@ -15,6 +15,7 @@ struct Target {
   int num_cores = 0;               // 0: the thread pool's size at run time
   int opt_level = 3;
   bool fp_contract = true;
+  bool vector_libm = false;
 
   // Throws CompileError naming the offending option.
   static Target parse(const std::string& text);

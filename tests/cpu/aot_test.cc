@@ -116,6 +116,24 @@ TEST(Aot, SharedLibraryLoadedByAProgramWithoutLLVM) {
   fs::remove_all(dir);
 }
 
+TEST(Aot, VectorLibmLibraryNeedsLibmvec) {
+  auto a = te::placeholder({64}, DataType::Float(32), "A");
+  auto c = te::compute({64}, [&](ir::Var i) { return ir::exp(a(i)); }, "C");
+  auto s = schedule::create_schedule({c});
+  auto [o, i] = s[c].split(c->axis[0], 16);
+  s[c].vectorize(i);
+  (void)o;
+  cpu::Module m = cpu::build(s, {a, c}, "llvm -vector-libm=1", "vexp");
+  fs::path dir = temp_dir();
+  fs::path lib = dir / "libvexp.so";
+  m.export_library(lib.string());
+  int rc = 0;
+  std::string dyn = run_command("readelf -d " + lib.string(), &rc);
+  if (rc != 0) GTEST_SKIP() << "readelf is not available";
+  EXPECT_NE(dyn.find("libmvec.so.1"), std::string::npos) << dyn;
+  fs::remove_all(dir);
+}
+
 TEST(Aot, ExportLibraryRefusesForeignTargets) {
   Saxpy p;
   cpu::Module m = cpu::build(p.s, {p.a, p.b, p.c}, "llvm -mtriple=aarch64-linux-gnu", "aot_saxpy");

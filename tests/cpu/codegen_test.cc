@@ -426,3 +426,51 @@ TEST(Codegen, ExtraFloatIntrinsics) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// -vector-libm=1: float vector transcendentals through glibc's libmvec, for AVX-512
+// (16 lanes), AVX2 (8) and lane counts that are not a multiple of the native width.
+TEST(Codegen, VectorLibm) {
+  for (int lanes : {16, 8, 20, 4}) {
+    for (const char* target : {"llvm -vector-libm=1", "llvm -mcpu=haswell -vector-libm=1"}) {
+      SCOPED_TRACE(std::string(target) + " lanes " + std::to_string(lanes));
+      auto a = te::placeholder({3, 40}, DataType::Float(32), "A");
+      auto c = te::compute(
+          {3, 40},
+          [&](ir::Var i, ir::Var j) {
+            ir::Expr x = a(i, j);
+            ir::Expr pos = ir::abs(x) + 0.5f;
+            return ir::exp(x) + ir::log(pos) + ir::tanh(x) + ir::sigmoid(x) + ir::pow(pos, x) +
+                   ir::make_call(DataType::Float(32), "erf", {x});
+          },
+          "C");
+      auto s = create_schedule({c});
+      auto [o, in] = s[c].split(c->axis[1], lanes);
+      s[c].vectorize(in);
+      (void)o;
+      auto f = lower(s, {a, c}, "f");
+      cpu::Module m = cpu::build({f}, target);
+      std::string ir = m.llvm_ir();
+      bool avx512 = std::string(target).find("haswell") == std::string::npos;
+      EXPECT_NE(ir.find(avx512 ? "_ZGVeN16v_expf" : "_ZGVdN8v_expf"), std::string::npos);
+      EXPECT_NE(ir.find(avx512 ? "_ZGVeN16vv_powf" : "_ZGVdN8vv_powf"), std::string::npos);
+      // erf is not in the interpreter: compare the rest of the sum against it with erf
+      // added by the C library.
+      auto x = cpu::NDArray::empty({3, 40}, DataType::Float(32));
+      for (int i = 0; i < 120; ++i) x.data_as<float>()[i] = static_cast<float>(i % 23 - 11) / 7.0f;
+      auto y = cpu::NDArray::zeros({3, 40}, DataType::Float(32));
+      m({x, y});
+      for (int i = 0; i < 120; ++i) {
+        double v = x.data_as<float>()[i], p = std::fabs(v) + 0.5;
+        double want = std::exp(v) + std::log(p) + std::tanh(v) + 1 / (1 + std::exp(-v)) + std::pow(p, v) + std::erf(v);
+        EXPECT_NEAR(y.data_as<float>()[i], want, 1e-5 * (1 + std::fabs(want))) << i;
+      }
+    }
+  }
+  EXPECT_THROW(cpu::Target::parse("llvm -mtriple=aarch64-linux-gnu -vector-libm=1"), CompileError);
+}
+
+}  // namespace
+}  // namespace kiln
