@@ -28,7 +28,9 @@ function(kiln_add_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
   endif()
-  gtest_discover_tests(${name}
+  # NO_PRETTY_VALUES: parametrized cases are named by their generators, so CTest names
+  # stay "Suite.Case/param" without the printed parameter bytes.
+  gtest_discover_tests(${name} NO_PRETTY_VALUES
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
                ENVIRONMENT "KILN_SOURCE_DIR=${PROJECT_SOURCE_DIR};KILN_BINARY_DIR=${PROJECT_BINARY_DIR}"
     DISCOVERY_TIMEOUT 60)

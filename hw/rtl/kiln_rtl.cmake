@@ -22,7 +22,7 @@ set(KILN_RTL_TOP kiln_top)
 
 # One Verilated model per configuration (hw/config/<name>.json), all linked into one
 # binary; the rtl device picks the one whose fingerprint matches.
-set(KILN_RTL_CONFIGS "default;tiny" CACHE STRING
+set(KILN_RTL_CONFIGS "default;tiny;small" CACHE STRING
     "Configurations (hw/config/<name>.json) to build Verilated models for")
 # The AXI4 master's data width; the Verilator harness takes 32 or 64.
 set(KILN_RTL_AXI_DATA_BITS 64 CACHE STRING "AXI4 data width of the RTL's DRAM port (32 or 64)")

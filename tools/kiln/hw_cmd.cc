@@ -75,17 +75,20 @@ void add_hw_commands(CLI::App& app) {
 #ifdef KILN_HAVE_RTL_PARAMS
   auto out_dir = std::make_shared<std::string>();
   auto cfg2 = std::make_shared<std::string>();
+  auto axi_bits = std::make_shared<int>(hw::kRtlAxiDataBits);
   CLI::App* params = hw->add_subcommand(
       "rtl-params", "write the RTL parameter package (kiln_cfg_pkg.sv) for a configuration");
   add_config_option(params, *cfg2);
   params->add_option("-o,--output", *out_dir, "output directory")->required();
-  params->callback([cfg2, out_dir] {
+  params->add_option("--axi-data-bits", *axi_bits, "data width of the AXI4 master port")
+      ->default_val(hw::kRtlAxiDataBits);
+  params->callback([cfg2, out_dir, axi_bits] {
     hw::Config c = load_config(*cfg2);
     std::filesystem::create_directories(*out_dir);
-    std::filesystem::path file = std::filesystem::path(*out_dir) / "kiln_cfg_pkg.sv";
+    std::filesystem::path file = std::filesystem::path(*out_dir) / hw::kRtlParamsFile;
     std::ofstream out(file);
     if (!out) throw hw::Error(fmt::format("{}: cannot open for writing", file.string()));
-    out << hw::rtl_params_package(c);
+    out << hw::rtl_params_package(c, *axi_bits);
     fmt::print("{}\n", file.string());
   });
 #endif
