@@ -69,6 +69,38 @@ void schedule_root(schedule::Schedule& s, const te::Tensor& t) {
   if (work > 1) st.parallel(outer);
 }
 
+// The blocked convolution of AlterLayout ([N, O/b, OH, OW, b] with reductions rc, ry,
+// rx): a register tile of up to 8 output pixels times one channel block accumulates
+// in a local buffer (kept in registers) while the reduction runs around it; the block
+// is the vector, the pixels are unrolled; rows and channel blocks run in parallel.
+void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& t) {
+  int64_t ow = extent_of(t->axis[3]);
+  int xb = 1;
+  for (int f = 8; f >= 1; --f)
+    if (ow % f == 0) {
+      xb = f;
+      break;
+    }
+  te::Tensor local = s.cache_write(t, "local");
+  schedule::Stage out = s[t];
+  const auto& ax = out->op->axis;
+  auto [xo, xi] = out.split(ax[3], xb);
+  out.reorder({ax[0], ax[1], ax[2], xo, xi, ax[4]});
+  out.vectorize(ax[4]);
+  ir::IterVar par = out.fuse(out.fuse(ax[0], ax[1]), ax[2]);
+  out.parallel(par);
+  schedule::Stage ls = s[local];
+  ls.compute_at(out, xo);
+  const auto& la = local->axis;
+  std::vector<ir::IterVar> order = {la[0], la[1], la[2]};
+  for (const auto& r : local->reduce_axis) order.push_back(r);
+  order.push_back(la[3]);
+  order.push_back(la[4]);
+  ls.reorder(order);
+  ls.unroll(la[3]);
+  ls.vectorize(la[4]);
+}
+
 // A HostBuffer with the te shape of a graph type (rank 0 becomes [1]), same bytes.
 interp::HostBuffer te_buffer(const TensorType& t) {
   std::vector<int64_t> shape = t.shape.empty() ? std::vector<int64_t>{1} : t.shape;
@@ -126,14 +158,20 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   std::vector<te::Tensor> outs;
   for (NodeId o : outputs) outs.push_back(tensors.at(o));
   schedule::Schedule s = schedule::create_schedule(outs);
+  // The padded input of a blocked convolution is materialized (its loads stay plain).
+  std::set<const te::OperationNode*> keep_root;
+  for (const schedule::Stage& st : s->stages)
+    if (st->op->tag == "conv2d_nchwc")
+      for (const te::Tensor& in : st->op->input_tensors()) keep_root.insert(in.get());
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     const te::Tensor& t = st->op;
-    if (t->is_placeholder()) continue;
+    if (t->is_placeholder() || keep_root.count(t.get())) continue;
     if (!st->is_output && t->reduce_axis.empty()) st.compute_inline();
   }
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline) continue;
-    schedule_root(s, st->op);
+    if (st->op->tag == "conv2d_nchwc") schedule_conv_nchwc(s, st->op);
+    else schedule_root(s, st->op);
   }
   std::vector<te::Tensor> args = params;
   for (const auto& t : outs) args.push_back(t);

@@ -12,6 +12,8 @@
 // | where | cond, a, b | - | broadcast |
 // | batch_norm | x, gamma, beta, mean, var | epsilon | broadcast (SimplifyInference removes it) |
 // | conv2d | data [N,C,H,W], weight [O,C/g,KH,KW] | strides, pads [t,l,b,r], dilations, groups | out_elemwise_fusable |
+// | conv2d_nchwc | data NCHW, weight [O/b,C,KH,KW,b] (AlterLayout) | strides, pads, dilations | out_elemwise_fusable |
+// | pack_conv_weight | weight OIHW | block | injective |
 // | conv2d_transpose | data, weight [C,O,KH,KW] | strides, pads, dilations, output_padding | out_elemwise_fusable |
 // | dense | x [N,K], w [M,K] | - | out_elemwise_fusable |
 // | matmul | a [...,M,K], b [...,K,N] (batch dims broadcast) | - | out_elemwise_fusable |
@@ -475,7 +477,61 @@ Tensor compute_pool(const std::vector<Tensor>& in, const Attrs& a, const TensorT
                      "avg_pool2d", "pool");
 }
 
+// Conv2d with weights pre-packed as [O/b, C, KH, KW, b] (AlterLayout): the output is
+// computed in blocks of b channels (stage tag "conv2d_nchwc", [N, O/b, OH, OW, b], so
+// the channel block is the vector), then viewed as NCHW for the ops that follow.
+TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const Attrs& a) {
+  const auto& x = in[0].shape;
+  const auto& w = in[1].shape;
+  if (x.size() != 4 || w.size() != 5) fail("conv2d_nchwc takes NCHW data and a [O/b, C, KH, KW, b] weight");
+  if (w[1] != x[1]) fail(fmt::format("weight expects {} input channels, data has {}", w[1], x[1]));
+  Window win = window(a, {w[2], w[3]});
+  return TensorType{in[0].dtype,
+                    {x[0], w[0] * w[4], conv_out(x[2], win.kh, win.sh, win.pt, win.pb, win.dh),
+                     conv_out(x[3], win.kw, win.sw, win.pl, win.pr, win.dw)}};
+}
+
+Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
+  TensorType wt = type_of(in[1]);
+  Window w = window(a, {wt.shape[2], wt.shape[3]});
+  Tensor data = in[0];
+  if (w.pt || w.pl || w.pb || w.pr)
+    data = te::pad(data, {0, 0, static_cast<int>(w.pt), static_cast<int>(w.pl)},
+                   {0, 0, static_cast<int>(w.pb), static_cast<int>(w.pr)}, Expr(), "pad");
+  auto I = [](int64_t v) { return Expr(static_cast<int>(v)); };
+  int64_t b = wt.shape[4];
+  ir::IterVar rc = te::reduce_axis(I(wt.shape[1]), "rc");
+  ir::IterVar ry = te::reduce_axis(I(w.kh), "ry");
+  ir::IterVar rx = te::reduce_axis(I(w.kw), "rx");
+  const Tensor& weight = in[1];
+  Tensor blocked = te::compute(
+      {I(out.shape[0]), I(wt.shape[0]), I(out.shape[2]), I(out.shape[3]), I(b)},
+      [&](const std::vector<Var>& i) {
+        Expr y = i[2] * I(w.sh) + ry->var * I(w.dh);
+        Expr x = i[3] * I(w.sw) + rx->var * I(w.dw);
+        return te::sum(data(i[0], rc->var, y, x) * weight(i[1], rc->var, ry->var, rx->var, i[4]), {rc, ry, rx});
+      },
+      "conv2d_nchwc", "conv2d_nchwc");
+  return te::compute(te_shape(out),
+                     [&](const std::vector<Var>& i) { return blocked(i[0], i[1] / I(b), i[2], i[3], i[1] % I(b)); },
+                     "conv2d_nchw_view", "injective");
+}
+
 void register_nn() {
+  reg({"conv2d_nchwc", OpPattern::OutEWiseFusable, 2, 0, infer_conv2d_nchwc, compute_conv2d_nchwc});
+  reg({"pack_conv_weight", OpPattern::Injective, 1, 0,
+       [](const std::vector<TensorType>& in, const Attrs& a) {
+         int64_t b = a.get_int("block", 16);
+         const auto& w = in[0].shape;
+         if (w.size() != 4 || b <= 0 || w[0] % b) fail(fmt::format("cannot pack an OIHW weight of {} into blocks of {}", in[0].to_string(), b));
+         return TensorType{in[0].dtype, {w[0] / b, w[1], w[2], w[3], b}};
+       },
+       [](const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
+         int b = static_cast<int>(a.get_int("block", 16));
+         return te::compute(te_shape(out),
+                            [&](const std::vector<Var>& i) { return in[0](i[0] * b + i[4], i[1], i[2], i[3]); },
+                            "pack_conv_weight", "injective");
+       }});
   reg({"conv2d", OpPattern::OutEWiseFusable, 2, 0, infer_conv2d, compute_conv2d});
   reg({"conv2d_transpose", OpPattern::OutEWiseFusable, 2, 0, infer_conv2d_transpose, compute_conv2d_transpose});
   reg({"dense", OpPattern::OutEWiseFusable, 2, 0, infer_dense,

@@ -135,6 +135,22 @@ TEST(Passes, FuseOpsRules) {
             1e-6);
 }
 
+TEST(Passes, AlterLayoutBlocksConvolutions) {
+  for (int64_t o : {16, 24, 4}) {
+    Graph g;
+    NodeId x = g.add_input("x", {f32, {1, 5, 9, 11}});
+    NodeId c = g.add_op("conv2d", {x, g.add_constant("w", const_f32({o, 5, 3, 3}, 1))},
+                        {{"pads", std::vector<int64_t>{1, 0, 1, 2}}, {"strides", std::vector<int64_t>{2, 1}}});
+    g.add_output(g.add_op("relu", {g.add_op("add", {c, g.add_constant("b", const_f32({o, 1, 1}, 2))})}));
+    Graph a = fold_constant(alter_layout(g));
+    EXPECT_EQ(count_op(a, "conv2d_nchwc"), o % 8 == 0 ? 1 : 0) << o;
+    EXPECT_EQ(count_op(a, "pack_conv_weight"), 0) << "the packing is folded at compile time";
+    auto xv = test::random_floats(5 * 9 * 11, 3);
+    EXPECT_LT(test::rel_error(test::run_graph(a, {xv}, "interp", {false, true}), test::run_graph(g, {xv}, "interp", {false, true})),
+              1e-6);
+  }
+}
+
 TEST(MemoryPlan, ReusesDeadBuffers) {
   Graph g;
   NodeId x = g.add_input("x", {f32, {1024}});

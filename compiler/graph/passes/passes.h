@@ -13,6 +13,8 @@ Graph simplify_inference(const Graph& g);
 Graph fold_constant(const Graph& g);
 // A per-channel multiply after conv2d/dense is folded into the (constant) weights.
 Graph fold_scale_axis(const Graph& g);
+// CPU convolutions compute blocks of output channels as vectors, weights pre-packed.
+Graph alter_layout(const Graph& g);
 // Nodes that no output depends on are dropped.
 Graph dead_code_elimination(const Graph& g);
 // Identical nodes (same op, inputs and attributes; constants with the same bytes) become one.
@@ -26,7 +28,7 @@ struct FusedGroup {
 };
 std::vector<FusedGroup> fuse_ops(const Graph& g);
 
-// The standard pipeline: simplify, fold, fold scales, fold again, eliminate.
+// The standard pipeline: simplify, fold, fold scales, alter layouts, fold again, eliminate.
 Graph optimize(const Graph& g);
 
 }  // namespace kiln::graph
