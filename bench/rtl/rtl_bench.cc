@@ -6,7 +6,7 @@
 //      against single-buffered: total cycles and each module's busy cycles (their sum
 //      exceeding the total is the overlap).
 //   3. Simulation speed: simulated cycles per wall-clock second.
-// Usage: kiln_bench_rtl [--config NAME ...] (default: every built configuration).
+// Usage: kiln_bench_rtl [--config NAME ...] [--json] (default: every built configuration).
 
 #include <fmt/format.h>
 
@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "hw/driver/fsim_device.h"
 #include "hw/driver/rtl/rtl_device.h"
@@ -175,41 +177,67 @@ hw::Config config_named(const std::string& name) {
   return hw::Config::from_file(root / "hw" / "config" / (name + ".json"));
 }
 
-void bench(const std::string& name) {
+// Runs every measurement on one configuration; prints a line each unless `quiet`, and
+// returns the figures as one JSON object.
+nlohmann::ordered_json bench(const std::string& name, bool quiet) {
   hw::Config cfg = config_named(name);
-  fmt::print("== configuration {} ({}x{}x{}), DRAM model: latency {} cycles, {} bytes/cycle\n",
-             name, cfg.batch(), cfg.block_in(), cfg.block_out(), sim::DramTiming::kDefaultLatency,
-             sim::DramTiming::kDefaultBytesPerCycle);
+  nlohmann::ordered_json out;
+  out["config"] = name;
+  out["dram_latency_cycles"] = sim::DramTiming::kDefaultLatency;
+  out["dram_bytes_per_cycle"] = sim::DramTiming::kDefaultBytesPerCycle;
+  auto say = [quiet](const std::string& line) {
+    if (!quiet) fmt::print("{}\n", line);
+  };
+  say(fmt::format("== configuration {} ({}x{}x{}), DRAM model: latency {} cycles, {} bytes/cycle",
+                  name, cfg.batch(), cfg.block_in(), cfg.block_out(),
+                  sim::DramTiming::kDefaultLatency, sim::DramTiming::kDefaultBytesPerCycle));
   struct Kind {
     const char* name;
+    const char* key;
     Opcode op;
     bool imm;
   };
-  for (Kind k : {Kind{"gemm", Opcode::kGemm, false}, Kind{"alu add imm", Opcode::kAlu, true},
-                 Kind{"alu add tensor", Opcode::kAlu, false}}) {
+  for (Kind k : {Kind{"gemm", "gemm", Opcode::kGemm, false},
+                 Kind{"alu add imm", "alu_imm", Opcode::kAlu, true},
+                 Kind{"alu add tensor", "alu_tensor", Opcode::kAlu, false}}) {
     Throughput t = loop_throughput(cfg, k.op, k.imm, 64);
-    fmt::print("{:<15} steady state: {:.4f} micro-ops/cycle ({} micro-ops in {} cycles); "
-               "simulation {:.0f} cycles/s\n",
-               k.name, t.uops_per_cycle, t.uops, t.cycles, t.sim_cycles_per_s);
+    out["uops_per_cycle"][k.key] = t.uops_per_cycle;
+    say(fmt::format("{:<15} steady state: {:.4f} micro-ops/cycle ({} micro-ops in {} cycles); "
+                    "simulation {:.0f} cycles/s",
+                    k.name, t.uops_per_cycle, t.uops, t.cycles, t.sim_cycles_per_s));
   }
   // Simulation speed on a long GEMM-bound run (about a million cycles).
   Throughput t = loop_throughput(cfg, Opcode::kGemm, false, 4096);
-  fmt::print("simulation speed: {:.0f} simulated cycles/s ({} cycles, GEMM-bound)\n",
-             t.sim_cycles_per_s, t.cycles * 2);
+  out["sim_cycles_per_s"] = t.sim_cycles_per_s;
+  say(fmt::format("simulation speed: {:.0f} simulated cycles/s ({} cycles, GEMM-bound)",
+                  t.sim_cycles_per_s, t.cycles * 2));
   const int tiles = 8;
   for (int buffers : {1, 2}) {
     Result r = pipeline(cfg, tiles, buffers);
     auto c = [&](Counter id) { return r.counters[id]; };
     uint64_t busy = c(Counter::kLoadBusyCycles) + c(Counter::kComputeBusyCycles) +
                     c(Counter::kStoreBusyCycles);
-    fmt::print("pipeline {} tiles, {} buffer(s): {} cycles; busy load {} compute {} store {} "
-               "(sum {:.2f}x the total); stalls load {} compute {} store {}; {:.0f} cycles/s\n",
-               tiles, buffers, c(Counter::kCycles), c(Counter::kLoadBusyCycles),
-               c(Counter::kComputeBusyCycles), c(Counter::kStoreBusyCycles),
-               double(busy) / double(c(Counter::kCycles)), c(Counter::kLoadStallCycles),
-               c(Counter::kComputeStallCycles), c(Counter::kStoreStallCycles),
-               double(c(Counter::kCycles)) / r.seconds);
+    double overlap = double(busy) / double(c(Counter::kCycles));
+    nlohmann::ordered_json row;
+    row["tiles"] = tiles;
+    row["buffers"] = buffers;
+    row["cycles"] = c(Counter::kCycles);
+    row["busy_cycles"] = {{"load", c(Counter::kLoadBusyCycles)},
+                          {"compute", c(Counter::kComputeBusyCycles)},
+                          {"store", c(Counter::kStoreBusyCycles)}};
+    row["stall_cycles"] = {{"load", c(Counter::kLoadStallCycles)},
+                           {"compute", c(Counter::kComputeStallCycles)},
+                           {"store", c(Counter::kStoreStallCycles)}};
+    row["busy_sum_over_total"] = overlap;
+    out["pipeline"].push_back(row);
+    say(fmt::format("pipeline {} tiles, {} buffer(s): {} cycles; busy load {} compute {} store {} "
+                    "(sum {:.2f}x the total); stalls load {} compute {} store {}; {:.0f} cycles/s",
+                    tiles, buffers, c(Counter::kCycles), c(Counter::kLoadBusyCycles),
+                    c(Counter::kComputeBusyCycles), c(Counter::kStoreBusyCycles), overlap,
+                    c(Counter::kLoadStallCycles), c(Counter::kComputeStallCycles),
+                    c(Counter::kStoreStallCycles), double(c(Counter::kCycles)) / r.seconds));
   }
+  return out;
 }
 
 }  // namespace
@@ -217,18 +245,23 @@ void bench(const std::string& name) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> configs;
+  bool json = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--config" && i + 1 < argc) {
       configs.push_back(argv[++i]);
+    } else if (a == "--json") {
+      json = true;
     } else {
-      fmt::print(stderr, "usage: kiln_bench_rtl [--config NAME ...]\n");
+      fmt::print(stderr, "usage: kiln_bench_rtl [--config NAME ...] [--json]\n");
       return 2;
     }
   }
   if (configs.empty()) configs = kiln::sim::rtl_model_names();
   try {
-    for (const auto& c : configs) kiln::bench(c);
+    nlohmann::ordered_json all;
+    for (const auto& c : configs) all["configs"].push_back(kiln::bench(c, json));
+    if (json) fmt::print("{}\n", all.dump(2));
   } catch (const std::exception& e) {
     fmt::print(stderr, "kiln_bench_rtl: {}\n", e.what());
     return 1;
