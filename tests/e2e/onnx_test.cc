@@ -2,6 +2,8 @@
 // for structure and run through the interpreter; malformed models give clear errors.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/support/error.h"
 #include "tests/e2e/onnx_builder.h"
@@ -215,6 +217,50 @@ TEST(OnnxErrors, MissingValuesAndBadOpsets) {
   e = import_error(bad_init.bytes());
   EXPECT_NE(e.find("initializer 'w'"), std::string::npos) << e;
   EXPECT_NE(e.find("2 values for shape [3]"), std::string::npos) << e;
+}
+
+// Random byte flips and truncations of a valid model: each import either succeeds or
+// throws a CompileError; nothing else (no crash, no other exception).
+TEST(OnnxErrors, CorruptedBytesNeverCrash) {
+  // A model that is mostly structure (attributes, shapes, names), little weight data.
+  OnnxBuilder b(13);
+  b.input("x", {1, 2, 6, 6});
+  b.initializer("w", {2, 2, 1, 1}, {1, 2, 3, 4});
+  b.initializer_i64("starts", {2}, {0, 1});
+  b.initializer_i64("ends", {2}, {2, 5});
+  b.initializer_i64("axes", {2}, {1, 3});
+  b.initializer_i64("shape", {2}, {1, -1});
+  auto* c = b.node("Conv", {"x", "w"}, {"c"});
+  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{0, 0, 0, 0});
+  auto* p = b.node("MaxPool", {"c"}, {"p"});
+  OnnxBuilder::attr(p, "kernel_shape", std::vector<int64_t>{2, 2});
+  OnnxBuilder::attr(p, "auto_pad", std::string("SAME_UPPER"));
+  b.node("Slice", {"p", "starts", "ends", "axes"}, {"s"});
+  auto* cc = b.node("Concat", {"s", "s"}, {"cat"});
+  OnnxBuilder::attr(cc, "axis", int64_t{1});
+  b.node("Reshape", {"cat", "shape"}, {"r"});
+  auto* sm = b.node("Softmax", {"r"}, {"y"});
+  OnnxBuilder::attr(sm, "axis", int64_t{-1});
+  b.output("y");
+  std::vector<std::string> models = {small_cnn().bytes(), b.bytes()};
+  ASSERT_NO_THROW(import_onnx_bytes(models[1]));
+  std::mt19937 rng(1234);
+  int errors = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    std::string bytes = models[trial % 2];
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    if (trial % 5 == 0) bytes.resize(rng() % bytes.size());
+    try {
+      Graph g = import_onnx_bytes(bytes, {}, "fuzz.onnx");
+      (void)g;
+    } catch (const CompileError&) {
+      errors++;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "trial " << trial << ": " << typeid(e).name() << ": " << e.what();
+    }
+  }
+  EXPECT_GT(errors, 0);
 }
 
 }  // namespace

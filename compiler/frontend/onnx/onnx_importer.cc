@@ -52,10 +52,21 @@ ConstData tensor_data(const onnx::TensorProto& t) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL) fail("tensor '" + t.name() + "': external data is not supported");
   DataType dt = onnx_dtype(t.data_type());
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
-  for (int64_t d : shape)
+  int64_t n = 1;
+  for (int64_t d : shape) {
     if (d < 0) fail("tensor '" + t.name() + "': negative dimension");
+    if (d > 0 && n > (int64_t{1} << 40) / d) fail("tensor '" + t.name() + "': implausibly large (corrupt dimensions?)");
+    n *= d;
+  }
+  // Check the stored amount before allocating (corrupt dimensions must not allocate).
+  int64_t stored = t.has_raw_data() ? static_cast<int64_t>(t.raw_data().size()) / dt.storage_bytes()
+                   : dt == DataType::Float(32) ? t.float_data_size()
+                   : dt == DataType::Float(64) ? t.double_data_size()
+                   : dt == DataType::Int(64)   ? t.int64_data_size()
+                                               : t.int32_data_size();
+  if (stored != n)
+    fail(fmt::format("tensor '{}': {} values for shape [{}] ({} expected)", t.name(), stored, fmt::join(shape, ", "), n));
   auto b = std::make_shared<interp::HostBuffer>(dt, shape);
-  int64_t n = b->size();
   auto count_error = [&](int64_t got) {
     fail(fmt::format("tensor '{}': {} values for shape [{}] ({} expected)", t.name(), got, fmt::join(shape, ", "), n));
   };
@@ -645,6 +656,11 @@ std::vector<NodeId> constant_op(Importer& c) {
 
 std::vector<NodeId> constant_of_shape(Importer& c) {
   std::vector<int64_t> shape = c.const_ints(0);
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > kFoldLimit / d)) fail(fmt::format("shape [{}] is negative or too large", fmt::join(shape, ", ")));
+    n *= d;
+  }
   DataType t = DataType::Float(32);
   double v = 0;
   if (const auto* tp = c.attr_tensor("value")) {
