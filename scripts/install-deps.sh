@@ -15,7 +15,7 @@ packages=(
   libopenblas-dev libdnnl-dev
   libopenmpi-dev openmpi-bin
   libdlpack-dev
-  python3-numpy
+  python3-numpy python3-onnx python3-torch python3-torchvision
 )
 
 missing=()
