@@ -3,6 +3,7 @@
 // 8) output channels as one vector: its weight is packed to [O/b, C, KH, KW, b] by a
 // pack_conv_weight node that FoldConstant evaluates at compile time. Activations stay
 // NCHW between operators (the blocked result is viewed as NCHW inside the kernel).
+// Dense layers with constant weights become matmuls with the weight pre-transposed.
 #include "compiler/graph/passes/passes.h"
 
 namespace kiln::graph {
@@ -25,6 +26,14 @@ Graph alter_layout(const Graph& old) {
         rw.set(id, g.add_op("conv2d_nchwc", {rw.map(n.inputs[0]), w}, b, n.name));
         continue;
       }
+    }
+    if (n.op == "dense" && old.node(n.inputs[1]).is_constant()) {
+      // dense(x, W[M, K]) reads W across its rows when vectorized over M; a matmul with
+      // the transposed weight [K, M] (transposed at compile time) reads it contiguously.
+      Graph& g = rw.graph();
+      NodeId wt = g.add_op("transpose", {rw.map(n.inputs[1])}, {{"perm", std::vector<int64_t>{1, 0}}}, n.name + ".weight_t");
+      rw.set(id, g.add_op("matmul", {rw.map(n.inputs[0]), wt}, {}, n.name));
+      continue;
     }
     rw.copy(id);
   }
