@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "compiler/graph/op.h"
 #include "compiler/graph/passes/passes.h"
 #include "compiler/support/error.h"
 
@@ -24,8 +25,14 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
   }
   std::vector<KernelIO> io;
   for (size_t k = 0; k < groups.size(); ++k) {
+    // Named after the group's anchor (its heaviest op) and its last op: k3_conv2d_nchwc_relu.
     const Node& root = g.node(groups[k].root());
-    m.kernels.push_back(lower_group(g, groups[k].nodes, fmt::format("k{}_{}", k, root.op)));
+    NodeId anchor = groups[k].nodes.front();
+    for (NodeId id : groups[k].nodes)
+      if (op_def(g.node(id).op).pattern > op_def(g.node(anchor).op).pattern) anchor = id;
+    std::string name = g.node(anchor).op == root.op ? fmt::format("k{}_{}", k, root.op)
+                                                    : fmt::format("k{}_{}_{}", k, g.node(anchor).op, root.op);
+    m.kernels.push_back(lower_group(g, groups[k].nodes, name));
     io.push_back(KernelIO{m.kernels.back().inputs, m.kernels.back().outputs});
   }
   m.memory = plan_memory(g, io);
