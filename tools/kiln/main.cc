@@ -6,6 +6,9 @@
 #include <exception>
 
 #include "tools/kiln/common.h"
+#ifdef KILN_HAVE_CPU
+#include "backend-cpu/graph_backend.h"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -16,6 +19,11 @@ int main(int argc, char** argv) {
   kiln::cli::add_hw_commands(app);
   kiln::cli::add_asm_commands(app);
   kiln::cli::add_sim_command(app);
+#ifdef KILN_HAVE_CPU
+  // Backends register with compiler/target's registry before any model is compiled.
+  kiln::cpu::register_graph_backend();
+  kiln::cli::add_run_commands(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
