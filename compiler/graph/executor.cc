@@ -5,9 +5,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 
 #include "compiler/graph/op.h"
 #include "compiler/graph/passes/passes.h"
+#include "compiler/support/debug.h"
 #include "compiler/support/error.h"
 
 namespace kiln::graph {
@@ -32,6 +34,11 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
       if (op_def(g.node(id).op).pattern > op_def(g.node(anchor).op).pattern) anchor = id;
     std::string name = g.node(anchor).op == root.op ? fmt::format("k{}_{}", k, root.op)
                                                     : fmt::format("k{}_{}_{}", k, g.node(anchor).op, root.op);
+    if (debug_enabled("graph")) {
+      std::vector<std::string> ids;
+      for (NodeId id : groups[k].nodes) ids.push_back("%" + std::to_string(id));
+      std::cerr << "// kernel " << name << ": " << fmt::format("{}", fmt::join(ids, " ")) << "\n";
+    }
     m.kernels.push_back(lower_group(g, groups[k].nodes, name));
     io.push_back(KernelIO{m.kernels.back().inputs, m.kernels.back().outputs});
   }
