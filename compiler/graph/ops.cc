@@ -484,26 +484,60 @@ TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const Attrs& a)
   const auto& x = in[0].shape;
   const auto& w = in[1].shape;
   if (x.size() != 4 || w.size() != 5) fail("conv2d_nchwc takes NCHW data and a [O/b, C, KH, KW, b] weight");
-  if (w[1] != x[1]) fail(fmt::format("weight expects {} input channels, data has {}", w[1], x[1]));
+  if (a.get_int("depthwise", 0)) {
+    if (w[1] != 1 || w[0] * w[4] != x[1]) fail(fmt::format("a depthwise weight for {} channels cannot have shape [{}]", x[1], fmt::join(w, ", ")));
+  } else if (w[1] != x[1]) {
+    fail(fmt::format("weight expects {} input channels, data has {}", w[1], x[1]));
+  }
   Window win = window(a, {w[2], w[3]});
   return TensorType{in[0].dtype,
                     {x[0], w[0] * w[4], conv_out(x[2], win.kh, win.sh, win.pt, win.pb, win.dh),
                      conv_out(x[3], win.kw, win.sw, win.pl, win.pr, win.dw)}};
 }
 
+// Depthwise: the padded input is first copied into channel blocks [N, C/b, H', W', b]
+// (so the convolution's loads are vectors too), then each channel block is filtered.
+Tensor compute_depthwise_nchwc(const std::vector<Tensor>& in, const Window& w, int64_t b, const TensorType& out) {
+  auto I = [](int64_t v) { return Expr(static_cast<int>(v)); };
+  TensorType xt = type_of(in[0]);
+  int64_t H = xt.shape[2], W = xt.shape[3];
+  Tensor xb = te::compute(
+      {I(xt.shape[0]), I(xt.shape[1] / b), I(H + w.pt + w.pb), I(W + w.pl + w.pr), I(b)},
+      [&](const std::vector<Var>& i) {
+        Expr y = i[2] - I(w.pt), x = i[3] - I(w.pl);
+        Expr ok = y >= 0 && y < I(H) && x >= 0 && x < I(W);
+        Expr v = in[0](i[0], i[1] * I(b) + i[4], ir::min(ir::max(y, 0), I(H - 1)), ir::min(ir::max(x, 0), I(W - 1)));
+        return ir::select(ok, v, ir::make_const(xt.dtype, 0));
+      },
+      "pack_nchwc", "injective");
+  ir::IterVar ry = te::reduce_axis(I(w.kh), "ry"), rx = te::reduce_axis(I(w.kw), "rx");
+  Tensor blocked = te::compute(
+      {I(out.shape[0]), I(out.shape[1] / b), I(out.shape[2]), I(out.shape[3]), I(b)},
+      [&](const std::vector<Var>& i) {
+        Expr y = i[2] * I(w.sh) + ry->var * I(w.dh);
+        Expr x = i[3] * I(w.sw) + rx->var * I(w.dw);
+        return te::sum(xb(i[0], i[1], y, x, i[4]) * in[1](i[1], 0, ry->var, rx->var, i[4]), {ry, rx});
+      },
+      "depthwise_conv2d_nchwc", "conv2d_nchwc");
+  return te::compute(te_shape(out),
+                     [&](const std::vector<Var>& i) { return blocked(i[0], i[1] / I(b), i[2], i[3], i[1] % I(b)); },
+                     "conv2d_nchw_view", "injective");
+}
+
 Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
   TensorType wt = type_of(in[1]);
   Window w = window(a, {wt.shape[2], wt.shape[3]});
+  auto I = [](int64_t v) { return Expr(static_cast<int>(v)); };
+  int64_t b = wt.shape[4];
+  const Tensor& weight = in[1];
+  if (a.get_int("depthwise", 0)) return compute_depthwise_nchwc(in, w, b, out);
   Tensor data = in[0];
   if (w.pt || w.pl || w.pb || w.pr)
     data = te::pad(data, {0, 0, static_cast<int>(w.pt), static_cast<int>(w.pl)},
                    {0, 0, static_cast<int>(w.pb), static_cast<int>(w.pr)}, Expr(), "pad");
-  auto I = [](int64_t v) { return Expr(static_cast<int>(v)); };
-  int64_t b = wt.shape[4];
   ir::IterVar rc = te::reduce_axis(I(wt.shape[1]), "rc");
   ir::IterVar ry = te::reduce_axis(I(w.kh), "ry");
   ir::IterVar rx = te::reduce_axis(I(w.kw), "rx");
-  const Tensor& weight = in[1];
   Tensor blocked = te::compute(
       {I(out.shape[0]), I(wt.shape[0]), I(out.shape[2]), I(out.shape[3]), I(b)},
       [&](const std::vector<Var>& i) {

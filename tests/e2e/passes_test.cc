@@ -151,6 +151,19 @@ TEST(Passes, AlterLayoutBlocksConvolutions) {
   }
 }
 
+TEST(Passes, AlterLayoutBlocksDepthwiseConvolutions) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 16, 9, 7}});
+  NodeId c = g.add_op("conv2d", {x, g.add_constant("w", const_f32({16, 1, 3, 3}, 1))},
+                      {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 2}}, {"groups", int64_t{16}}});
+  g.add_output(g.add_op("clip", {c}, {{"min", 0.0}, {"max", 6.0}}));
+  Graph a = fold_constant(alter_layout(g));
+  EXPECT_EQ(count_op(a, "conv2d_nchwc"), 1) << a;
+  auto xv = test::random_floats(16 * 9 * 7, 3);
+  EXPECT_LT(test::rel_error(test::run_graph(a, {xv}, "interp", {false, true}), test::run_graph(g, {xv}, "interp", {false, true})),
+            1e-6);
+}
+
 TEST(MemoryPlan, ReusesDeadBuffers) {
   Graph g;
   NodeId x = g.add_input("x", {f32, {1024}});
