@@ -10,7 +10,9 @@
 //   D  write ACC and OUT                (E: what D wrote a cycle ago, for forwarding)
 // Read-after-write on ACC inside a loop is thereby resolved by forwarding, never by
 // the compiler.
-module kiln_compute (
+module kiln_compute #(
+  parameter int GEMM_PAIR_PRODUCTS = 0  // kiln_gemm's PAIR_PRODUCTS
+) (
   input  logic clk_i,
   input  logic rst_ni,
   input  logic start_i,
@@ -234,7 +236,8 @@ module kiln_compute (
 
   // Stage C
   logic [ACCB-1:0] gemm_res, alu_res, c_res;
-  kiln_gemm gemm (.inp_i(inp_rdata_i), .wgt_i(wgt_rdata_i), .acc_i(c_acc), .acc_o(gemm_res));
+  kiln_gemm #(.PAIR_PRODUCTS(GEMM_PAIR_PRODUCTS)) gemm (
+    .inp_i(inp_rdata_i), .wgt_i(wgt_rdata_i), .acc_i(c_acc), .acc_o(gemm_res));
   kiln_alu alu (.op_i(l_op_q), .a_i(c_acc), .b_i(l_imm_q ? l_imm_vec_q : src_val_q), .r_o(alu_res));
   assign c_res = l_reset_q ? '0 : (l_alu_q ? alu_res : gemm_res);
 

@@ -24,6 +24,12 @@ set(KILN_RTL_TOP kiln_top)
 # binary; the rtl device picks the one whose fingerprint matches.
 set(KILN_RTL_CONFIGS "default;tiny;small" CACHE STRING
     "Configurations (hw/config/<name>.json) to build Verilated models for")
+# Configurations whose models pair two GEMM products per multiplier (kiln_top's
+# GEMM_PAIR_PRODUCTS, what the Xilinx board flows synthesize); the others are built
+# without, as for iCE40. The differential tests thereby cover both forms.
+set(KILN_RTL_PAIRED_CONFIGS "default" CACHE STRING
+    "Configurations Verilated with GEMM_PAIR_PRODUCTS=1 (two GEMM products per multiplier)")
+
 # The AXI4 master's data width; the Verilator harness takes 32 or 64.
 set(KILN_RTL_AXI_DATA_BITS 64 CACHE STRING "AXI4 data width of the RTL's DRAM port (32 or 64)")
 set_property(CACHE KILN_RTL_AXI_DATA_BITS PROPERTY STRINGS 32 64)
@@ -33,6 +39,15 @@ endif()
 
 # kiln_rtl_package(<cfg> <out-var>): the rule that generates the parameter package of
 # configuration <cfg> into ${CMAKE_BINARY_DIR}/hw/rtl/<cfg>/kiln_cfg_pkg.sv.
+# kiln_rtl_top_params(<cfg> <out-var>): Verilator -G options of kiln_top for <cfg>.
+function(kiln_rtl_top_params cfg out_var)
+  set(params "")
+  if(cfg IN_LIST KILN_RTL_PAIRED_CONFIGS)
+    list(APPEND params -GGEMM_PAIR_PRODUCTS=1)
+  endif()
+  set(${out_var} ${params} PARENT_SCOPE)
+endfunction()
+
 function(kiln_rtl_package cfg out_var)
   set(dir ${CMAKE_BINARY_DIR}/hw/rtl/${cfg})
   set(pkg ${dir}/kiln_cfg_pkg.sv)

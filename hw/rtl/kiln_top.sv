@@ -3,7 +3,10 @@
 // live in compute); one AXI4 master to DRAM shared by all, and the AXI4-Lite register
 // file of hw/spec/regs.h. The dbg_* ports feed the simulation watchdog.
 module kiln_top #(
-  parameter int CMD_QUEUE_DEPTH = 8
+  parameter int CMD_QUEUE_DEPTH = 8,
+  // Two GEMM products per multiplier (kiln_gemm): on for parts with 25x18 DSPs
+  // (Xilinx), off for iCE40.
+  parameter int GEMM_PAIR_PRODUCTS = 0
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -177,7 +180,7 @@ module kiln_top #(
   logic gemm_uop, alu_uop;
   logic [1:0] compute_elem;
   logic [2:0] compute_state;
-  kiln_compute compute (
+  kiln_compute #(.GEMM_PAIR_PRODUCTS(GEMM_PAIR_PRODUCTS)) compute (
     .clk_i, .rst_ni, .start_i(start),
     .cmd_valid_i(!compute_empty), .cmd_i(compute_cmd), .cmd_pop_o(compute_pop),
     .tok_from_load_i(!l2c_empty), .tok_from_load_pop_o(l2c_pop),

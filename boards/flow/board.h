@@ -1,0 +1,39 @@
+#pragma once
+// A board (boards/<name>/board.json): the FPGA part, its clock, the accelerator
+// configuration it carries, how the host reaches it, its device memory, and the
+// resources the part has, which synthesis reports are measured against.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kiln::boards {
+
+// Resource kinds reported for every board; a part without one has 0 available.
+inline const std::vector<std::string> kResourceKinds = {"LUT", "FF", "DSP", "BRAM", "SPRAM"};
+
+struct Board {
+  std::string name;
+  std::string description;
+  std::string family;  // the synthesis flow: "ice40", "xc7" (Zynq-7000), "xcup" (ZynqMP)
+  std::string part;    // e.g. "up5k", "xc7z020clg400-1"
+  std::string package;
+  double target_mhz = 0;  // the clock the design is placed and routed for
+  std::string config;     // hw/config name or a path
+  std::filesystem::path dir;
+  std::string constraints;                   // file in dir; empty when the board has none
+  std::map<std::string, int64_t> available;  // kind -> units the part has
+  nlohmann::json json;                       // the whole board.json
+};
+
+// Reads boards/<name>/board.json (or a board.json path, or a board folder) and checks
+// the keys; throws hw::Error naming the file and the key.
+Board load_board(const std::string& name_or_path, const std::filesystem::path& boards_dir);
+
+// Names of the folders under boards_dir that hold a board.json.
+std::vector<std::string> board_names(const std::filesystem::path& boards_dir);
+
+}  // namespace kiln::boards

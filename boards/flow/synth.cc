@@ -1,0 +1,252 @@
+#include "boards/flow/synth.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "hw/spec/error.h"
+#include "hw/spec/rtl_params.h"
+
+namespace kiln::boards {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// How many units of each resource kind a mapped cell takes. Xilinx distributed RAM
+// and shift registers live in SLICEM LUTs (RAM64M: four LUT6, one per port); carry
+// chains and wide muxes (CARRY4/8, MUXF7/8) take no LUTs; an INV is a LUT1. BRAM is counted in 36 Kb
+// blocks, so a RAMB18 is half a block.
+struct CellCost {
+  const char* cell;
+  const char* kind;
+  double units;
+};
+
+const std::vector<CellCost> kIce40Costs = {
+    {"SB_LUT4", "LUT", 1},        {"SB_DFF", "FF", 1},          {"SB_DFFE", "FF", 1},
+    {"SB_DFFSR", "FF", 1},        {"SB_DFFR", "FF", 1},         {"SB_DFFS", "FF", 1},
+    {"SB_DFFSS", "FF", 1},        {"SB_DFFSSR", "FF", 1},       {"SB_DFFER", "FF", 1},
+    {"SB_DFFES", "FF", 1},        {"SB_DFFESR", "FF", 1},       {"SB_DFFESS", "FF", 1},
+    {"SB_DFFN", "FF", 1},         {"SB_DFFNE", "FF", 1},        {"SB_DFFNSR", "FF", 1},
+    {"SB_DFFNR", "FF", 1},        {"SB_DFFNS", "FF", 1},        {"SB_DFFNSS", "FF", 1},
+    {"SB_DFFNER", "FF", 1},       {"SB_DFFNES", "FF", 1},       {"SB_DFFNESR", "FF", 1},
+    {"SB_DFFNESS", "FF", 1},      {"SB_MAC16", "DSP", 1},       {"SB_RAM40_4K", "BRAM", 1},
+    {"SB_RAM40_4KNR", "BRAM", 1}, {"SB_RAM40_4KNW", "BRAM", 1}, {"SB_RAM40_4KNRNW", "BRAM", 1},
+    {"SB_SPRAM256KA", "SPRAM", 1},
+};
+
+const std::vector<CellCost> kXilinxCosts = {
+    {"INV", "LUT", 1},       {"LUT1", "LUT", 1},      {"LUT2", "LUT", 1},      {"LUT3", "LUT", 1},
+    {"LUT4", "LUT", 1},      {"LUT5", "LUT", 1},      {"LUT6", "LUT", 1},
+    {"LUT6_2", "LUT", 1},    {"SRL16E", "LUT", 1},    {"SRLC32E", "LUT", 1},
+    {"RAM32X1S", "LUT", 1},  {"RAM64X1S", "LUT", 1},  {"RAM128X1S", "LUT", 2},
+    {"RAM256X1S", "LUT", 4}, {"RAM32X1D", "LUT", 2},  {"RAM64X1D", "LUT", 2},
+    {"RAM128X1D", "LUT", 4}, {"RAM32M", "LUT", 4},    {"RAM64M", "LUT", 4},
+    {"RAM32M16", "LUT", 8},  {"RAM64M8", "LUT", 8},   {"RAM512X1S", "LUT", 8},
+    {"FDRE", "FF", 1},       {"FDSE", "FF", 1},       {"FDCE", "FF", 1},
+    {"FDPE", "FF", 1},       {"LDCE", "FF", 1},       {"LDPE", "FF", 1},
+    {"DSP48E1", "DSP", 1},   {"DSP48E2", "DSP", 1},   {"RAMB36E1", "BRAM", 1},
+    {"RAMB36E2", "BRAM", 1}, {"RAMB18E1", "BRAM", 0.5}, {"RAMB18E2", "BRAM", 0.5},
+};
+
+std::string quote(const fs::path& p) {
+  std::string s = "'";
+  for (char c : p.string()) s += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return s + "'";
+}
+
+// A path inside a Yosys script: Yosys splits script lines on blanks but keeps
+// double-quoted words whole.
+std::string ys_quote(const fs::path& p) {
+  if (p.string().find('"') != std::string::npos)
+    throw hw::Error(fmt::format("path {} has a double quote, which Yosys scripts cannot hold",
+                                p.string()));
+  return "\"" + p.string() + "\"";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  out << text;
+  if (!out) throw hw::Error(fmt::format("cannot write {}", p.string()));
+}
+
+std::string yosys_synth_command(const Board& b) {
+  if (b.family == "ice40") return "synth_ice40 -dsp -spram";
+  // -noiopad: the accelerator sits inside the Zynq design, its ports are internal.
+  // -flatten: optimize across module boundaries as Vivado does; it also keeps Yosys
+  // 0.23's `stat -json` valid (on a hierarchy it prints the tree inside the JSON).
+  return fmt::format("synth_xilinx -family {} -noiopad -flatten", b.family);
+}
+
+std::filesystem::path source_dir() {
+  const char* env = std::getenv("KILN_SOURCE_DIR");
+  return (env != nullptr && *env != '\0') ? fs::path(env) : fs::path(KILN_SOURCE_TREE);
+}
+
+}  // namespace
+
+fs::path boards_dir() { return source_dir() / "boards"; }
+
+SynthOptions default_synth_options(const fs::path& out_dir) {
+  SynthOptions opt;
+  opt.rtl_dir = source_dir() / "hw" / "rtl";
+  std::stringstream list(KILN_RTL_SOURCE_FILES);
+  for (std::string f; std::getline(list, f, ',');) opt.rtl_sources.push_back(f);
+  opt.out_dir = out_dir;
+  return opt;
+}
+
+hw::Config load_config(const std::string& name_or_path) {
+  fs::path p(name_or_path);
+  if (fs::is_regular_file(p)) return hw::Config::from_file(p);
+  fs::path named = source_dir() / "hw" / "config" / (name_or_path + ".json");
+  if (fs::is_regular_file(named)) return hw::Config::from_file(named);
+  throw hw::Error(fmt::format("configuration '{}' is neither a file nor {}", name_or_path,
+                              named.string()));
+}
+
+const Resource& SynthReport::resource(const std::string& kind) const {
+  for (const Resource& r : resources)
+    if (r.kind == kind) return r;
+  throw hw::Error(fmt::format("synthesis report has no resource kind '{}'", kind));
+}
+
+bool SynthReport::fits() const {
+  for (const Resource& r : resources)
+    if (r.used > static_cast<double>(r.available)) return false;
+  return true;
+}
+
+nlohmann::json SynthReport::to_json() const {
+  nlohmann::json res = nlohmann::json::object();
+  for (const Resource& r : resources)
+    res[r.kind] = {{"used", r.used}, {"available", r.available}, {"percent", r.percent()}};
+  nlohmann::json j = {{"board", board},     {"config", config},
+                      {"part", part},       {"flow", flow},
+                      {"resources", res},   {"fits", fits()},
+                      {"notes", notes},     {"out_dir", out_dir.string()},
+                      {"seconds", seconds}};
+  j["fmax_mhz"] = fmax_mhz ? nlohmann::json(*fmax_mhz) : nlohmann::json(nullptr);
+  j["bitstream"] = bitstream ? nlohmann::json(bitstream->string()) : nlohmann::json(nullptr);
+  return j;
+}
+
+std::map<std::string, int64_t> parse_yosys_stat_json(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw hw::Error(fmt::format("Yosys stat -json output does not parse: {}", e.what()));
+  }
+  // "design" sums the hierarchy below the top; a single flat module has no "design".
+  const nlohmann::json* design = nullptr;
+  if (j.contains("design")) {
+    design = &j["design"];
+  } else if (j.contains("modules") && j["modules"].size() == 1) {
+    design = &j["modules"].begin().value();
+  }
+  if (design == nullptr || !design->contains("num_cells_by_type"))
+    throw hw::Error("Yosys stat -json output has no design cell counts");
+  std::map<std::string, int64_t> cells;
+  for (const auto& [type, n] : (*design)["num_cells_by_type"].items())
+    cells[type] = n.get<int64_t>();
+  return cells;
+}
+
+std::vector<Resource> count_resources(const std::string& family,
+                                      const std::map<std::string, int64_t>& cells,
+                                      const std::map<std::string, int64_t>& available) {
+  const std::vector<CellCost>& costs = family == "ice40" ? kIce40Costs : kXilinxCosts;
+  std::map<std::string, double> used;
+  for (const CellCost& c : costs) {
+    auto it = cells.find(c.cell);
+    if (it != cells.end()) used[c.kind] += c.units * static_cast<double>(it->second);
+  }
+  std::vector<Resource> out;
+  for (const std::string& kind : kResourceKinds) {
+    auto a = available.find(kind);
+    out.push_back({kind, used[kind], a == available.end() ? 0 : a->second});
+  }
+  return out;
+}
+
+SynthReport run_synth(const Board& board, const hw::Config& cfg, const SynthOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  fs::create_directories(opt.out_dir);
+  const fs::path out = fs::absolute(opt.out_dir);
+  SynthReport rep;
+  rep.board = board.name;
+  rep.config = cfg.name();
+  rep.part = board.part;
+  rep.out_dir = out;
+
+  fs::path pkg = out / hw::kRtlParamsFile;
+  write_text(pkg, hw::rtl_params_package(cfg, opt.axi_data_bits));
+  std::string sources = ys_quote(pkg);
+  for (const std::string& s : opt.rtl_sources) {
+    fs::path p = fs::absolute(opt.rtl_dir / s);
+    if (!fs::is_regular_file(p)) throw hw::Error(fmt::format("RTL source {} not found", p.string()));
+    sources += " " + ys_quote(p);
+  }
+  std::string synth = yosys_synth_command(board);
+  // Xilinx DSP48s (25 x 18) hold two int8 GEMM products each (kiln_gemm.sv).
+  std::string top_params = board.family == "ice40" ? "" : " -chparam GEMM_PAIR_PRODUCTS 1";
+  fs::path stat = out / "stat.json";
+  fs::path log = out / "yosys.log";
+  rep.flow = fmt::format("yosys: {} -top {}{}", synth, opt.top, top_params);
+  // Yosys runs in out_dir and writes its reports by bare name: `tee -o` and the
+  // backends take a file name verbatim, quotes included.
+  std::string script = fmt::format(
+      "read_verilog -sv {srcs}\n"
+      "hierarchy -check -top {top}{params}\n"
+      "{synth} -top {top}\n"
+      "check\n"
+      "tee -q -o stat.json stat -json\n"
+      "tee -o stat.txt stat\n"
+      "{write_netlist}\n",
+      fmt::arg("srcs", sources), fmt::arg("top", opt.top), fmt::arg("params", top_params),
+      fmt::arg("synth", synth),
+      fmt::arg("write_netlist", board.family == "ice40" ? "write_json netlist.json" : ""));
+  fs::path ys = out / "synth.ys";
+  write_text(ys, script);
+  fs::path err = out / "yosys.stderr";
+  std::string cmd = fmt::format("cd {} && {} -q -l yosys.log -s synth.ys > /dev/null 2> yosys.stderr",
+                                quote(opt.out_dir), opt.yosys);
+  int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    // Yosys's stderr holds its warnings too; the ERROR line (or the shell's) says why.
+    std::string why, line;
+    std::stringstream lines(slurp(err));
+    while (std::getline(lines, line))
+      if (line.rfind("Warning:", 0) != 0) why += (why.empty() ? "" : "; ") + line;
+    throw hw::Error(fmt::format("yosys failed for board {} (exit status {}): {}; see {}",
+                                board.name, rc, why, log.string()));
+  }
+
+  rep.cells = parse_yosys_stat_json(slurp(stat));
+  rep.resources = count_resources(board.family, rep.cells, board.available);
+  for (const Resource& r : rep.resources)
+    if (r.used > static_cast<double>(r.available))
+      rep.notes.push_back(fmt::format("does not fit: {} {} used, {} available", r.kind, r.used,
+                                      r.available));
+  rep.notes.push_back(board.family == "ice40"
+                          ? "Yosys estimate of the accelerator top; no board top for place and "
+                            "route yet, so no fmax and no bitstream"
+                          : "Yosys estimate before placement; Vivado (boards/" + board.name +
+                                "/vivado.tcl) builds the bitstream and reports timing");
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+}  // namespace kiln::boards
