@@ -20,7 +20,7 @@ struct Result {
 };
 
 Result kiln(const std::string& args) {
-  std::string cmd = std::string(KILN_RUN_DRIVER) + " " + args + " 2>&1";
+  std::string cmd = std::string(KILN_BIN) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;

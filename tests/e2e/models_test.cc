@@ -13,7 +13,7 @@
 #include "compiler/graph/executor.h"
 #include "compiler/graph/passes/passes.h"
 #include "compiler/support/error.h"
-#include "tests/e2e/cpu_graph_backend.h"
+#include "backend-cpu/graph_backend.h"
 #include "tests/e2e/test_util.h"
 
 namespace kiln {
@@ -30,7 +30,7 @@ void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.name; }
 
 class Models : public ::testing::TestWithParam<ModelCase> {
  protected:
-  static void SetUpTestSuite() { test::register_cpu_graph_backend(); }
+  static void SetUpTestSuite() { cpu::register_graph_backend(); }
 };
 
 TEST_P(Models, MatchPyTorch) {
@@ -70,7 +70,7 @@ TEST_P(Models, MatchPyTorch) {
 
 // compile -> save -> load (dlopen of the saved kernels, nothing compiled) -> same output.
 TEST(SavedModel, RoundTrip) {
-  test::register_cpu_graph_backend();
+  cpu::register_graph_backend();
   auto dir = models_dir();
   cpu::NDArray input = cpu::NDArray::load_npy((dir / "bert_tiny.input.npy").string());
   graph::Graph g = frontend::import_onnx_file((dir / "bert_tiny.onnx").string());
