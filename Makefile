@@ -18,8 +18,19 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
+MODELS = $(BUILD)/demo-models
+
+# The accelerator: int8 GEMM and conv2d through the runtime on fsim, checked against
+# C++ references. Then the main job: ResNet-18 (random weights, exported by PyTorch)
+# compiled and run on the CPU, its output compared with PyTorch's.
 demo: build
 	./$(BUILD)/examples/runtime/runtime_demo
+	/usr/bin/python3 examples/models/export_models.py $(MODELS) resnet18
+	./$(BUILD)/tools/kiln/kiln run $(MODELS)/resnet18.onnx --input input=$(MODELS)/resnet18.input.npy \
+	    --output $(MODELS)/resnet18.kiln-output.npy --repeat 10
+	/usr/bin/python3 -c "import numpy as np; k = np.load('$(MODELS)/resnet18.kiln-output.npy'); \
+	    t = np.load('$(MODELS)/resnet18.output.npy'); e = float(abs(k - t).max() / abs(t).max()); \
+	    print(f'ResNet-18: max error against PyTorch {e:.2e} of the largest output'); exit(e > 1e-4)"
 
 test: build
 	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
