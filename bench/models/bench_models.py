@@ -6,8 +6,7 @@ threads, in one script; prints the latencies and the ratio.
 Usage: /usr/bin/python3 bench/models/bench_models.py --kiln PATH_TO_KILN
            [--threads N] [--repeat N] [--models resnet18,mobilenet_v2] [--json]
 
-PATH_TO_KILN: the `kiln` program (build/tools/kiln/kiln once `kiln run` is wired in,
-or build/tests/e2e/kiln_run_driver). The models are exported with random weights by
+PATH_TO_KILN: the `kiln` program, build/tools/kiln/kiln. The models are exported with random weights by
 examples/models/export_models.py into a temporary directory.
 """
 import argparse
