@@ -25,6 +25,7 @@ void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& b
 void add_hw_commands(CLI::App& app);
 void add_asm_commands(CLI::App& app);
 void add_sim_command(CLI::App& app);
+void add_synth_command(CLI::App& app);
 void add_run_commands(CLI::App& app);  // kiln run, kiln compile (run_cmd.cc)
 
 }  // namespace kiln::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_hw_commands(app);
   kiln::cli::add_asm_commands(app);
   kiln::cli::add_sim_command(app);
+  kiln::cli::add_synth_command(app);
 #ifdef KILN_HAVE_CPU
   // Backends register with compiler/target's registry before any model is compiled.
   kiln::cpu::register_graph_backend();
