@@ -46,7 +46,8 @@ class ExpandBuffers : public ir::IRMutator {
 };
 
 // Pushes the virtual-thread loop down to the statements that depend on it and
-// replaces it there by one copy per thread, so the threads' work interleaves.
+// replaces it there by one copy per thread, so the threads' work interleaves. It
+// stops at pragma regions, which are copied whole.
 class Injector {
  public:
   Injector(ir::Var v, ir::Expr min, int64_t n) : v_(std::move(v)), min_(std::move(min)), n_(n) {}
@@ -70,7 +71,9 @@ class Injector {
     if (const auto* a = s.as<ir::AllocateNode>()) {
       return ir::make_allocate(a->buffer_var, a->dtype, a->extent, a->scope, inject(a->body));
     }
-    if (const auto* a = s.as<ir::AttrNode>(); a && !ir::uses_var(a->value, v_)) {
+    // A pragma region is a unit a backend maps as a whole (a DMA transfer, an
+    // accelerator instruction): the threads get one copy of it each.
+    if (const auto* a = s.as<ir::AttrNode>(); a && !ir::uses_var(a->value, v_) && !a->key.starts_with("pragma_")) {
       return ir::make_attr(a->key, a->node, a->value, inject(a->body));
     }
     std::vector<ir::Stmt> copies;

@@ -218,6 +218,12 @@ std::span<const FieldSpec> InsnLayout::fields(Format f) const {
   return {};
 }
 
+int64_t InsnLayout::field_max(Opcode op, Field f) const {
+  for (const FieldSpec& spec : fields(op))
+    if (spec.field == f) return spec.max();
+  throw Error(fmt::format("field_max: {} has no such field", opcode_name(op)));
+}
+
 InsnBits InsnLayout::encode(const Insn& insn) const {
   InsnBits bits{0, 0};
   for (const FieldSpec& f : fields(insn.opcode)) {

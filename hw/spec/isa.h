@@ -104,6 +104,8 @@ class InsnLayout {
   static Format format_of(Opcode op);
   std::span<const FieldSpec> fields(Format f) const;
   std::span<const FieldSpec> fields(Opcode op) const { return fields(format_of(op)); }
+  // The largest value field `f` of `op` holds; hw::Error when `op` has no such field.
+  int64_t field_max(Opcode op, Field f) const;
 
   // Throws hw::Error naming the field when a value does not fit its width.
   InsnBits encode(const Insn& insn) const;

@@ -108,11 +108,7 @@ CommandStream::CommandStream(driver::Device& dev, const hw::Config& program_conf
 
 CommandStream::~CommandStream() = default;
 
-int64_t CommandStream::field_max(hw::Opcode op, hw::Field f) const {
-  for (const hw::FieldSpec& spec : layout_.fields(op))
-    if (spec.field == f) return spec.max();
-  throw hw::Error(fmt::format("field_max: {} has no such field", hw::opcode_name(op)));
-}
+int64_t CommandStream::field_max(hw::Opcode op, hw::Field f) const { return layout_.field_max(op, f); }
 
 uint32_t CommandStream::dram_elem_base(driver::DevAddr addr, int elem, const char* what) const {
   if (addr % elem != 0) {

@@ -1,0 +1,26 @@
+#pragma once
+// The VTA backend's front door for one operator: build a program from a workload
+// and knobs (strategy -> schedule -> lower -> codegen), and run it on a device with
+// host tensors in the packed layouts.
+#include <cstdint>
+#include <vector>
+
+#include "backend-vta/program.h"
+#include "backend-vta/strategy.h"
+#include "hw/driver/device.h"
+
+namespace kiln::vta {
+
+Program build_conv2d(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Conv2DKnobs& knobs);
+
+struct Conv2DResult {
+  std::vector<int8_t> out;  // packed
+  driver::Counters counters;
+};
+
+// Copies the packed tensors to device DRAM, runs, reads the packed output back.
+Conv2DResult run_conv2d(driver::Device& dev, const Program& p, const std::vector<int8_t>& data,
+                        const std::vector<int8_t>& kernel, const std::vector<int32_t>& bias,
+                        runtime::StreamOptions opts = {});
+
+}  // namespace kiln::vta

@@ -1,0 +1,346 @@
+#include "backend-vta/strategy.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "backend-vta/intrin.h"
+#include "compiler/ir/op.h"
+#include "compiler/support/error.h"
+#include "compiler/te/ops.h"
+
+namespace kiln::vta {
+
+int64_t Conv2DWorkload::macs() const {
+  return int64_t{batch} * out_channels * out_height() * out_width() * in_channels * kernel_h * kernel_w;
+}
+
+std::string Conv2DWorkload::to_string() const {
+  return fmt::format("{}: batch {} {}x{}x{} -> {} kernel {}x{} pad {},{} stride {},{}", name, batch, in_channels, height,
+                     width, out_channels, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w);
+}
+
+Conv2DWorkload dense_workload(int batch, int in_features, int out_features, std::string name) {
+  Conv2DWorkload wl;
+  wl.name = std::move(name);
+  wl.batch = batch;
+  wl.in_channels = in_features;
+  wl.out_channels = out_features;
+  return wl;
+}
+
+std::string Conv2DKnobs::to_string() const {
+  return fmt::format("tile_b={} tile_h={} tile_w={} tile_oc={} tile_ic={} h_threads={} oc_threads={}", tile_b, tile_h,
+                     tile_w, tile_oc, tile_ic, h_threads, oc_threads);
+}
+
+std::vector<te::Tensor> Conv2DOp::args() const {
+  std::vector<te::Tensor> a{data, kernel};
+  if (bias.defined()) a.push_back(bias);
+  a.push_back(out);
+  return a;
+}
+
+namespace {
+
+void check_workload(const Env& env, const Conv2DWorkload& wl) {
+  auto fail = [&](const std::string& why) { throw CompileError("vta conv2d '" + wl.name + "': " + why); };
+  if (wl.batch <= 0 || wl.height <= 0 || wl.width <= 0 || wl.in_channels <= 0 || wl.out_channels <= 0 ||
+      wl.kernel_h <= 0 || wl.kernel_w <= 0 || wl.stride_h <= 0 || wl.stride_w <= 0 || wl.pad_h < 0 || wl.pad_w < 0)
+    fail("every size must be positive (padding non-negative)");
+  if (wl.batch % env.batch() != 0)
+    fail(fmt::format("batch {} is not a multiple of the configuration's BATCH {}", wl.batch, env.batch()));
+  if (wl.in_channels % env.block_in() != 0)
+    fail(fmt::format("{} input channels are not a multiple of BLOCK_IN {}", wl.in_channels, env.block_in()));
+  if (wl.out_channels % env.block_out() != 0)
+    fail(fmt::format("{} output channels are not a multiple of BLOCK_OUT {}", wl.out_channels, env.block_out()));
+  if (wl.out_height() <= 0 || wl.out_width() <= 0) fail("the output would be empty");
+}
+
+std::vector<int> divisors(int n) {
+  std::vector<int> d;
+  for (int i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(i);
+  return d;
+}
+
+struct Dims {
+  int nb, cb, ob, oh, ow;
+};
+Dims dims(const Env& env, const Conv2DWorkload& wl) {
+  return {wl.batch / env.batch(), wl.in_channels / env.block_in(), wl.out_channels / env.block_out(), wl.out_height(),
+          wl.out_width()};
+}
+
+// Micro-ops of the GEMM kernel once its two largest loops are folded into the
+// instruction's loops (what the code generator does).
+int64_t gemm_kernel_uops(const Conv2DWorkload& wl, const Conv2DKnobs& k) {
+  std::vector<int64_t> ext{k.tile_ic, k.tile_w, wl.kernel_w, wl.kernel_h, k.tile_oc, k.tile_h, k.tile_b};
+  std::sort(ext.rbegin(), ext.rend());
+  int64_t uops = 1;
+  for (size_t i = 2; i < ext.size(); ++i) uops *= ext[i];
+  return uops;
+}
+
+int num_alu_stages(const Requant& rq) { return (rq.bias ? 1 : 0) + (rq.shift != 0 ? 1 : 0) + (rq.relu ? 1 : 0) + (rq.relu ? 1 : 2); }
+
+}  // namespace
+
+Conv2DOp conv2d_packed(const Env& env, const Conv2DWorkload& wl, const Requant& rq) {
+  check_workload(env, wl);
+  if (rq.shift < 0 || rq.shift >= env.config().acc_width())
+    throw CompileError(fmt::format("vta conv2d '{}': shift {} is outside [0, {})", wl.name, rq.shift, env.config().acc_width()));
+  Dims d = dims(env, wl);
+  int b = env.batch(), bi = env.block_in(), bo = env.block_out();
+  Conv2DOp op;
+  op.workload = wl;
+  op.requant = rq;
+  op.data = te::placeholder({d.nb, d.cb, wl.height, wl.width, b, bi}, env.inp_dtype(), wl.name + ".data");
+  op.kernel = te::placeholder({d.ob, d.cb, wl.kernel_h, wl.kernel_w, bo, bi}, env.wgt_dtype(), wl.name + ".kernel");
+  te::Tensor in = op.data;
+  if (wl.pad_h != 0 || wl.pad_w != 0) {
+    op.padded = te::pad(op.data, {0, 0, wl.pad_h, wl.pad_w, 0, 0}, {0, 0, wl.pad_h, wl.pad_w, 0, 0}, ir::Expr(),
+                        wl.name + ".pad");
+    in = op.padded;
+  }
+  ir::IterVar ric = te::reduce_axis(d.cb, "ic");
+  ir::IterVar rkh = te::reduce_axis(wl.kernel_h, "kh");
+  ir::IterVar rkw = te::reduce_axis(wl.kernel_w, "kw");
+  ir::IterVar rii = te::reduce_axis(bi, "ic_tns");
+  ir::DataType acc = env.acc_dtype();
+  std::vector<ir::Expr> out_shape{d.nb, d.ob, d.oh, d.ow, b, bo};
+  op.conv = te::compute(
+      out_shape,
+      [&](const std::vector<ir::Var>& i) {
+        ir::Expr y = i[2] * wl.stride_h + rkh->var;
+        ir::Expr x = i[3] * wl.stride_w + rkw->var;
+        return te::sum(ir::cast(acc, in({i[0], ric->var, y, x, i[4], rii->var})) *
+                           ir::cast(acc, op.kernel({i[1], ric->var, rkh->var, rkw->var, i[5], rii->var})),
+                       {ric, rkh, rkw, rii});
+      },
+      wl.name + ".conv", "conv2d", {"n", "oc", "y", "x", "b", "o"});
+  te::Tensor cur = op.conv;
+  auto alu_stage = [&](const std::string& what, const std::function<ir::Expr(const std::vector<ir::Var>&)>& f) {
+    cur = te::compute(out_shape, f, wl.name + "." + what, "elemwise", {"n", "oc", "y", "x", "b", "o"});
+    op.alu.push_back(cur);
+  };
+  if (rq.bias) {
+    op.bias = te::placeholder({1, d.ob, 1, 1, b, bo}, acc, wl.name + ".bias");
+    te::Tensor prev = cur;
+    alu_stage("bias", [&](const std::vector<ir::Var>& i) {
+      return prev({i[0], i[1], i[2], i[3], i[4], i[5]}) + op.bias({0, i[1], 0, 0, i[4], i[5]});
+    });
+  }
+  if (rq.shift != 0) {
+    te::Tensor prev = cur;
+    alu_stage("shr", [&](const std::vector<ir::Var>& i) {
+      return ir::shift_right(prev({i[0], i[1], i[2], i[3], i[4], i[5]}), ir::make_int(rq.shift, acc));
+    });
+  }
+  int lo = rq.relu ? 0 : -(1 << (env.config().out_width() - 1));
+  int hi = (1 << (env.config().out_width() - 1)) - 1;
+  {
+    te::Tensor prev = cur;
+    alu_stage("clip_hi", [&](const std::vector<ir::Var>& i) {
+      return ir::min(prev({i[0], i[1], i[2], i[3], i[4], i[5]}), ir::make_int(hi, acc));
+    });
+  }
+  {
+    te::Tensor prev = cur;
+    alu_stage(rq.relu ? "relu" : "clip_lo", [&](const std::vector<ir::Var>& i) {
+      return ir::max(prev({i[0], i[1], i[2], i[3], i[4], i[5]}), ir::make_int(lo, acc));
+    });
+  }
+  te::Tensor last = cur;
+  op.out = te::compute(
+      out_shape,
+      [&](const std::vector<ir::Var>& i) {
+        return ir::cast(env.out_dtype(), last({i[0], i[1], i[2], i[3], i[4], i[5]}));
+      },
+      wl.name + ".out", "elemwise", {"n", "oc", "y", "x", "b", "o"});
+  return op;
+}
+
+BufferUse conv2d_buffer_use(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Conv2DKnobs& k) {
+  (void)env;
+  int64_t threads = int64_t{k.h_threads} * k.oc_threads;
+  int64_t in_rows = int64_t{k.tile_h - 1} * wl.stride_h + wl.kernel_h;
+  int64_t in_cols = int64_t{k.tile_w - 1} * wl.stride_w + wl.kernel_w;
+  BufferUse u;
+  u.inp = threads * k.tile_b * k.tile_ic * in_rows * in_cols;
+  u.wgt = threads * k.tile_oc * k.tile_ic * wl.kernel_h * wl.kernel_w;
+  u.acc = threads * (int64_t{k.tile_b} * k.tile_oc * k.tile_h * k.tile_w + (rq.bias ? k.tile_oc : 0));
+  return u;
+}
+
+void check_conv2d_knobs(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Conv2DKnobs& k) {
+  check_workload(env, wl);
+  Dims d = dims(env, wl);
+  auto fail = [&](const std::string& why) {
+    throw CompileError("vta conv2d '" + wl.name + "' schedule (" + k.to_string() + "): " + why);
+  };
+  auto divides = [&](const char* knob, int v, int n, const char* what) {
+    if (v <= 0 || n % v != 0) fail(fmt::format("{}={} does not divide the {} {}", knob, v, n, what));
+  };
+  divides("tile_b", k.tile_b, d.nb, "batch blocks");
+  divides("tile_h", k.tile_h, d.oh, "output rows");
+  divides("tile_w", k.tile_w, d.ow, "output columns");
+  divides("tile_oc", k.tile_oc, d.ob, "output-channel blocks");
+  divides("tile_ic", k.tile_ic, d.cb, "input-channel blocks");
+  if (k.h_threads < 1 || (d.oh / k.tile_h) % k.h_threads != 0)
+    fail(fmt::format("h_threads={} does not divide the {} row tiles", k.h_threads, d.oh / k.tile_h));
+  if (k.oc_threads < 1 || (d.ob / k.tile_oc) % k.oc_threads != 0)
+    fail(fmt::format("oc_threads={} does not divide the {} output-channel tiles", k.oc_threads, d.ob / k.tile_oc));
+  BufferUse u = conv2d_buffer_use(env, wl, rq, k);
+  auto fits = [&](const char* name, int64_t need, hw::MemType m) {
+    if (need > env.depth(m))
+      fail(fmt::format("needs {} {} elements, the {} configuration has {}", need, name, env.config().name(), env.depth(m)));
+  };
+  fits("INP", u.inp, hw::MemType::kInp);
+  fits("WGT", u.wgt, hw::MemType::kWgt);
+  fits("ACC", u.acc, hw::MemType::kAcc);
+  int64_t uops = gemm_kernel_uops(wl, k);
+  if (uops > env.depth(hw::MemType::kUop) / 4)
+    fail(fmt::format("its GEMM kernel has {} micro-ops, more than a quarter of the {}-deep uop buffer", uops,
+                     env.depth(hw::MemType::kUop)));
+  if (wl.pad_h > 15 || wl.pad_w > 15) fail("padding above 15 does not fit a load's pad fields");
+}
+
+std::vector<Conv2DKnobs> conv2d_knob_space(const Env& env, const Conv2DWorkload& wl, const Requant& rq) {
+  check_workload(env, wl);
+  Dims d = dims(env, wl);
+  std::vector<Conv2DKnobs> out;
+  for (int tb : divisors(d.nb))
+    for (int th : divisors(d.oh))
+      for (int tw : divisors(d.ow))
+        for (int toc : divisors(d.ob))
+          for (int tic : divisors(d.cb))
+            for (int threads : {1, 2, 3}) {  // 1, 2 over rows, 2 over output channels
+              Conv2DKnobs k{tb, th, tw, toc, tic, threads == 2 ? 2 : 1, threads == 3 ? 2 : 1};
+              try {
+                check_conv2d_knobs(env, wl, rq, k);
+              } catch (const CompileError&) {
+                continue;
+              }
+              out.push_back(k);
+            }
+  return out;
+}
+
+Conv2DEstimate estimate_conv2d(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Conv2DKnobs& k,
+                               double bw) {
+  const hw::Config& c = env.config();
+  Dims d = dims(env, wl);
+  int64_t tiles = int64_t{d.nb / k.tile_b} * (d.oh / k.tile_h) * (d.ow / k.tile_w) * (d.ob / k.tile_oc);
+  int64_t steps = d.cb / k.tile_ic;
+  int64_t threads = int64_t{k.h_threads} * k.oc_threads;
+  BufferUse u = conv2d_buffer_use(env, wl, rq, k);
+  double step_bytes = double(u.inp / threads) * c.inp_elem_bytes() + double(u.wgt / threads) * c.wgt_elem_bytes();
+  double step_uops = double(k.tile_b) * k.tile_oc * k.tile_h * k.tile_w * k.tile_ic * wl.kernel_h * wl.kernel_w;
+  int64_t acc_tile = int64_t{k.tile_b} * k.tile_oc * k.tile_h * k.tile_w;
+  // Fixed cost of a 2D transfer: the DRAM latency of the default model plus issue.
+  const double kDmaLatency = 40;
+  double rows = double(k.tile_b) * k.tile_ic * ((k.tile_h - 1) * wl.stride_h + wl.kernel_h);
+  double step_mem = step_bytes / bw + kDmaLatency * 2 + rows * 2;
+  double alu = double(acc_tile) * (num_alu_stages(rq) + (rq.bias ? 1 : 0)) + (rq.bias ? k.tile_oc * c.acc_elem_bytes() / bw : 0);
+  double store = double(acc_tile) * c.out_elem_bytes() / bw + kDmaLatency;
+  Conv2DEstimate e;
+  e.gemm_uops = wl.macs() / (int64_t{c.batch()} * c.block_in() * c.block_out());
+  e.dram_bytes = int64_t(double(tiles * steps) * step_bytes + double(tiles) * acc_tile * c.out_elem_bytes());
+  if (threads > 1)
+    e.cycles = double(tiles) * (double(steps) * std::max(step_uops, step_mem) + alu) + store + step_mem;
+  else
+    e.cycles = double(tiles) * (double(steps) * (step_uops + step_mem) + alu + store);
+  return e;
+}
+
+Conv2DKnobs default_conv2d_knobs(const Env& env, const Conv2DWorkload& wl, const Requant& rq, bool latency_hiding) {
+  Conv2DKnobs best;
+  double best_cycles = std::numeric_limits<double>::infinity();
+  bool found = false;
+  for (const Conv2DKnobs& k : conv2d_knob_space(env, wl, rq)) {
+    if (!latency_hiding && (k.h_threads > 1 || k.oc_threads > 1)) continue;
+    double cyc = estimate_conv2d(env, wl, rq, k).cycles;
+    if (cyc < best_cycles) {
+      best_cycles = cyc;
+      best = k;
+      found = true;
+    }
+  }
+  if (!found) {
+    throw CompileError("vta conv2d '" + wl.name + "': no tiling fits the buffers of the " + env.config().name() +
+                       " configuration");
+  }
+  return best;
+}
+
+schedule::Schedule schedule_conv2d(const Env& env, const Conv2DOp& op, const Conv2DKnobs& k) {
+  check_conv2d_knobs(env, op.workload, op.requant, k);
+  schedule::Schedule s = schedule::create_schedule({op.out});
+  // Scratchpads: the (padded) data into INP, the kernel into WGT, the accumulation and
+  // every ALU stage in ACC; the output stage is the store.
+  te::Tensor cdata;
+  if (op.padded.defined()) {
+    s[op.padded].set_scope(kInpScope);
+    cdata = op.padded;
+  } else {
+    cdata = s.cache_read(op.data, kInpScope, {op.conv});
+  }
+  te::Tensor ckernel = s.cache_read(op.kernel, kWgtScope, {op.conv});
+  s[op.conv].set_scope(kAccScope);
+  for (const te::Tensor& t : op.alu) s[t].set_scope(kAccScope);
+  te::Tensor cbias;
+  if (op.bias.defined()) cbias = s.cache_read(op.bias, kAccScope, {op.alu.front()});
+
+  schedule::Stage out = s[op.out];
+  const auto& ax = op.out->axis;
+  auto [n_o, n_i] = out.split(ax[0], k.tile_b);
+  auto [oc_o, oc_i] = out.split(ax[1], k.tile_oc);
+  auto [y_o, y_i] = out.split(ax[2], k.tile_h);
+  auto [x_o, x_i] = out.split(ax[3], k.tile_w);
+  std::vector<ir::IterVar> order{n_o, y_o, oc_o, x_o, n_i, oc_i, y_i, x_i, ax[4], ax[5]};
+  out.reorder(order);
+  std::vector<ir::IterVar> threads;
+  if (k.oc_threads > 1) {
+    auto [rest, v] = out.split(oc_o, k.oc_threads);
+    oc_o = rest;
+    threads.push_back(v);
+  }
+  if (k.h_threads > 1) {
+    auto [rest, v] = out.split(y_o, k.h_threads);
+    y_o = rest;
+    threads.push_back(v);
+  }
+  if (!threads.empty()) {
+    std::vector<ir::IterVar> o2 = threads;
+    for (const ir::IterVar& iv : {n_o, y_o, oc_o, x_o}) o2.push_back(iv);
+    out.reorder(o2);
+    for (const ir::IterVar& v : threads) out.bind(v, "vthread");
+  }
+  out.pragma(n_i, kDmaCopy);
+
+  schedule::Stage conv = s[op.conv];
+  conv.compute_at(out, x_o);
+  for (const te::Tensor& t : op.alu) {
+    s[t].compute_at(out, x_o);
+    s[t].pragma(s[t]->leaf_iter_vars[0], kAlu);
+  }
+  if (cbias.defined()) {
+    s[cbias].compute_at(out, x_o);
+    s[cbias].pragma(s[cbias]->leaf_iter_vars[0], kDmaCopy);
+  }
+  const auto& cax = op.conv->axis;
+  const auto& rax = op.conv->reduce_axis;  // ic, kh, kw, ic_tns
+  auto [ic_o, ic_i] = conv.split(rax[0], k.tile_ic);
+  conv.reorder({cax[0], ic_o, ic_i, cax[3], rax[2], rax[1], cax[1], cax[2], cax[4], cax[5], rax[3]});
+  s[cdata].compute_at(conv, ic_o);
+  s[ckernel].compute_at(conv, ic_o);
+  s[cdata].pragma(s[cdata]->leaf_iter_vars[0], kDmaCopy);
+  s[ckernel].pragma(s[ckernel]->leaf_iter_vars[0], kDmaCopy);
+  conv.tensorize(cax[4], gemm_intrin(env));
+  conv.pragma(ic_i, kUopScope);
+  return s;
+}
+
+}  // namespace kiln::vta
