@@ -190,6 +190,13 @@ struct Access {
   bool write;
 };
 
+// An instruction before the tokens are known.
+struct Pending {
+  Stage stage;
+  std::vector<Access> accesses;
+  ProgramOp op;
+};
+
 class Codegen {
  public:
   Codegen(const Env& env, const schedule::LoweredFunc& f)
@@ -212,6 +219,7 @@ class Codegen {
 
   Program run() {
     exec(f_.body);
+    finalize();
     return std::move(prog_);
   }
 
@@ -439,54 +447,121 @@ class Codegen {
 
   // ------------------------------------------------------------------ tokens
 
-  void instruction(Stage stage, const std::vector<Access>& accesses, const ProgramOp& op) {
-    std::array<bool, 3> pop{};
-    int s = static_cast<int>(stage);
-    for (const Access& a : accesses) {
-      int key = static_cast<int>(a.mem == hw::MemType::kOut ? hw::MemType::kAcc : a.mem);
-      for (const Recorded& p : history_[key]) {
-        if (p.stage == stage || !(p.write || a.write) || p.hi <= a.lo || a.hi <= p.lo) continue;
-        int t = static_cast<int>(p.stage);
-        if (p.seq >= synced_[t][s]) {
-          ProgramOp push;
-          push.kind = ProgramOp::Kind::kDepPush;
-          push.from = p.stage;
-          push.to = stage;
-          prog_.add_op(push);
-          synced_[t][s] = count_[t];
-          pop[t] = true;
+  void instruction(Stage stage, std::vector<Access> accesses, const ProgramOp& op) {
+    pending_.push_back(Pending{stage, std::move(accesses), op});
+  }
+
+  static bool conflict(const Pending& a, const Pending& b) {
+    for (const Access& x : a.accesses)
+      for (const Access& y : b.accesses) {
+        auto key = [](hw::MemType m) { return m == hw::MemType::kOut ? hw::MemType::kAcc : m; };
+        if (key(x.mem) == key(y.mem) && (x.write || y.write) && x.lo < y.hi && y.lo < x.hi) return true;
+      }
+    return false;
+  }
+
+  // The load module runs its queue in order, so a run of loads is best issued in the
+  // order compute needs them: virtual threads give [inp t0, inp t1, wgt t0, wgt t1,
+  // gemm t0, gemm t1], and issuing wgt t0 before inp t1 lets gemm t0 start while
+  // thread 1's data is still coming. A run is reordered only when its loads touch
+  // disjoint ranges, so the result is the same.
+  void order_loads() {
+    const size_t kLookahead = 256;
+    size_t n = pending_.size();
+    for (size_t b = 0; b < n;) {
+      size_t e = b;
+      while (e < n && pending_[e].stage == Stage::kLoad) ++e;
+      if (e - b > 1) {
+        bool disjoint = true;
+        for (size_t i = b; i < e && disjoint; ++i)
+          for (size_t j = i + 1; j < e && disjoint; ++j) disjoint = !conflict(pending_[i], pending_[j]);
+        if (disjoint) {
+          std::vector<std::pair<size_t, size_t>> key;  // first consumer, position
+          for (size_t i = b; i < e; ++i) {
+            size_t first = SIZE_MAX;
+            for (size_t j = e; j < n && j < e + kLookahead; ++j)
+              if (pending_[j].stage != Stage::kLoad && conflict(pending_[i], pending_[j])) {
+                first = j;
+                break;
+              }
+            key.emplace_back(first, i);
+          }
+          std::stable_sort(key.begin(), key.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+          std::vector<Pending> run;
+          for (const auto& [first, i] : key) run.push_back(pending_[i]);
+          std::move(run.begin(), run.end(), pending_.begin() + static_cast<std::ptrdiff_t>(b));
         }
       }
-    }
-    for (int t = 0; t < 3; ++t) {
-      if (!pop[t]) continue;
-      ProgramOp p;
-      p.kind = ProgramOp::Kind::kDepPop;
-      p.from = static_cast<Stage>(t);
-      p.to = stage;
-      prog_.add_op(p);
-    }
-    prog_.add_op(op);
-    uint64_t seq = count_[s]++;
-    for (const Access& a : accesses) {
-      int key = static_cast<int>(a.mem == hw::MemType::kOut ? hw::MemType::kAcc : a.mem);
-      history_[key].push_back(Recorded{stage, seq, a.lo, a.hi, a.write});
-    }
-    // Forget accesses that every later conflicting instruction is already ordered after.
-    for (auto& [key, list] : history_) {
-      std::erase_if(list, [&](const Recorded& p) {
-        int t = static_cast<int>(p.stage);
-        for (int o = 0; o < 3; ++o)
-          if (o != t && p.seq >= synced_[t][o] && touches(key, static_cast<Stage>(o))) return false;
-        return true;
-      });
+      b = std::max(e, b + 1);
     }
   }
 
-  // Which modules use a buffer: INP/WGT load and compute, ACC compute and store.
-  static bool touches(int mem, Stage s) {
-    if (mem == static_cast<int>(hw::MemType::kAcc)) return s != Stage::kLoad;
-    return s != Stage::kStore;
+  // Dependency tokens, once every instruction is known: instruction X of module S must
+  // wait for the latest earlier instruction P of module T whose access conflicts with
+  // X's (overlapping ranges, one of them a write). P pushes a token right after it
+  // runs, X pops it. Waits already implied by an earlier pop of S are skipped, so the
+  // pushes of each pair of modules come in program order, as the token queues need.
+  void finalize() {
+    order_loads();
+    size_t n = pending_.size();
+    std::vector<std::array<bool, 3>> push_after(n), pop_before(n);
+    std::array<std::array<int64_t, 3>, 3> covered;
+    for (auto& row : covered) row.fill(-1);
+    struct Seen {
+      int64_t idx;
+      Stage stage;
+      int64_t lo, hi;
+      bool write;
+    };
+    std::map<int, std::vector<Seen>> history;
+    auto key_of = [](hw::MemType m) { return static_cast<int>(m == hw::MemType::kOut ? hw::MemType::kAcc : m); };
+    for (size_t i = 0; i < n; ++i) {
+      const Pending& x = pending_[i];
+      int s = static_cast<int>(x.stage);
+      std::array<int64_t, 3> best{-1, -1, -1};
+      for (const Access& a : x.accesses) {
+        for (const Seen& p : history[key_of(a.mem)]) {
+          int t = static_cast<int>(p.stage);
+          if (t == s || !(p.write || a.write) || p.hi <= a.lo || a.hi <= p.lo || p.idx <= covered[t][s]) continue;
+          best[t] = std::max(best[t], p.idx);
+        }
+      }
+      for (int t = 0; t < 3; ++t) {
+        if (best[t] < 0) continue;
+        push_after[static_cast<size_t>(best[t])][s] = true;
+        pop_before[i][t] = true;
+        covered[t][s] = best[t];
+      }
+      for (const Access& a : x.accesses) {
+        auto& list = history[key_of(a.mem)];
+        // A later access of the same module that covers an earlier one replaces it: any
+        // conflict with the earlier one is a conflict with the later one.
+        std::erase_if(list, [&](const Seen& p) {
+          return p.stage == x.stage && a.lo <= p.lo && p.hi <= a.hi && (a.write || !p.write);
+        });
+        list.push_back(Seen{static_cast<int64_t>(i), x.stage, a.lo, a.hi, a.write});
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const Pending& x = pending_[i];
+      for (int t = 0; t < 3; ++t) {
+        if (!pop_before[i][t]) continue;
+        ProgramOp p;
+        p.kind = ProgramOp::Kind::kDepPop;
+        p.from = static_cast<Stage>(t);
+        p.to = x.stage;
+        prog_.add_op(p);
+      }
+      prog_.add_op(x.op);
+      for (int t = 0; t < 3; ++t) {
+        if (!push_after[i][t]) continue;
+        ProgramOp p;
+        p.kind = ProgramOp::Kind::kDepPush;
+        p.from = x.stage;
+        p.to = static_cast<Stage>(t);
+        prog_.add_op(p);
+      }
+    }
   }
 
   // ------------------------------------------------------------------ DMA
@@ -907,12 +982,6 @@ class Codegen {
     emit_kernel(runtime::KernelKind::kAlu, t, false, form->op, use_imm, imm, "alu");
   }
 
-  struct Recorded {
-    Stage stage;
-    uint64_t seq;
-    int64_t lo, hi;
-    bool write;
-  };
 
   const Env& env_;
   const schedule::LoweredFunc& f_;
@@ -923,9 +992,7 @@ class Codegen {
   std::unordered_map<const ir::VarNode*, ArgBuf> args_;
   std::unordered_map<const ir::VarNode*, Spad> spads_;
   std::array<std::map<int64_t, int64_t>, 5> used_;  // per memory type: start -> length
-  std::map<int, std::vector<Recorded>> history_;
-  std::array<uint64_t, 3> count_{};
-  std::array<std::array<uint64_t, 3>, 3> synced_{};
+  std::vector<Pending> pending_;
 };
 
 }  // namespace

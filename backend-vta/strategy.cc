@@ -21,6 +21,31 @@ std::string Conv2DWorkload::to_string() const {
                      width, out_channels, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w);
 }
 
+std::vector<Conv2DWorkload> resnet18_conv_workloads(int batch) {
+  struct Row {
+    const char* name;
+    int hw, ic, oc, k, s;
+  };
+  const Row rows[] = {{"C2", 56, 64, 64, 3, 1},    {"C3", 56, 64, 64, 1, 1},    {"C4", 56, 64, 128, 3, 2},
+                      {"C5", 56, 64, 128, 1, 2},   {"C6", 28, 128, 128, 3, 1},  {"C7", 28, 128, 256, 3, 2},
+                      {"C8", 28, 128, 256, 1, 2},  {"C9", 14, 256, 256, 3, 1},  {"C10", 14, 256, 512, 3, 2},
+                      {"C11", 14, 256, 512, 1, 2}, {"C12", 7, 512, 512, 3, 1}};
+  std::vector<Conv2DWorkload> out;
+  for (const Row& r : rows) {
+    Conv2DWorkload wl;
+    wl.name = r.name;
+    wl.batch = batch;
+    wl.height = wl.width = r.hw;
+    wl.in_channels = r.ic;
+    wl.out_channels = r.oc;
+    wl.kernel_h = wl.kernel_w = r.k;
+    wl.pad_h = wl.pad_w = r.k / 2;
+    wl.stride_h = wl.stride_w = r.s;
+    out.push_back(wl);
+  }
+  return out;
+}
+
 Conv2DWorkload dense_workload(int batch, int in_features, int out_features, std::string name) {
   Conv2DWorkload wl;
   wl.name = std::move(name);
@@ -232,26 +257,30 @@ Conv2DEstimate estimate_conv2d(const Env& env, const Conv2DWorkload& wl, const R
                                double bw) {
   const hw::Config& c = env.config();
   Dims d = dims(env, wl);
-  int64_t tiles = int64_t{d.nb / k.tile_b} * (d.oh / k.tile_h) * (d.ow / k.tile_w) * (d.ob / k.tile_oc);
-  int64_t steps = d.cb / k.tile_ic;
+  double tiles = double(d.nb / k.tile_b) * (d.oh / k.tile_h) * (d.ow / k.tile_w) * (d.ob / k.tile_oc);
+  double steps = d.cb / k.tile_ic;
   int64_t threads = int64_t{k.h_threads} * k.oc_threads;
   BufferUse u = conv2d_buffer_use(env, wl, rq, k);
+  // Per thread and reduction step: one INP and one WGT transfer against the GEMM
+  // micro-ops that use them.
+  const double kDmaOverhead = 40;  // cycles a transfer costs beyond its bytes
   double step_bytes = double(u.inp / threads) * c.inp_elem_bytes() + double(u.wgt / threads) * c.wgt_elem_bytes();
+  double step_load = step_bytes / bw + 2 * kDmaOverhead;
   double step_uops = double(k.tile_b) * k.tile_oc * k.tile_h * k.tile_w * k.tile_ic * wl.kernel_h * wl.kernel_w;
-  int64_t acc_tile = int64_t{k.tile_b} * k.tile_oc * k.tile_h * k.tile_w;
-  // Fixed cost of a 2D transfer: the DRAM latency of the default model plus issue.
-  const double kDmaLatency = 40;
-  double rows = double(k.tile_b) * k.tile_ic * ((k.tile_h - 1) * wl.stride_h + wl.kernel_h);
-  double step_mem = step_bytes / bw + kDmaLatency * 2 + rows * 2;
-  double alu = double(acc_tile) * (num_alu_stages(rq) + (rq.bias ? 1 : 0)) + (rq.bias ? k.tile_oc * c.acc_elem_bytes() / bw : 0);
-  double store = double(acc_tile) * c.out_elem_bytes() / bw + kDmaLatency;
+  // Per tile: the accumulator reset, the ALU stages (a tensor operand halves the
+  // rate), the bias transfer and the store.
+  double acc_tile = double(k.tile_b) * k.tile_oc * k.tile_h * k.tile_w;
+  double epilogue = acc_tile * (1 + num_alu_stages(rq) + (rq.bias ? 1 : 0)) +
+                    (rq.bias ? k.tile_oc * c.acc_elem_bytes() / bw + kDmaOverhead : 0);
+  double store = acc_tile * c.out_elem_bytes() / bw + kDmaOverhead;
   Conv2DEstimate e;
   e.gemm_uops = wl.macs() / (int64_t{c.batch()} * c.block_in() * c.block_out());
-  e.dram_bytes = int64_t(double(tiles * steps) * step_bytes + double(tiles) * acc_tile * c.out_elem_bytes());
+  e.dram_bytes = int64_t(tiles * steps * step_bytes * double(threads) / double(threads) +
+                         tiles * acc_tile * c.out_elem_bytes());
   if (threads > 1)
-    e.cycles = double(tiles) * (double(steps) * std::max(step_uops, step_mem) + alu) + store + step_mem;
+    e.cycles = tiles * (steps * std::max(step_uops, step_load) + epilogue) + step_load + store;
   else
-    e.cycles = double(tiles) * (double(steps) * (step_uops + step_mem) + alu + store);
+    e.cycles = tiles * (steps * (step_uops + step_load) + epilogue + store);
   return e;
 }
 
@@ -262,7 +291,9 @@ Conv2DKnobs default_conv2d_knobs(const Env& env, const Conv2DWorkload& wl, const
   for (const Conv2DKnobs& k : conv2d_knob_space(env, wl, rq)) {
     if (!latency_hiding && (k.h_threads > 1 || k.oc_threads > 1)) continue;
     double cyc = estimate_conv2d(env, wl, rq, k).cycles;
-    if (cyc < best_cycles) {
+    // Within half a percent, the larger tile wins (fewer instructions, fewer reloads).
+    auto tile = [](const Conv2DKnobs& x) { return int64_t{x.tile_b} * x.tile_h * x.tile_w * x.tile_oc * x.tile_ic; };
+    if (cyc < best_cycles * 0.995 || (cyc < best_cycles * 1.005 && tile(k) > tile(best))) {
       best_cycles = cyc;
       best = k;
       found = true;

@@ -33,6 +33,9 @@ struct Conv2DWorkload {
   std::string to_string() const;
 };
 
+// ResNet-18's convolutions C2..C12 (the TVM paper's table), batch `batch`.
+std::vector<Conv2DWorkload> resnet18_conv_workloads(int batch = 1);
+
 // dense(x[batch, in], w[out, in]) as the convolution it is.
 Conv2DWorkload dense_workload(int batch, int in_features, int out_features, std::string name = "dense");
 

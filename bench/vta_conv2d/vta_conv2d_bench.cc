@@ -1,0 +1,178 @@
+// kiln_bench_vta_conv2d: ResNet-18's convolutions C2..C12 compiled by the VTA backend
+// and run on a device (the Verilated RTL by default, with its default DRAM model),
+// each with and without latency hiding (virtual threads). Per layer: cycles, the
+// ideal cycles (multiply-accumulates / (BATCH x BLOCK_IN x BLOCK_OUT)), GEMM-core
+// utilization (ideal / cycles), bytes moved, the roofline bound max(ideal, bytes /
+// DRAM bandwidth) and how close the run comes to it. Every result is checked against
+// the CPU reference; a mismatch fails the run.
+// Usage: kiln_bench_vta_conv2d [--config FILE] [--device rtl|fsim] [--layers C2,C4]
+//                              [--json]
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "backend-vta/ops.h"
+#include "backend-vta/reference.h"
+#include "compiler/support/error.h"
+#include "hw/driver/device.h"
+#include "hw/spec/error.h"
+
+namespace kiln {
+namespace {
+
+using hw::regs::Counter;
+
+struct Row {
+  std::string name;
+  bool latency_hiding;
+  std::string knobs;
+  uint64_t cycles, ideal, bytes, roofline;
+  double utilization, of_roofline, wall_s;
+  driver::Counters counters;
+};
+
+uint64_t counter(const driver::Counters& c, Counter k) { return c.count(k) ? c.at(k) : 0; }
+
+int run(int argc, char** argv) {
+  CLI::App app{"ResNet-18 convolutions on the VTA backend"};
+  std::string config = std::string(KILN_CONFIG_DIR) + "/default.json";
+  std::string device = "rtl";
+  std::string layers;
+  bool json = false;
+  int latency = -1, bandwidth = -1;
+  app.add_option("--config", config, "accelerator configuration file");
+  app.add_option("--device", device, "device to run on (rtl, fsim)");
+  app.add_option("--layers", layers, "comma-separated subset of C2..C12");
+  app.add_option("--dram-latency", latency, "rtl: DRAM latency in cycles (default: the model's)");
+  app.add_option("--dram-bytes-per-cycle", bandwidth, "rtl: DRAM bandwidth (default: the model's, 8)");
+  app.add_flag("--json", json, "print one JSON object");
+  std::string knobs_text;
+  app.add_option("--knobs", knobs_text, "tile_h,tile_w,tile_oc,tile_ic,h_threads,oc_threads for every layer (default: the backend's choice)");
+  bool bias = false;
+  app.add_flag("--bias", bias, "add a bias before the shift (TVM's benchmark has none)");
+  CLI11_PARSE(app, argc, argv);
+
+  hw::Config cfg = hw::Config::from_file(config);
+  vta::Env env(cfg);
+  driver::DeviceOptions opts;
+  opts.dram_latency = latency;
+  opts.dram_bytes_per_cycle = bandwidth;
+  opts.dram_bytes = uint64_t{256} << 20;
+  auto dev = driver::make_device(device, cfg, opts);
+  double bw = bandwidth > 0 ? bandwidth : 8.0;
+  std::vector<std::string> wanted;
+  std::stringstream ss(layers);
+  for (std::string l; std::getline(ss, l, ',');) wanted.push_back(l);
+
+  std::vector<Row> rows;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> d8(-128, 127), db(-4096, 4096);
+  // TVM's conv2d benchmark epilogue: shift right by 8, clip to [0, 127], cast.
+  vta::Requant rq;
+  rq.bias = bias;
+  rq.shift = 8;
+  for (const vta::Conv2DWorkload& wl : vta::resnet18_conv_workloads(cfg.batch())) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), wl.name) == wanted.end()) continue;
+    std::vector<int8_t> data(size_t(wl.batch) * wl.in_channels * wl.height * wl.width);
+    std::vector<int8_t> kernel(size_t(wl.out_channels) * wl.in_channels * wl.kernel_h * wl.kernel_w);
+    std::vector<int32_t> bias(size_t(wl.out_channels));
+    for (auto& x : data) x = static_cast<int8_t>(d8(rng));
+    for (auto& x : kernel) x = static_cast<int8_t>(d8(rng));
+    for (auto& x : bias) x = db(rng);
+    std::vector<int8_t> want = vta::reference_conv2d(wl, rq, data, kernel, bias);
+    for (bool lh : {false, true}) {
+      vta::Conv2DKnobs k = vta::default_conv2d_knobs(env, wl, rq, lh);
+      if (!knobs_text.empty()) {
+        if (!lh) continue;
+        if (std::sscanf(knobs_text.c_str(), "%d,%d,%d,%d,%d,%d", &k.tile_h, &k.tile_w, &k.tile_oc, &k.tile_ic,
+                        &k.h_threads, &k.oc_threads) != 6)
+          throw hw::Error("--knobs takes six comma-separated numbers");
+      }
+      vta::Program p = vta::build_conv2d(env, wl, rq, k);
+      auto t0 = std::chrono::steady_clock::now();
+      vta::Conv2DResult r = vta::run_conv2d(*dev, p, vta::pack_data(env, wl, data), vta::pack_kernel(env, wl, kernel),
+                                            vta::pack_bias(env, wl, bias));
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (vta::unpack_out(env, wl, r.out) != want) {
+        std::cerr << fmt::format("{} ({}): the accelerator's output differs from the CPU reference\n", wl.name,
+                                 k.to_string());
+        return 1;
+      }
+      Row row;
+      row.name = wl.name;
+      row.latency_hiding = lh;
+      row.knobs = k.to_string();
+      row.cycles = r.counters.count(Counter::kCycles) ? r.counters.at(Counter::kCycles) : 0;
+      row.ideal = uint64_t(wl.macs() / (int64_t{cfg.batch()} * cfg.block_in() * cfg.block_out()));
+      row.bytes = r.counters.at(Counter::kDramReadBytes) + r.counters.at(Counter::kDramWriteBytes);
+      row.roofline = std::max<uint64_t>(row.ideal, uint64_t(double(row.bytes) / bw));
+      row.utilization = row.cycles ? double(row.ideal) / double(row.cycles) : 0;
+      row.of_roofline = row.cycles ? double(row.roofline) / double(row.cycles) : 0;
+      row.wall_s = wall;
+      row.counters = r.counters;
+      rows.push_back(row);
+      if (!json) {
+        std::cout << fmt::format("{:4} {:5} cycles {:>9} ideal {:>8} util {:5.1f}% roofline {:>8} ({:5.1f}%) bytes {:>9} "
+                                 "[{}] {:.1f}s\n",
+                                 row.name, lh ? "lh" : "nolh", row.cycles, row.ideal, 100 * row.utilization,
+                                 row.roofline, 100 * row.of_roofline, row.bytes, row.knobs, wall);
+        const auto& c = r.counters;
+        std::cout << fmt::format("       compute busy {} stall {}, load busy {} stall {}, store busy {} stall {}, "
+                                 "gemm uops {}, alu uops {}, uop bytes {}\n",
+                                 counter(c, Counter::kComputeBusyCycles), counter(c, Counter::kComputeStallCycles),
+                                 counter(c, Counter::kLoadBusyCycles), counter(c, Counter::kLoadStallCycles),
+                                 counter(c, Counter::kStoreBusyCycles), counter(c, Counter::kStoreStallCycles),
+                                 counter(c, Counter::kGemmUops), counter(c, Counter::kAluUops),
+                                 counter(c, Counter::kLoadUopBytes));
+      }
+    }
+  }
+  double sum3 = 0;
+  int n3 = 0;
+  for (const Row& r : rows) {
+    const auto& all = vta::resnet18_conv_workloads();
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& w) { return w.name == r.name; });
+    if (r.latency_hiding && it->kernel_h == 3) {
+      sum3 += r.utilization;
+      ++n3;
+    }
+  }
+  double mean3 = n3 ? sum3 / n3 : 0;
+  if (json) {
+    nlohmann::json j;
+    j["config"] = cfg.name();
+    j["device"] = device;
+    j["dram_bytes_per_cycle"] = bw;
+    for (const Row& r : rows) {
+      j["layers"].push_back({{"name", r.name}, {"latency_hiding", r.latency_hiding}, {"cycles", r.cycles},
+                             {"ideal_cycles", r.ideal}, {"utilization", r.utilization}, {"bytes", r.bytes},
+                             {"roofline_cycles", r.roofline}, {"of_roofline", r.of_roofline}, {"knobs", r.knobs},
+                             {"wall_s", r.wall_s}});
+    }
+    j["mean_utilization_3x3_latency_hiding"] = mean3;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("mean GEMM utilization over the 3x3 layers with latency hiding: {:.1f}%\n", 100 * mean3);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace kiln
+
+int main(int argc, char** argv) {
+  try {
+    return kiln::run(argc, argv);
+  } catch (const kiln::CompileError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+  } catch (const kiln::hw::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+  }
+  return 1;
+}
