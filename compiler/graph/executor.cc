@@ -39,7 +39,7 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
       for (NodeId id : groups[k].nodes) ids.push_back("%" + std::to_string(id));
       std::cerr << "// kernel " << name << ": " << fmt::format("{}", fmt::join(ids, " ")) << "\n";
     }
-    m.kernels.push_back(lower_group(g, groups[k].nodes, name));
+    m.kernels.push_back(lower_group(g, groups[k].nodes, name, {}, options.schedule_hook));
     io.push_back(KernelIO{m.kernels.back().inputs, m.kernels.back().outputs});
   }
   m.memory = plan_memory(g, io);

@@ -20,6 +20,9 @@ namespace kiln::graph {
 struct CompileOptions {
   bool optimize = true;  // run optimize() first
   bool fuse = true;      // FuseOps; otherwise one kernel per operator
+  // Schedules anchor stages instead of the default (lower_group.h); the tuner's
+  // records provide one (tuner/apply.h).
+  ScheduleHook schedule_hook;
 };
 
 struct CompiledModel {

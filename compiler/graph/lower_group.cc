@@ -109,7 +109,8 @@ interp::HostBuffer te_buffer(const TensorType& t) {
 
 }  // namespace
 
-LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const std::string& name, std::vector<NodeId> outputs) {
+LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const std::string& name, std::vector<NodeId> outputs,
+                         const ScheduleHook& hook) {
   std::set<NodeId> in_group(nodes.begin(), nodes.end());
   if (outputs.empty()) {
     std::vector<int> uses_outside(g.size(), 0);
@@ -155,6 +156,20 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     }
   }
 
+  // Anchor stages a schedule hook may take: the reduction of each conv2d_nchwc, dense
+  // and 2-d matmul node.
+  std::map<const te::OperationNode*, NodeId> anchors;
+  if (hook) {
+    for (NodeId id : nodes) {
+      const Node& n = g.node(id);
+      const te::Tensor& t = tensors.at(id);
+      if ((n.op == "dense" || (n.op == "matmul" && n.type.ndim() == 2)) && !t->reduce_axis.empty()) anchors[t.get()] = id;
+      if (n.op == "conv2d_nchwc" && !n.attrs.get_int("depthwise", 0))
+        for (const te::Tensor& in : t->input_tensors())
+          if (in->tag == "conv2d_nchwc") anchors[in.get()] = id;
+    }
+  }
+
   std::vector<te::Tensor> outs;
   for (NodeId o : outputs) outs.push_back(tensors.at(o));
   schedule::Schedule s = schedule::create_schedule(outs);
@@ -170,6 +185,8 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   }
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline) continue;
+    auto anchor = anchors.find(st->op.get());
+    if (anchor != anchors.end() && hook(AnchorStage{g, anchor->second, s, st->op})) continue;
     if (st->op->tag == "conv2d_nchwc") schedule_conv_nchwc(s, st->op);
     else schedule_root(s, st->op);
   }

@@ -9,6 +9,11 @@
 #ifdef KILN_HAVE_CPU
 #include "backend-cpu/graph_backend.h"
 #endif
+#ifdef KILN_HAVE_TUNER
+namespace kiln::cli {
+void add_tune_command(CLI::App& app);  // kiln tune (tune_cmd.cc)
+}
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -24,6 +29,9 @@ int main(int argc, char** argv) {
   // Backends register with compiler/target's registry before any model is compiled.
   kiln::cpu::register_graph_backend();
   kiln::cli::add_run_commands(app);
+#endif
+#ifdef KILN_HAVE_TUNER
+  kiln::cli::add_tune_command(app);
 #endif
   try {
     app.parse(argc, argv);

@@ -19,17 +19,39 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
+#ifdef KILN_HAVE_TUNER
+#include <iostream>
+
+#include "tuner/apply.h"
+#endif
 
 namespace kiln::cli {
 
 namespace {
 
 struct RunArgs {
-  std::string model, target = "cpu", output_model;
+  std::string model, target = "cpu", output_model, records;
   std::vector<std::string> inputs, outputs;
   int repeat = 10;
   bool json = false;
 };
+
+// Compile options: with --records, the best tuning record of each convolution and
+// matrix product schedules it (the tuner warns about those without one).
+graph::CompileOptions compile_options(const RunArgs& a) {
+  graph::CompileOptions o;
+  if (a.records.empty()) return o;
+#ifdef KILN_HAVE_TUNER
+  try {
+    o.schedule_hook = tuner::records_hook(a.records, std::cerr);
+  } catch (const std::invalid_argument& e) {
+    throw CompileError(e.what());
+  }
+#else
+  throw CompileError("--records: this kiln was built without the tuner");
+#endif
+  return o;
+}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -47,13 +69,14 @@ graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms)
   auto t0 = std::chrono::steady_clock::now();
   auto [backend, target] = backend_of(a.target);
   if (ends_with(a.model, ".kiln")) {
+    if (!a.records.empty()) throw CompileError("--records applies when compiling MODEL.onnx; " + a.model + " is compiled already");
     graph::Executor ex = graph::load_model(a.model);
     *num_kernels = ex.plan().kernels.size();
     *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return ex;
   }
   graph::Graph g = frontend::import_onnx_file(a.model);
-  graph::CompiledModel m = graph::compile(g);
+  graph::CompiledModel m = graph::compile(g, compile_options(a));
   *num_kernels = m.kernels.size();
   graph::Executor ex = graph::make_executor(m, backend, target);
   *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -172,7 +195,7 @@ void compile_model(const RunArgs& a) {
   if (a.output_model.empty()) throw CompileError("give the file to write with -o MODEL.kiln");
   auto [backend, target] = backend_of(a.target);
   graph::Graph g = frontend::import_onnx_file(a.model);
-  graph::CompiledModel m = graph::compile(g);
+  graph::CompiledModel m = graph::compile(g, compile_options(a));
   graph::Executor ex = graph::make_executor(m, backend, target);
   graph::save_model(a.output_model, ex, backend, target);
   fmt::print("{}: {} operators, {} kernels, {:.1f} MB of activations -> {}\n", a.model, m.graph.num_ops(), m.kernels.size(),
@@ -189,6 +212,7 @@ void add_run_commands(CLI::App& app) {
   run->add_option("-i,--input", r->inputs, "NAME=FILE.npy (repeatable); inputs not given are random");
   run->add_option("-o,--output", r->outputs, "FILE.npy for each output, in order");
   run->add_option("-n,--repeat", r->repeat, "timed runs (the latency is their median)")->capture_default_str();
+  run->add_option("--records", r->records, "tuning records (kiln tune): the best one per operator schedules it");
   run->add_flag("--json", r->json, "print one JSON object (latency_ms: median, min, max; profile)");
   run->callback([r] { run_model(*r); });
 
@@ -197,6 +221,7 @@ void add_run_commands(CLI::App& app) {
   comp->add_option("model", c->model, "MODEL.onnx")->required();
   comp->add_option("-t,--target", c->target, "cpu or an `llvm ...` target string")->capture_default_str();
   comp->add_option("-o,--output", c->output_model, "MODEL.kiln to write")->required();
+  comp->add_option("--records", c->records, "tuning records (kiln tune): the best one per operator schedules it");
   comp->callback([c] { compile_model(*c); });
 }
 

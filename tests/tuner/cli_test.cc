@@ -1,0 +1,179 @@
+// kiln tune as a user runs it: killed mid-run and resumed, on 3 MPI ranks, on a model
+// whose records kiln run then applies, and with bad input.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "tests/e2e/onnx_builder.h"
+#include "tuner/records.h"
+
+namespace kiln::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+Result sh(const std::string& cmd) {
+  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  int st = pclose(pipe);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+Result kiln(const std::string& args) { return sh(std::string(KILN_BIN) + " " + args); }
+
+fs::path temp(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("kiln-tune-cli-" + std::to_string(getpid()) + "-" + name);
+  fs::remove(p);
+  return p;
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> r;
+  std::string l;
+  while (std::getline(in, l))
+    if (!l.empty()) r.push_back(l);
+  return r;
+}
+
+TEST(TuneCli, ResumesAfterBeingKilled) {
+  fs::path rec = temp("resume.jsonl");
+  std::string op = "--op matmul:M=64,N=64,K=64 --trials 24 --batch 2 --tuner xgb --seed 3 --records " + rec.string();
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string cmd = std::string(KILN_BIN) + " tune " + op + " >/dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Kill it for real once a few records are on disk.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (lines_of(rec).size() < 6 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "kiln tune finished before it was killed";
+  std::vector<std::string> before = lines_of(rec);
+  ASSERT_GE(before.size(), 6u);
+  ASSERT_LT(before.size(), 24u);
+
+  Result r = kiln("tune " + op + " --resume");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::vector<std::string> after = lines_of(rec);
+  ASSERT_EQ(after.size(), 24u) << r.out;
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], before[i]) << "record " << i << " changed";
+  std::set<int64_t> configs;
+  for (const Record& x : load_records(rec.string())) EXPECT_TRUE(configs.insert(x.config).second) << "config " << x.config << " twice";
+  EXPECT_NE(r.out.find("24/24 trials"), std::string::npos) << r.out;
+  fs::remove(rec);
+}
+
+TEST(TuneCli, MpiRunWithThreeRanks) {
+  fs::path rec = temp("mpi.jsonl");
+  // Rank 0 searches, ranks 1 and 2 measure; candidate 0 segfaults in its worker.
+  Result r = sh("mpirun --allow-run-as-root --oversubscribe -np 3 -x KILN_TUNER_INJECT=crash:0 " + std::string(KILN_BIN) +
+                " tune --op matmul:M=64,N=64,K=64 --trials 10 --tuner grid --records " + rec.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("MPI: 2 measuring ranks"), std::string::npos) << r.out;
+  std::vector<Record> rs = load_records(rec.string());
+  ASSERT_EQ(rs.size(), 10u) << r.out;
+  std::set<int64_t> configs;
+  for (const Record& x : rs) configs.insert(x.config);
+  EXPECT_EQ(configs.size(), 10u);
+  EXPECT_NE(rs[0].error.find("crash: worker died of signal 11"), std::string::npos) << rs[0].error;
+  for (size_t i = 1; i < rs.size(); ++i) EXPECT_TRUE(rs[i].ok()) << rs[i].error;
+  fs::remove(rec);
+}
+
+fs::path small_model() {
+  test::OnnxBuilder b;
+  b.input("x", {1, 16, 8, 8});
+  b.input("a", {8, 64});
+  std::vector<float> w(32 * 16 * 9), m(64 * 32);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) / 7 - 0.5f;
+  for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(i % 5) / 5 - 0.5f;
+  b.initializer("w", {32, 16, 3, 3}, w);
+  b.initializer("m", {64, 32}, m);
+  auto* c = b.node("Conv", {"x", "w"}, {"c"}, "conv");
+  test::OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"y"}, "relu");
+  b.node("MatMul", {"a", "m"}, {"z"}, "mm");
+  b.output("y");
+  b.output("z");
+  fs::path p = temp("model.onnx");
+  std::ofstream(p, std::ios::binary) << b.bytes();
+  return p;
+}
+
+TEST(TuneCli, TunesAModelAndRunAppliesTheRecords) {
+  fs::path model = small_model(), rec = temp("model.jsonl"), empty = temp("empty.jsonl");
+  Result t = kiln("tune " + model.string() + " --trials 4 --tuner random --records " + rec.string());
+  ASSERT_EQ(t.status, 0) << t.out;
+  EXPECT_NE(t.out.find("kiln tune: 2 tasks"), std::string::npos) << t.out;
+  std::set<std::string> workloads;
+  for (const Record& x : load_records(rec.string())) workloads.insert(x.workload);
+  EXPECT_EQ(workloads, (std::set<std::string>{"conv2d:N=1,C=16,H=8,W=8,O=32,KH=3,KW=3,stride=1,pad=1,block=16",
+                                              "matmul:M=8,N=32,K=64"}));
+
+  Result run = kiln("run " + model.string() + " --repeat 1 --records " + rec.string());
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_EQ(run.out.find("warning"), std::string::npos) << run.out;
+
+  std::ofstream(empty) << "";
+  Result cold = kiln("run " + model.string() + " --repeat 1 --records " + empty.string());
+  ASSERT_EQ(cold.status, 0) << cold.out;
+  EXPECT_NE(cold.out.find("warning: no tuning record in " + empty.string() + " for matmul:M=8,N=32,K=64"), std::string::npos) << cold.out;
+  EXPECT_NE(cold.out.find("for conv2d:N=1,C=16"), std::string::npos) << cold.out;
+
+  fs::path saved = temp("model.kiln");
+  Result comp = kiln("compile " + model.string() + " --records " + rec.string() + " -o " + saved.string());
+  ASSERT_EQ(comp.status, 0) << comp.out;
+  EXPECT_TRUE(fs::exists(saved));
+  for (const fs::path& p : {model, rec, empty, saved}) fs::remove(p);
+}
+
+TEST(TuneCli, BadInputIsNamed) {
+  fs::path rec = temp("bad.jsonl");
+  Result r = kiln("tune --op matmul:M=64,N=64 --trials 2 --records " + rec.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("matmul needs K"), std::string::npos) << r.out;
+  r = kiln("tune --op matmul:M=8,N=8,K=8 --tuner sa --records " + rec.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("unknown tuner 'sa'"), std::string::npos) << r.out;
+  {
+    std::ofstream f(rec);
+    f << "{\"version\":1}\n";
+  }
+  r = kiln("tune --op matmul:M=8,N=8,K=8 --trials 2 --records " + rec.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find(rec.string() + ":1: no field 'template'"), std::string::npos) << r.out;
+  fs::path model = small_model();
+  r = kiln("run " + model.string() + " --records " + rec.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find(rec.string() + ":1:"), std::string::npos) << r.out;
+  fs::remove(rec);
+  fs::remove(model);
+}
+
+}  // namespace
+}  // namespace kiln::tuner

@@ -1,0 +1,134 @@
+// Measurement in worker processes: a crashing or hanging candidate is killed and
+// recorded as an error, and tuning goes on. Faults are injected with the test-only
+// KILN_TUNER_INJECT (a real segfault, a real hang). Also: the XGBoost cost model and
+// the search loop.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "backend-cpu/graph_backend.h"
+#include "tuner/cost_model.h"
+#include "tuner/records.h"
+#include "tuner/tuner.h"
+
+namespace kiln::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Measure : public ::testing::Test {
+ protected:
+  void SetUp() override { cpu::register_graph_backend(); }
+  void TearDown() override { unsetenv("KILN_TUNER_INJECT"); }
+  Workload w = parse_workload("matmul:M=32,N=32,K=32");
+};
+
+TEST_F(Measure, CrashAndHangAreIsolatedAndRecordedAsErrors) {
+  setenv("KILN_TUNER_INJECT", "crash:1,hang:2,fail:3", 1);
+  MeasureOptions o;
+  o.timeout_s = 3;
+  LocalPool pool(2, o);
+  std::vector<MeasureInput> in;
+  for (int64_t i = 0; i < 5; ++i) in.push_back({"matmul.cpu", w, i});
+  std::vector<MeasureResult> r = pool.measure(in);
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_TRUE(r[0].ok()) << r[0].error;
+  EXPECT_GT(r[0].cost, 0);
+  EXPECT_NE(r[1].error.find("crash: worker died of signal 11"), std::string::npos) << r[1].error;
+  EXPECT_NE(r[2].error.find("timeout: killed after 3 s"), std::string::npos) << r[2].error;
+  EXPECT_NE(r[3].error.find("error: injected failure"), std::string::npos) << r[3].error;
+  EXPECT_TRUE(r[4].ok()) << r[4].error;
+}
+
+TEST_F(Measure, TuningGoesOnPastBrokenCandidates) {
+  setenv("KILN_TUNER_INJECT", "crash:1,hang:2", 1);
+  MeasureOptions mo;
+  mo.timeout_s = 3;
+  LocalPool pool(1, mo);
+  fs::path p = fs::temp_directory_path() / ("kiln-tune-faults-" + std::to_string(getpid()) + ".jsonl");
+  fs::remove(p);
+  TuneOptions o;
+  o.tuner = "grid";
+  o.trials = 6;
+  o.records = p.string();
+  TuneResult r = tune(find_template("matmul.cpu"), w, pool, o);
+  EXPECT_EQ(r.measured, 6);
+  EXPECT_EQ(r.errors, 2);
+  ASSERT_TRUE(r.best.has_value());
+  std::vector<Record> rs = load_records(p.string());
+  ASSERT_EQ(rs.size(), 6u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(rs[i].config, i);  // grid order
+  EXPECT_NE(rs[1].error.find("crash"), std::string::npos);
+  EXPECT_NE(rs[2].error.find("timeout"), std::string::npos);
+  fs::remove(p);
+}
+
+TEST(CostModel, LearnsARanking) {
+  // Relevance grows with x0 and falls with x1; x2 is noise.
+  std::vector<std::vector<float>> x;
+  std::vector<float> y;
+  for (int i = 0; i < 60; ++i) {
+    float a = static_cast<float>(i % 10), b = static_cast<float>((i * 7) % 6), c = static_cast<float>((i * 13) % 5);
+    x.push_back({a, b, c});
+    y.push_back(std::max(0.0f, (a - b + 6) / 16));
+  }
+  CostModel m(1);
+  EXPECT_FALSE(m.trained());
+  m.fit(x, y, {60});
+  ASSERT_TRUE(m.trained());
+  std::vector<float> p = m.predict({{9, 0, 2}, {5, 3, 2}, {0, 5, 2}});
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_GT(p[0], p[1]);
+  EXPECT_GT(p[1], p[2]);
+  EXPECT_THROW(m.predict({{1, 2}}), std::invalid_argument);
+}
+
+TEST_F(Measure, XgbTunerNeverMeasuresAConfigurationTwiceAndResumes) {
+  LocalPool pool(2, MeasureOptions{});
+  fs::path p = fs::temp_directory_path() / ("kiln-tune-xgb-" + std::to_string(getpid()) + ".jsonl");
+  fs::remove(p);
+  TuneOptions o;
+  o.trials = 20;
+  o.batch = 5;
+  o.seed = 7;
+  o.records = p.string();
+  int progress_calls = 0;
+  o.on_progress = [&](const TuneProgress& pr) {
+    ++progress_calls;
+    EXPECT_LE(pr.done, pr.total);
+  };
+  TuneResult r = tune(find_template("matmul.cpu"), w, pool, o);
+  EXPECT_EQ(r.measured, 20);
+  EXPECT_EQ(progress_calls, 4);
+  o.trials = 30;
+  o.resume = true;
+  TuneResult r2 = tune(find_template("matmul.cpu"), w, pool, o);
+  EXPECT_EQ(r2.measured, 10);
+  std::vector<Record> rs = load_records(p.string());
+  ASSERT_EQ(rs.size(), 30u);
+  std::set<int64_t> configs;
+  for (const auto& rec : rs) EXPECT_TRUE(configs.insert(rec.config).second) << "config " << rec.config << " twice";
+  EXPECT_EQ(rs.back().trial, 30);
+  // The best curve never gets worse.
+  for (size_t i = 1; i < r.best_curve.size(); ++i) EXPECT_LE(r.best_curve[i], r.best_curve[i - 1]);
+  fs::remove(p);
+}
+
+TEST_F(Measure, RejectsBadOptions) {
+  LocalPool pool(1, MeasureOptions{});
+  TuneOptions o;
+  o.tuner = "annealing";
+  EXPECT_THROW(tune(find_template("matmul.cpu"), w, pool, o), std::invalid_argument);
+  o.tuner = "random";
+  o.trials = 0;
+  EXPECT_THROW(tune(find_template("matmul.cpu"), w, pool, o), std::invalid_argument);
+  o.trials = 1;
+  EXPECT_THROW(tune(find_template("conv2d_nchwc.cpu"), w, pool, o), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kiln::tuner

@@ -1,0 +1,125 @@
+// kiln tune: tunes the convolutions and matrix products of a model (or one operator
+// given with --op) with the tuner (tuner/, docs/tuning.md) and appends the
+// measurements to a records file that `kiln compile/run --records` apply. Under
+// mpirun, rank 0 searches and the other ranks measure.
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/support/error.h"
+#include "tools/kiln/common.h"
+#include "tuner/apply.h"
+#include "tuner/mpi.h"
+#include "tuner/tuner.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct TuneArgs {
+  std::string model, op, target = "cpu", records, tuner = "xgb";
+  int trials = 64, jobs = 1, batch = 0;
+  uint64_t seed = 0;
+  double timeout = 20;
+  bool resume = false;
+};
+
+std::string clock_text(double s) {
+  int t = static_cast<int>(s + 0.5);
+  return fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
+}
+
+void print_progress(const tuner::TuneProgress& p) {
+  bool tty = isatty(STDERR_FILENO);
+  std::string best = p.best_cost > 0 ? fmt::format("best {:.1f} GFLOP/s ({:.4f} ms)", p.best_gflops, p.best_cost * 1e3) : "best -";
+  fmt::print(stderr, "{}[{}] {}/{} trials, {}, {} errors, elapsed {}, ETA {}{}", tty ? "\r" : "", p.task, p.done, p.total, best,
+             p.errors, clock_text(p.elapsed_s), clock_text(p.eta_s), tty ? "   " : "\n");
+}
+
+void tune_main(const TuneArgs& a) {
+  if (a.model.empty() == a.op.empty()) throw CompileError("give either MODEL.onnx or --op SPEC");
+  if (a.target != "cpu" && a.target.rfind("llvm", 0) != 0)
+    throw CompileError("--target '" + a.target + "': the tuner has templates for cpu (or an `llvm ...` target string)");
+  if (a.jobs < 1) throw CompileError("--jobs must be at least 1");
+  if (a.timeout <= 0) throw CompileError("--timeout must be positive");
+  tuner::MeasureOptions mo;
+  mo.timeout_s = a.timeout;
+  mo.target = a.target == "cpu" ? "llvm" : a.target;
+
+  std::unique_ptr<tuner::MpiSession> mpi;
+  if (tuner::launched_by_mpirun()) {
+    mpi = std::make_unique<tuner::MpiSession>();
+    if (mpi->rank() > 0) {
+      mpi->serve(mo);
+      return;
+    }
+  }
+  std::unique_ptr<tuner::Measurer> measurer =
+      mpi ? mpi->measurer(mo) : std::make_unique<tuner::LocalPool>(a.jobs, mo);
+
+  std::vector<std::pair<tuner::Workload, std::string>> tasks;
+  try {
+    if (!a.op.empty()) tasks.push_back({tuner::parse_workload(a.op), "--op"});
+    else tasks = tuner::model_workloads(frontend::import_onnx_file(a.model));
+  } catch (const std::invalid_argument& e) {
+    throw CompileError(e.what());
+  }
+  if (tasks.empty()) throw CompileError(a.model + ": no operator has a tuning template (conv2d, dense, matmul)");
+  fmt::print(stderr, "kiln tune: {} task{}, {} trials each, tuner {}, {}, records {}\n", tasks.size(), tasks.size() == 1 ? "" : "s",
+             a.trials, a.tuner, measurer->describe(), a.records);
+  for (const auto& [w, where] : tasks) {
+    std::vector<const tuner::Template*> ts = tuner::templates_for(w.op, "cpu");
+    if (ts.empty()) throw CompileError("no cpu template for " + w.key());
+    tuner::TuneOptions o;
+    o.tuner = a.tuner;
+    o.trials = a.trials;
+    o.batch = a.batch;
+    o.seed = a.seed;
+    o.resume = a.resume;
+    o.records = a.records;
+    o.on_progress = print_progress;
+    tuner::TuneResult r;
+    try {
+      r = tuner::tune(*ts[0], w, *measurer, o);
+    } catch (const std::invalid_argument& e) {
+      throw CompileError(e.what());
+    }
+    if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
+    if (r.best) {
+      std::vector<std::string> knobs;
+      for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
+      fmt::print("{} ({}): best {:.4f} ms, {:.1f} GFLOP/s, config {} [{}]; {} measured now, {} errors\n", w.key(), where,
+                 r.best->cost * 1e3, w.flops() / r.best->cost / 1e9, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
+    } else {
+      fmt::print("{} ({}): no configuration ran successfully; {} measured now, {} errors\n", w.key(), where, r.measured, r.errors);
+    }
+  }
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto a = std::make_shared<TuneArgs>();
+  CLI::App* t = app.add_subcommand("tune", "tune a model's convolutions and matrix products (or one --op) and record the measurements");
+  t->add_option("model", a->model, "MODEL.onnx: tune every conv2d, dense and matmul of the model");
+  t->add_option("--op", a->op, "one operator instead of a model, e.g. matmul:M=1024,N=1024,K=1024 or "
+                               "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1");
+  t->add_option("-t,--target", a->target, "cpu (the host) or an `llvm ...` target string")->capture_default_str();
+  t->add_option("-n,--trials", a->trials, "measurements per operator (with --resume: in total)")->capture_default_str();
+  t->add_option("-r,--records", a->records, "JSON-lines file the measurements are appended to")->required();
+  t->add_option("--tuner", a->tuner, "xgb (cost model + simulated annealing), random or grid")->capture_default_str();
+  t->add_option("--seed", a->seed, "random seed of the search")->capture_default_str();
+  t->add_flag("--resume", a->resume, "count the records already in the file as trials and continue");
+  t->add_option("-j,--jobs", a->jobs, "worker processes measuring at once (without mpirun)")->capture_default_str();
+  t->add_option("--batch", a->batch, "candidates per batch between cost-model updates (0: max(8, workers))")->capture_default_str();
+  t->add_option("--timeout", a->timeout, "seconds one candidate may take to build and run before it is killed")->capture_default_str();
+  t->callback([a] { tune_main(*a); });
+}
+
+}  // namespace kiln::cli

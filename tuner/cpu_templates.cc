@@ -1,0 +1,138 @@
+// The built-in CPU templates: matmul/dense as a register-tiled GEMM (bench/gemm's
+// schedule with its tile sizes, loop order, unrolling and parallel loop as knobs) and
+// conv2d NCHWc (lower_group's blocked convolution with its register tile, reduction
+// split and order as knobs).
+#include <algorithm>
+
+#include "compiler/ir/node.h"
+#include "compiler/schedule/schedule.h"
+#include "tuner/template.h"
+
+namespace kiln::tuner {
+
+namespace {
+
+using ir::IterVar;
+
+std::vector<int64_t> divisors_upto(int64_t n, int64_t max, const std::vector<int64_t>& pick = {}) {
+  std::vector<int64_t> r;
+  for (int64_t f = 1; f <= std::min(n, max); ++f)
+    if (n % f == 0 && (pick.empty() || std::find(pick.begin(), pick.end(), f) != pick.end())) r.push_back(f);
+  return r;
+}
+
+// ------------------------------------------------------------------ matmul, dense
+
+ConfigSpace gemm_space(const Workload& w) {
+  ConfigSpace s;
+  int64_t m = w.at("M"), n = w.at("N"), k = w.at("K");
+  s.define_split("tile_i", m, 2, SplitPolicy::Factors, 16);
+  // Columns: whole vectors of 16 lanes when they divide N, else any divisor up to 16.
+  std::vector<int64_t> cols;
+  for (int64_t f : {16, 32, 64, 128})
+    if (n % f == 0) cols.push_back(f);
+  if (cols.empty()) cols = divisors_upto(n, 16);
+  s.define_split_list("tile_j", n, cols);
+  s.define_split_list("tile_k", k, divisors_upto(k, 8, {1, 2, 4, 8}));
+  s.define_reorder("order", {{0, 1}, {1, 0}});  // 0: rows outer, 1: column panels outer
+  s.define_annotate("unroll_i", {"unroll", "none"});
+  s.define_knob("parallel", {"outer", "fused"});
+  return s;
+}
+
+// C[M, N] += A . B over k: an (tile_i x tile_j) tile of C accumulates in a local
+// buffer (registers) while k runs around it; rows unrolled, columns vectorized.
+void gemm_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
+  schedule::Schedule& s = a.schedule;
+  te::Tensor c = a.stage;
+  int mr = static_cast<int>(cfg.factor("tile_i")), nr = static_cast<int>(cfg.factor("tile_j"));
+  int ku = static_cast<int>(cfg.factor("tile_k"));
+  te::Tensor cc = s.cache_write(c, "local");
+  schedule::Stage out = s[c];
+  const auto& ax = out->op->axis;
+  std::vector<IterVar> t = out.tile(ax[0], ax[1], mr, nr);  // io, jo, ii, ji
+  bool panels_outer = cfg["order"].ints[0] == 1;
+  IterVar first = panels_outer ? t[1] : t[0], second = panels_outer ? t[0] : t[1];
+  out.reorder({first, second, t[2], t[3]});
+  IterVar attach = second;
+  if (cfg.name("parallel") == "fused") {
+    attach = out.fuse(first, second);
+    out.parallel(attach);
+  } else {
+    out.parallel(first);
+  }
+  out.vectorize(t[3]);
+  schedule::Stage ls = s[cc];
+  ls.compute_at(out, attach);
+  auto [ko, ki] = ls.split(cc->reduce_axis[0], ku);
+  ls.reorder({ko, ki, cc->axis[0], cc->axis[1]});
+  if (ku > 1) ls.unroll(ki);
+  if (cfg.name("unroll_i") == "unroll") ls.unroll(cc->axis[0]);
+  ls.vectorize(cc->axis[1]);
+}
+
+// ------------------------------------------------------------------ conv2d NCHWc
+
+int64_t conv_out(const Workload& w, const char* in, const char* k) {
+  return (w.at(in) + 2 * w.at("pad") - w.at(k)) / w.at("stride") + 1;
+}
+
+ConfigSpace conv_space(const Workload& w) {
+  ConfigSpace s;
+  int64_t oh = conv_out(w, "H", "KH"), ow = conv_out(w, "W", "KW");
+  s.define_split("tile_ow", ow, 2, SplitPolicy::Factors, 16);
+  s.define_split("tile_oh", oh, 2, SplitPolicy::Factors, 4);
+  s.define_split_list("tile_rc", w.at("C"), divisors_upto(w.at("C"), 8, {1, 2, 4, 8}));
+  // Reduction order: 0: rc.o, ry, rx, rc.i; 1: ry, rx, rc.o, rc.i; 2: rc.o, rc.i, ry, rx.
+  s.define_reorder("reduce_order", {{0, 1, 2, 3}, {1, 2, 0, 3}, {0, 3, 1, 2}});
+  s.define_annotate("unroll_kw", {"none", "unroll"});
+  s.define_knob("parallel", {"n_oc", "n_oc_oh"});
+  return s;
+}
+
+// The blocked convolution [N, O/b, OH, OW, b]: a (tile_oh x tile_ow) tile of output
+// pixels times one channel block accumulates in a local buffer while the reduction
+// runs around it; the channel block is the vector, the pixels are unrolled.
+void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
+  schedule::Schedule& s = a.schedule;
+  te::Tensor t = a.stage;
+  int yb = static_cast<int>(cfg.factor("tile_oh")), xb = static_cast<int>(cfg.factor("tile_ow"));
+  int rb = static_cast<int>(cfg.factor("tile_rc"));
+  te::Tensor local = s.cache_write(t, "local");
+  schedule::Stage out = s[t];
+  const auto& ax = out->op->axis;
+  auto [yo, yi] = out.split(ax[2], yb);
+  auto [xo, xi] = out.split(ax[3], xb);
+  out.reorder({ax[0], ax[1], yo, xo, yi, xi, ax[4]});
+  out.vectorize(ax[4]);
+  IterVar par = out.fuse(ax[0], ax[1]);
+  if (cfg.name("parallel") == "n_oc_oh") par = out.fuse(par, yo);
+  out.parallel(par);
+  schedule::Stage ls = s[local];
+  ls.compute_at(out, xo);
+  const auto& la = local->axis;
+  const auto& ra = local->reduce_axis;  // rc, ry, rx
+  auto [rco, rci] = ls.split(ra[0], rb);
+  std::vector<IterVar> red = {rco, ra[1], ra[2], rci};
+  std::vector<IterVar> order = {la[0], la[1]};
+  for (int64_t p : cfg["reduce_order"].ints) order.push_back(red[p]);
+  order.push_back(la[2]);
+  order.push_back(la[3]);
+  order.push_back(la[4]);
+  ls.reorder(order);
+  if (rb > 1) ls.unroll(rci);
+  if (cfg.name("unroll_kw") == "unroll") ls.unroll(ra[2]);
+  ls.unroll(la[2]);
+  ls.unroll(la[3]);
+  ls.vectorize(la[4]);
+}
+
+}  // namespace
+
+void register_cpu_templates() {
+  register_template(Template{"matmul.cpu", "matmul", "cpu", gemm_space, gemm_apply, {}});
+  register_template(Template{"dense.cpu", "dense", "cpu", gemm_space, gemm_apply, {}});
+  register_template(Template{"conv2d_nchwc.cpu", "conv2d", "cpu", conv_space, conv_apply, {}});
+}
+
+}  // namespace kiln::tuner

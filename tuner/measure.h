@@ -1,0 +1,80 @@
+#pragma once
+// Measuring candidates. A measure function per target ("cpu": wall-clock seconds with
+// warm-up and repeats; a backend registers its own, e.g. "vta": cycles on the rtl
+// device) runs in a worker process: a LocalPool forks one per candidate (at most
+// `jobs` at a time), an MpiPool (mpi.h) sends candidates to MPI ranks that do the
+// same. A worker that crashes, fails or outlives its timeout is killed and its
+// candidate recorded as an error; the tuner goes on. Timing holds an exclusive lock
+// (flock on a file in /tmp) so that builds run in parallel but two timings never do.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tuner/template.h"
+
+namespace kiln::tuner {
+
+struct MeasureOptions {
+  double timeout_s = 20;      // build + run of one candidate
+  int warmup = 1;             // untimed runs first
+  int repeat = 3;             // timed repeats; the cost is their median
+  double min_repeat_ms = 40;  // each repeat runs the kernel this long (at least once)
+  std::string target = "llvm";  // the backend's target string
+};
+
+struct MeasureInput {
+  std::string template_name;
+  Workload workload;
+  int64_t config = -1;
+};
+
+struct MeasureResult {
+  double cost = 0;      // seconds ("s") or cycles ("cycles"); valid when error is empty
+  std::string unit = "s";
+  std::string error;    // "crash: ...", "timeout: ...", "error: ..."
+  double elapsed_s = 0;  // build + run wall time of the worker
+  bool ok() const { return error.empty(); }
+  // One JSON object, as workers send it (pipe or MPI).
+  std::string to_json() const;
+  static MeasureResult from_json(const std::string& text);
+};
+
+// Runs in the worker: builds and times one candidate. Throws on failure.
+using MeasureFn = std::function<MeasureResult(const Template&, const Workload&, const Config&, const MeasureOptions&)>;
+void register_measure(const std::string& target, MeasureFn fn);
+// The measurement itself, in this process (what a worker calls). Honours the
+// test-only KILN_TUNER_INJECT="crash:INDEX,hang:INDEX,..." (configuration indices
+// whose worker segfaults or hangs) so that isolation can be tested end to end.
+MeasureResult measure_here(const MeasureInput& in, const MeasureOptions& opt);
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  // Results in the order of `inputs`.
+  virtual std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) = 0;
+  virtual int parallelism() const = 0;
+  virtual std::string describe() const = 0;
+};
+
+// A pool of forked worker processes, `jobs` at a time.
+class LocalPool : public Measurer {
+ public:
+  LocalPool(int jobs, MeasureOptions opt);
+  std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override;
+  int parallelism() const override { return jobs_; }
+  std::string describe() const override;
+
+ private:
+  int jobs_;
+  MeasureOptions opt_;
+};
+
+// One candidate in a forked child with a timeout (what LocalPool and MPI ranks do).
+MeasureResult measure_isolated(const MeasureInput& in, const MeasureOptions& opt);
+
+// The CPU measure function ("cpu"): built through compiler/target's registry, so the
+// "cpu" backend must be registered (kiln::cpu::register_graph_backend()).
+MeasureResult measure_cpu(const Template& t, const Workload& w, const Config& c, const MeasureOptions& opt);
+
+}  // namespace kiln::tuner

@@ -1,0 +1,144 @@
+#include "tuner/records.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace kiln::tuner {
+
+std::string Record::to_json() const {
+  nlohmann::json j;
+  j["version"] = 1;
+  j["template"] = template_name;
+  j["workload"] = workload;
+  j["target"] = target;
+  j["config"] = config;
+  j["knobs"] = knobs;
+  if (ok()) j["cost"] = cost;
+  else j["cost"] = nullptr;
+  j["unit"] = unit;
+  j["error"] = error;
+  j["flops"] = flops;
+  j["trial"] = trial;
+  j["tuner"] = tuner;
+  j["timestamp"] = timestamp;
+  return j.dump();
+}
+
+Record Record::from_json(const std::string& line) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("not JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw std::invalid_argument("not a JSON object");
+  auto field = [&](const char* name) -> const nlohmann::json& {
+    if (!j.contains(name)) throw std::invalid_argument(fmt::format("no field '{}'", name));
+    return j.at(name);
+  };
+  Record r;
+  try {
+    if (field("version").get<int>() != 1) throw std::invalid_argument("unknown version");
+    r.template_name = field("template").get<std::string>();
+    r.workload = field("workload").get<std::string>();
+    r.target = field("target").get<std::string>();
+    r.config = field("config").get<int64_t>();
+    r.knobs = field("knobs").get<std::map<std::string, std::string>>();
+    r.error = field("error").get<std::string>();
+    if (r.ok()) r.cost = field("cost").get<double>();
+    r.unit = field("unit").get<std::string>();
+    r.flops = j.value("flops", 0.0);
+    r.trial = j.value("trial", 0);
+    r.tuner = j.value("tuner", "");
+    r.timestamp = j.value("timestamp", int64_t{0});
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("wrong field type: ") + e.what());
+  }
+  if (r.config < 0) throw std::invalid_argument("field 'config' is negative");
+  if (r.ok() && !(r.cost > 0)) throw std::invalid_argument("field 'cost' must be positive");
+  return r;
+}
+
+std::vector<Record> load_records(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  std::vector<Record> out;
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    ++line_no;
+    size_t nl = text.find('\n', pos);
+    bool last_unterminated = nl == std::string::npos;
+    std::string line = text.substr(pos, last_unterminated ? std::string::npos : nl - pos);
+    pos = last_unterminated ? text.size() : nl + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      out.push_back(Record::from_json(line));
+    } catch (const std::invalid_argument& e) {
+      if (last_unterminated) {
+        std::cerr << fmt::format("kiln: warning: {}:{}: an unfinished last record is ignored ({})\n", path, line_no, e.what());
+        break;
+      }
+      throw std::invalid_argument(fmt::format("{}:{}: {}", path, line_no, e.what()));
+    }
+  }
+  return out;
+}
+
+RecordWriter::RecordWriter(const std::string& path) : path_(path) {
+  fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open records file '{}' for appending: {}", path, strerror(errno)));
+  // A line left unfinished by a killed run must not glue onto the next record.
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (in && in.tellg() > 0) {
+    in.seekg(-1, std::ios::end);
+    char c = 0;
+    in.get(c);
+    if (c != '\n' && ::write(fd_, "\n", 1) != 1) throw std::runtime_error("cannot write to '" + path + "'");
+  }
+}
+
+RecordWriter::~RecordWriter() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void RecordWriter::append(const Record& r) {
+  std::string line = r.to_json() + "\n";
+  // One write() per record (O_APPEND), then fsync: a kill leaves whole lines.
+  ssize_t n = ::write(fd_, line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size())) throw std::runtime_error("cannot append to '" + path_ + "'");
+  fsync(fd_);
+}
+
+std::map<std::string, Record> best_records(const std::vector<Record>& records, const std::string& target) {
+  std::map<std::string, Record> best;
+  for (const Record& r : records) {
+    if (!r.ok() || r.target != target) continue;
+    const Template* t = nullptr;
+    try {
+      t = &find_template(r.template_name);
+      Workload w = parse_workload(r.workload);
+      if (t->space(w).index_of(r.knobs) != r.config) continue;  // the space changed since
+    } catch (const std::exception&) {
+      continue;
+    }
+    auto it = best.find(r.workload);
+    if (it == best.end() || r.cost < it->second.cost) best[r.workload] = r;
+  }
+  return best;
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,58 @@
+#pragma once
+// Tuning records: one JSON object per line (docs/tuning.md, "Records"), appended and
+// flushed after every measurement, so an interrupted run loses nothing.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/measure.h"
+
+namespace kiln::tuner {
+
+struct Record {
+  std::string template_name;
+  std::string workload;  // Workload::key()
+  std::string target = "cpu";
+  int64_t config = -1;
+  std::map<std::string, std::string> knobs;  // the configuration in words
+  double cost = 0;       // when error is empty
+  std::string unit = "s";
+  std::string error;
+  double flops = 0;      // of the workload (GFLOP/s = flops / cost / 1e9)
+  int trial = 0;
+  std::string tuner;
+  int64_t timestamp = 0;  // seconds since the epoch
+
+  bool ok() const { return error.empty(); }
+  std::string to_json() const;
+  // Throws std::invalid_argument naming the field.
+  static Record from_json(const std::string& line);
+};
+
+// Reads every record of a file. A line that is not a record throws
+// std::invalid_argument "FILE:LINE: why". A last line without its newline (a run
+// killed while writing) is dropped with a warning on stderr. A missing file is empty.
+std::vector<Record> load_records(const std::string& path);
+
+// Appends one record and flushes it to the file (fsync).
+class RecordWriter {
+ public:
+  explicit RecordWriter(const std::string& path);
+  ~RecordWriter();
+  RecordWriter(const RecordWriter&) = delete;
+  RecordWriter& operator=(const RecordWriter&) = delete;
+  void append(const Record& r);
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+// The best (lowest-cost, error-free) record per workload key among `records` whose
+// template serves `target`; templates are checked against the registry and a record
+// whose configuration no longer decodes is skipped.
+std::map<std::string, Record> best_records(const std::vector<Record>& records, const std::string& target = "cpu");
+
+}  // namespace kiln::tuner

@@ -1,0 +1,72 @@
+#include "tuner/template.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <stdexcept>
+
+namespace kiln::tuner {
+
+namespace {
+
+std::vector<Template>& registry() {
+  static std::vector<Template> r;
+  return r;
+}
+
+std::once_flag builtins;
+
+void ensure_builtins() {
+  std::call_once(builtins, [] { register_cpu_templates(); });
+}
+
+}  // namespace
+
+void register_template(Template t) {
+  if (t.name.empty() || !t.space || !t.apply) throw std::invalid_argument("a template needs a name, a space and an apply function");
+  for (auto& e : registry())
+    if (e.name == t.name) {
+      e = std::move(t);
+      return;
+    }
+  registry().push_back(std::move(t));
+}
+
+const Template& find_template(const std::string& name) {
+  ensure_builtins();
+  for (const auto& t : registry())
+    if (t.name == name) return t;
+  throw std::invalid_argument(fmt::format("no template '{}' (known: {})", name, fmt::join(template_names(), ", ")));
+}
+
+std::vector<const Template*> templates_for(const std::string& op, const std::string& target) {
+  ensure_builtins();
+  std::vector<const Template*> r;
+  for (const auto& t : registry())
+    if (t.op == op && t.target == target) r.push_back(&t);
+  return r;
+}
+
+std::vector<std::string> template_names() {
+  ensure_builtins();
+  std::vector<std::string> r;
+  for (const auto& t : registry()) r.push_back(t.name);
+  return r;
+}
+
+std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Workload& w, const Config& c) {
+  if (t.lower) return t.lower(w, c);
+  graph::NodeId node = -1;
+  graph::Graph g = workload_graph(w, &node);
+  bool applied = false;
+  graph::ScheduleHook hook = [&](const graph::AnchorStage& a) {
+    t.apply(a, w, c);
+    applied = true;
+    return true;
+  };
+  graph::LoweredGroup lg = graph::lower_group(g, {node}, "candidate", {}, hook);
+  if (!applied) throw std::logic_error("template '" + t.name + "' found no anchor stage in " + w.key());
+  return {lg.func};
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,62 @@
+#pragma once
+// The tuning loop: pick a batch of configurations, measure them, append their
+// records, retrain the cost model, repeat until the trials are done.
+//
+//  - "xgb": simulated annealing over the cost model's predictions proposes the batch
+//    (the model is retrained after every batch); each slot of a batch is a random
+//    configuration with probability epsilon (exploration). Before the model has data
+//    (no earlier records), the first batch is random.
+//  - "random": uniformly random configurations without repetition (a baseline).
+//  - "grid": configurations in index order (a baseline; deterministic).
+// No configuration is measured twice: earlier records of the same template and
+// workload count as measured.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/measure.h"
+#include "tuner/records.h"
+
+namespace kiln::tuner {
+
+struct TuneOptions {
+  std::string tuner = "xgb";  // xgb, random, grid
+  int trials = 64;            // measurements of this task (with --resume: in total)
+  int batch = 0;              // 0: max(8, the measurer's parallelism)
+  uint64_t seed = 0;
+  bool resume = false;        // records of this task in the file count as trials
+  double epsilon = 0.05;      // xgb: share of random picks per batch
+  int sa_points = 48;         // xgb: parallel annealing chains
+  int sa_steps = 30;          // xgb: annealing steps per batch
+  std::string records;        // the JSON-lines file ("" for none)
+  bool transfer = true;       // train on records of other workloads of the same template
+  // Called after every batch (progress lines); the tuner prints nothing itself.
+  std::function<void(const struct TuneProgress&)> on_progress;
+};
+
+struct TuneProgress {
+  std::string task;  // "matmul.cpu matmul:M=..."
+  int done = 0, total = 0, errors = 0;
+  double best_cost = 0;   // 0 while nothing succeeded
+  double best_gflops = 0;
+  double elapsed_s = 0, eta_s = 0;
+};
+
+struct TuneResult {
+  int measured = 0;  // in this run
+  int errors = 0;
+  std::optional<Record> best;  // over this run and the earlier records of the task
+  // The best cost after each trial of this run (0 until one succeeded).
+  std::vector<double> best_curve;
+  std::vector<Record> records;  // this run's
+};
+
+// Tunes one task. Throws std::invalid_argument for bad options (unknown tuner,
+// trials < 1, a template of another op) and for a bad records file. Without
+// `resume`, earlier records of the task still train the model and are not measured
+// again, but do not count as trials.
+TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOptions& opt);
+
+}  // namespace kiln::tuner

@@ -1,0 +1,160 @@
+#include "tuner/workload.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace kiln::tuner {
+
+namespace {
+
+struct OpParams {
+  std::vector<std::string> required;
+  std::vector<std::string> optional;
+};
+
+const std::map<std::string, OpParams>& op_params() {
+  static const std::map<std::string, OpParams> m = {
+      {"matmul", {{"M", "N", "K"}, {}}},
+      {"dense", {{"M", "N", "K"}, {}}},
+      {"conv2d", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "block"}}},
+  };
+  return m;
+}
+
+std::vector<std::string> key_order(const std::string& op) {
+  if (op == "conv2d") return {"N", "C", "H", "W", "O", "KH", "KW", "stride", "pad", "block"};
+  return {"M", "N", "K"};
+}
+
+}  // namespace
+
+int64_t Workload::at(const std::string& key) const {
+  auto it = params.find(key);
+  if (it == params.end()) throw std::invalid_argument("workload " + op + " has no parameter " + key);
+  return it->second;
+}
+
+std::string Workload::key() const {
+  std::vector<std::string> parts;
+  for (const auto& k : key_order(op)) parts.push_back(fmt::format("{}={}", k, at(k)));
+  return op + ":" + fmt::format("{}", fmt::join(parts, ","));
+}
+
+double Workload::flops() const {
+  if (op == "conv2d") {
+    int64_t oh = (at("H") + 2 * at("pad") - at("KH")) / at("stride") + 1;
+    int64_t ow = (at("W") + 2 * at("pad") - at("KW")) / at("stride") + 1;
+    return 2.0 * at("N") * at("O") * oh * ow * at("C") * at("KH") * at("KW");
+  }
+  return 2.0 * at("M") * at("N") * at("K");
+}
+
+Workload parse_workload(const std::string& spec) {
+  auto colon = spec.find(':');
+  std::string op = spec.substr(0, colon);
+  auto it = op_params().find(op);
+  if (it == op_params().end())
+    throw std::invalid_argument(fmt::format("--op '{}': unknown operator '{}' (matmul, dense or conv2d)", spec, op));
+  if (colon == std::string::npos) throw std::invalid_argument(fmt::format("--op '{}': give the shape after ':', e.g. matmul:M=64,N=64,K=64", spec));
+  Workload w{op, {}};
+  std::stringstream ss(spec.substr(colon + 1));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument(fmt::format("--op '{}': '{}' is not KEY=VALUE", spec, item));
+    std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+    const OpParams& p = it->second;
+    bool known = std::find(p.required.begin(), p.required.end(), k) != p.required.end() ||
+                 std::find(p.optional.begin(), p.optional.end(), k) != p.optional.end();
+    if (!known)
+      throw std::invalid_argument(fmt::format("--op '{}': {} has no parameter '{}' (it takes {}{}{})", spec, op, k,
+                                              fmt::join(p.required, ","), p.optional.empty() ? "" : ",",
+                                              fmt::join(p.optional, ",")));
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+      value = std::stoll(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || v.empty() || value < (k == "pad" ? 0 : 1))
+      throw std::invalid_argument(fmt::format("--op '{}': {}={} is not a {} integer", spec, k, v, k == "pad" ? "non-negative" : "positive"));
+    if (w.params.count(k)) throw std::invalid_argument(fmt::format("--op '{}': {} given twice", spec, k));
+    w.params[k] = value;
+  }
+  for (const auto& k : it->second.required)
+    if (!w.params.count(k)) throw std::invalid_argument(fmt::format("--op '{}': {} needs {}", spec, op, k));
+  if (op == "conv2d") {
+    w.params.try_emplace("N", 1);
+    w.params.try_emplace("KW", w.params["KH"]);
+    w.params.try_emplace("stride", 1);
+    w.params.try_emplace("pad", 0);
+    int64_t o = w.params["O"];
+    w.params.try_emplace("block", o % 16 == 0 ? 16 : 8);
+    if (o % w.params["block"]) throw std::invalid_argument(fmt::format("--op '{}': O={} is not a multiple of block={}", spec, o, w.params["block"]));
+    if (w.params["H"] + 2 * w.params["pad"] < w.params["KH"] || w.params["W"] + 2 * w.params["pad"] < w.params["KW"])
+      throw std::invalid_argument(fmt::format("--op '{}': the kernel is larger than the padded input", spec));
+  }
+  return w;
+}
+
+std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node) {
+  const graph::Node& n = g.node(node);
+  if (n.type.dtype != ir::DataType::Float(32)) return std::nullopt;
+  if (n.op == "matmul" || n.op == "dense") {
+    const auto& a = g.type(n.inputs[0]).shape;
+    const auto& b = g.type(n.inputs[1]).shape;
+    if (a.size() != 2 || b.size() != 2) return std::nullopt;
+    int64_t n_ = n.op == "matmul" ? b[1] : b[0];
+    return Workload{n.op, {{"M", a[0]}, {"N", n_}, {"K", a[1]}}};
+  }
+  if (n.op == "conv2d_nchwc" && !n.attrs.get_int("depthwise", 0)) {
+    const auto& x = g.type(n.inputs[0]).shape;
+    const auto& w = g.type(n.inputs[1]).shape;
+    auto s = n.attrs.get_ints("strides", {1, 1});
+    auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+    auto d = n.attrs.get_ints("dilations", {1, 1});
+    if (s.size() != 2 || s[0] != s[1] || p.size() != 4 || p[0] != p[1] || p[0] != p[2] || p[0] != p[3] || d != std::vector<int64_t>{1, 1})
+      return std::nullopt;
+    return Workload{"conv2d",
+                    {{"N", x[0]}, {"C", x[1]}, {"H", x[2]}, {"W", x[3]}, {"O", w[0] * w[4]}, {"KH", w[2]}, {"KW", w[3]},
+                     {"stride", s[0]}, {"pad", p[0]}, {"block", w[4]}}};
+  }
+  return std::nullopt;
+}
+
+graph::Graph workload_graph(const Workload& w, graph::NodeId* op_node) {
+  graph::Graph g;
+  using graph::TensorType;
+  auto f32 = ir::DataType::Float(32);
+  graph::NodeId out;
+  if (w.op == "matmul") {
+    graph::NodeId a = g.add_input("A", TensorType{f32, {w.at("M"), w.at("K")}});
+    graph::NodeId b = g.add_input("B", TensorType{f32, {w.at("K"), w.at("N")}});
+    out = g.add_op("matmul", {a, b}, {}, "matmul");
+  } else if (w.op == "dense") {
+    graph::NodeId x = g.add_input("X", TensorType{f32, {w.at("M"), w.at("K")}});
+    graph::NodeId wt = g.add_input("W", TensorType{f32, {w.at("N"), w.at("K")}});
+    out = g.add_op("dense", {x, wt}, {}, "dense");
+  } else if (w.op == "conv2d") {
+    int64_t b = w.at("block");
+    graph::NodeId x = g.add_input("data", TensorType{f32, {w.at("N"), w.at("C"), w.at("H"), w.at("W")}});
+    graph::NodeId wt = g.add_input("weight", TensorType{f32, {w.at("O") / b, w.at("C"), w.at("KH"), w.at("KW"), b}});
+    int64_t s = w.at("stride"), p = w.at("pad");
+    graph::Attrs attrs{{"strides", std::vector<int64_t>{s, s}},
+                       {"pads", std::vector<int64_t>{p, p, p, p}},
+                       {"dilations", std::vector<int64_t>{1, 1}}};
+    out = g.add_op("conv2d_nchwc", {x, wt}, attrs, "conv2d");
+  } else {
+    throw std::invalid_argument("no graph for workload op '" + w.op + "'");
+  }
+  g.add_output(out, "out");
+  *op_node = out;
+  return g;
+}
+
+}  // namespace kiln::tuner

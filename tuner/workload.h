@@ -1,0 +1,38 @@
+#pragma once
+// A tunable workload: one operator with fixed shapes, named by a canonical key
+// ("matmul:M=1024,N=1024,K=1024"). It is what `kiln tune --op` parses, what a record
+// names, and what the compile-time hook recognizes in a graph node.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "compiler/graph/graph.h"
+
+namespace kiln::tuner {
+
+struct Workload {
+  std::string op;                        // "matmul", "dense", "conv2d"
+  std::map<std::string, int64_t> params;  // the op's shape parameters
+
+  int64_t at(const std::string& key) const;
+  // The canonical key: the op, then its parameters in the op's fixed order.
+  std::string key() const;
+  double flops() const;  // floating-point operations of one run (a multiply-add is 2)
+  bool operator==(const Workload& o) const { return key() == o.key(); }
+};
+
+// Parses an --op spec: "matmul:M=..,N=..,K=..", "dense:M=..,N=..,K=.." (x[M,K] times
+// w[N,K] transposed), "conv2d:N=1,C=..,H=..,W=..,O=..,KH=3[,KW=3][,stride=1][,pad=1]
+// [,block=16]". Throws std::invalid_argument naming the bad part.
+Workload parse_workload(const std::string& spec);
+
+// The workload of a graph node, if it is one a template serves (2-d matmul, dense,
+// conv2d_nchwc with equal strides, equal pads and no dilation, not depthwise).
+std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node);
+
+// A graph of one operator node with the workload's shapes (every operand a graph
+// input), so a candidate is lowered exactly as the compiler lowers that node.
+graph::Graph workload_graph(const Workload& w, graph::NodeId* op_node);
+
+}  // namespace kiln::tuner
