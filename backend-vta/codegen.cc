@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "backend-vta/intrin.h"
 #include "compiler/ir/functor.h"
@@ -831,7 +832,69 @@ class Codegen {
     instruction(Stage::kCompute, acc, op);
   }
 
+  // GEMM regions repeat with the same micro-ops (every tile, every reduction step);
+  // enumerating them is the code generator's main cost, so a region's instructions
+  // are remembered per value of the host variables it reads and the placement of the
+  // scratchpad tensors it touches.
   void emit_gemm(const ir::Stmt& body) {
+    RegionInfo& info = region_info(body);
+    for (const ir::VarNode* v : info.written) {
+      auto it = spads_.find(v);
+      if (it != spads_.end()) place(it->second);
+    }
+    std::vector<int64_t> key;
+    for (const ir::VarNode* v : info.free) {
+      auto it = vars_.find(v);
+      key.push_back(it == vars_.end() ? INT64_MIN : it->second);
+    }
+    for (const ir::VarNode* v : info.buffers) {
+      auto it = spads_.find(v);
+      key.push_back(it == spads_.end() || !it->second.placed ? -1 : it->second.base);
+    }
+    auto hit = info.cache.find(key);
+    if (hit != info.cache.end()) {
+      for (const Pending& p : hit->second) pending_.push_back(p);
+      return;
+    }
+    size_t before = pending_.size();
+    enumerate_gemm(body);
+    info.cache[key] = std::vector<Pending>(pending_.begin() + static_cast<std::ptrdiff_t>(before), pending_.end());
+  }
+
+  struct RegionInfo {
+    std::vector<const ir::VarNode*> free;     // host variables the region reads
+    std::vector<const ir::VarNode*> buffers;  // buffers it accesses
+    std::vector<const ir::VarNode*> written;  // accumulators it writes
+    std::map<std::vector<int64_t>, std::vector<Pending>> cache;
+  };
+
+  RegionInfo& region_info(const ir::Stmt& body) {
+    auto it = regions_.find(body.get());
+    if (it != regions_.end()) return it->second;
+    RegionInfo info;
+    std::unordered_set<const ir::VarNode*> bound, seen, bufs, written;
+    ir::post_order_visit(body, [&](const ir::Node* n) {
+      if (n->kind == ir::NodeKind::For) bound.insert(static_cast<const ir::ForNode*>(n)->var.get());
+      if (n->kind == ir::NodeKind::LetStmt) bound.insert(static_cast<const ir::LetStmtNode*>(n)->var.get());
+      if (n->kind == ir::NodeKind::Load) bufs.insert(static_cast<const ir::LoadNode*>(n)->buffer_var.get());
+      if (n->kind == ir::NodeKind::Call) {
+        const auto* c = static_cast<const ir::CallNode*>(n);
+        if (!c->args.empty())
+          if (const auto* ld = c->args[0].as<ir::LoadNode>()) written.insert(ld->buffer_var.get());
+      }
+    });
+    ir::post_order_visit(body, [&](const ir::Node* n) {
+      if (n->kind != ir::NodeKind::Var) return;
+      const auto* v = static_cast<const ir::VarNode*>(n);
+      if (!bound.count(v) && !bufs.count(v) && seen.insert(v).second) info.free.push_back(v);
+    });
+    info.buffers.assign(bufs.begin(), bufs.end());
+    std::sort(info.buffers.begin(), info.buffers.end());
+    info.written.assign(written.begin(), written.end());
+    return regions_.emplace(body.get(), std::move(info)).first->second;
+  }
+
+  void enumerate_gemm(const ir::Stmt& body) {
     std::vector<Tup> resets, updates;
     std::unordered_map<int64_t, bool> accumulated;
     walk(body, 1, [&](const Leaf& leaf) {
@@ -979,6 +1042,11 @@ class Codegen {
     int64_t max_imm = layout_.field_max(hw::Opcode::kAlu, hw::Field::kImm);
     if (use_imm && (imm > max_imm || imm < -max_imm - 1))
       fail(fmt::format("the immediate {} of the ALU stage writing '{}' does not fit the imm field", imm, dst->name));
+    // SHR reads its amount from the low LOG_ACC_WIDTH bits, signed (shared/ISA.md).
+    int64_t half = env_.config().acc_width() / 2;
+    if (use_imm && form->op == hw::AluOp::kShr && (imm < -half || imm >= half))
+      fail(fmt::format("the ALU stage writing '{}' shifts by {}; the ALU shifts by -{} to {}", dst->name,
+                       form->negate_imm ? -imm : imm, half, half - 1));
     emit_kernel(runtime::KernelKind::kAlu, t, false, form->op, use_imm, imm, "alu");
   }
 
@@ -993,6 +1061,7 @@ class Codegen {
   std::unordered_map<const ir::VarNode*, Spad> spads_;
   std::array<std::map<int64_t, int64_t>, 5> used_;  // per memory type: start -> length
   std::vector<Pending> pending_;
+  std::unordered_map<const ir::StmtNode*, RegionInfo> regions_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "backend-vta/intrin.h"
 #include "compiler/ir/op.h"
@@ -114,8 +115,10 @@ int num_alu_stages(const Requant& rq) { return (rq.bias ? 1 : 0) + (rq.shift != 
 
 Conv2DOp conv2d_packed(const Env& env, const Conv2DWorkload& wl, const Requant& rq) {
   check_workload(env, wl);
-  if (rq.shift < 0 || rq.shift >= env.config().acc_width())
-    throw CompileError(fmt::format("vta conv2d '{}': shift {} is outside [0, {})", wl.name, rq.shift, env.config().acc_width()));
+  // The ALU's shift amount is the low LOG_ACC_WIDTH bits of the operand, signed.
+  if (rq.shift < 0 || rq.shift >= env.config().acc_width() / 2)
+    throw CompileError(fmt::format("vta conv2d '{}': shift {} is outside the ALU's [0, {})", wl.name, rq.shift,
+                                   env.config().acc_width() / 2));
   Dims d = dims(env, wl);
   int b = env.batch(), bi = env.block_in(), bo = env.block_out();
   Conv2DOp op;
@@ -199,41 +202,50 @@ BufferUse conv2d_buffer_use(const Env& env, const Conv2DWorkload& wl, const Requ
   return u;
 }
 
-void check_conv2d_knobs(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Conv2DKnobs& k) {
-  check_workload(env, wl);
+namespace {
+
+// Why a tiling is illegal ("" when it is legal).
+std::string knob_problem(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Conv2DKnobs& k) {
   Dims d = dims(env, wl);
-  auto fail = [&](const std::string& why) {
-    throw CompileError("vta conv2d '" + wl.name + "' schedule (" + k.to_string() + "): " + why);
+  auto divides = [&](const char* knob, int v, int n, const char* what) -> std::string {
+    if (v <= 0 || n % v != 0) return fmt::format("{}={} does not divide the {} {}", knob, v, n, what);
+    return "";
   };
-  auto divides = [&](const char* knob, int v, int n, const char* what) {
-    if (v <= 0 || n % v != 0) fail(fmt::format("{}={} does not divide the {} {}", knob, v, n, what));
-  };
-  divides("tile_b", k.tile_b, d.nb, "batch blocks");
-  divides("tile_h", k.tile_h, d.oh, "output rows");
-  divides("tile_w", k.tile_w, d.ow, "output columns");
-  divides("tile_oc", k.tile_oc, d.ob, "output-channel blocks");
-  divides("tile_ic", k.tile_ic, d.cb, "input-channel blocks");
+  for (std::string why : {divides("tile_b", k.tile_b, d.nb, "batch blocks"), divides("tile_h", k.tile_h, d.oh, "output rows"),
+                          divides("tile_w", k.tile_w, d.ow, "output columns"),
+                          divides("tile_oc", k.tile_oc, d.ob, "output-channel blocks"),
+                          divides("tile_ic", k.tile_ic, d.cb, "input-channel blocks")})
+    if (!why.empty()) return why;
   if (k.h_threads < 1 || (d.oh / k.tile_h) % k.h_threads != 0)
-    fail(fmt::format("h_threads={} does not divide the {} row tiles", k.h_threads, d.oh / k.tile_h));
+    return fmt::format("h_threads={} does not divide the {} row tiles", k.h_threads, d.oh / k.tile_h);
   if (k.oc_threads < 1 || (d.ob / k.tile_oc) % k.oc_threads != 0)
-    fail(fmt::format("oc_threads={} does not divide the {} output-channel tiles", k.oc_threads, d.ob / k.tile_oc));
+    return fmt::format("oc_threads={} does not divide the {} output-channel tiles", k.oc_threads, d.ob / k.tile_oc);
   BufferUse u = conv2d_buffer_use(env, wl, rq, k);
-  auto fits = [&](const char* name, int64_t need, hw::MemType m) {
+  for (auto [name, need, m] : {std::tuple{"INP", u.inp, hw::MemType::kInp}, std::tuple{"WGT", u.wgt, hw::MemType::kWgt},
+                               std::tuple{"ACC", u.acc, hw::MemType::kAcc}})
     if (need > env.depth(m))
-      fail(fmt::format("needs {} {} elements, the {} configuration has {}", need, name, env.config().name(), env.depth(m)));
-  };
-  fits("INP", u.inp, hw::MemType::kInp);
-  fits("WGT", u.wgt, hw::MemType::kWgt);
-  fits("ACC", u.acc, hw::MemType::kAcc);
+      return fmt::format("needs {} {} elements, the {} configuration has {}", need, name, env.config().name(), env.depth(m));
   int64_t uops = gemm_kernel_uops(wl, k);
   if (uops > env.depth(hw::MemType::kUop) / 4)
-    fail(fmt::format("its GEMM kernel has {} micro-ops, more than a quarter of the {}-deep uop buffer", uops,
-                     env.depth(hw::MemType::kUop)));
-  if (wl.pad_h > 15 || wl.pad_w > 15) fail("padding above 15 does not fit a load's pad fields");
+    return fmt::format("its GEMM kernel has {} micro-ops, more than a quarter of the {}-deep uop buffer", uops,
+                       env.depth(hw::MemType::kUop));
+  return "";
+}
+
+}  // namespace
+
+void check_conv2d_knobs(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Conv2DKnobs& k) {
+  check_workload(env, wl);
+  if (wl.pad_h > 15 || wl.pad_w > 15)
+    throw CompileError("vta conv2d '" + wl.name + "': padding above 15 does not fit a load's pad fields");
+  std::string why = knob_problem(env, wl, rq, k);
+  if (!why.empty()) throw CompileError("vta conv2d '" + wl.name + "' schedule (" + k.to_string() + "): " + why);
 }
 
 std::vector<Conv2DKnobs> conv2d_knob_space(const Env& env, const Conv2DWorkload& wl, const Requant& rq) {
   check_workload(env, wl);
+  if (wl.pad_h > 15 || wl.pad_w > 15)
+    throw CompileError("vta conv2d '" + wl.name + "': padding above 15 does not fit a load's pad fields");
   Dims d = dims(env, wl);
   std::vector<Conv2DKnobs> out;
   for (int tb : divisors(d.nb))
@@ -243,12 +255,7 @@ std::vector<Conv2DKnobs> conv2d_knob_space(const Env& env, const Conv2DWorkload&
           for (int tic : divisors(d.cb))
             for (int threads : {1, 2, 3}) {  // 1, 2 over rows, 2 over output channels
               Conv2DKnobs k{tb, th, tw, toc, tic, threads == 2 ? 2 : 1, threads == 3 ? 2 : 1};
-              try {
-                check_conv2d_knobs(env, wl, rq, k);
-              } catch (const CompileError&) {
-                continue;
-              }
-              out.push_back(k);
+              if (knob_problem(env, wl, rq, k).empty()) out.push_back(k);
             }
   return out;
 }

@@ -33,7 +33,7 @@ struct Row {
   bool latency_hiding;
   std::string knobs;
   uint64_t cycles, ideal, bytes, roofline;
-  double utilization, of_roofline, wall_s;
+  double utilization, of_roofline, wall_s, knob_s = 0, build_s = 0;
   driver::Counters counters;
 };
 
@@ -87,7 +87,9 @@ int run(int argc, char** argv) {
     for (auto& x : bias) x = db(rng);
     std::vector<int8_t> want = vta::reference_conv2d(wl, rq, data, kernel, bias);
     for (bool lh : {false, true}) {
+      auto c0 = std::chrono::steady_clock::now();
       vta::Conv2DKnobs k = vta::default_conv2d_knobs(env, wl, rq, lh);
+      auto c1 = std::chrono::steady_clock::now();
       if (!knobs_text.empty()) {
         if (!lh) continue;
         if (std::sscanf(knobs_text.c_str(), "%d,%d,%d,%d,%d,%d", &k.tile_h, &k.tile_w, &k.tile_oc, &k.tile_ic,
@@ -95,6 +97,9 @@ int run(int argc, char** argv) {
           throw hw::Error("--knobs takes six comma-separated numbers");
       }
       vta::Program p = vta::build_conv2d(env, wl, rq, k);
+      auto c2 = std::chrono::steady_clock::now();
+      double knob_s = std::chrono::duration<double>(c1 - c0).count();
+      double build_s = std::chrono::duration<double>(c2 - c1).count();
       auto t0 = std::chrono::steady_clock::now();
       vta::Conv2DResult r = vta::run_conv2d(*dev, p, vta::pack_data(env, wl, data), vta::pack_kernel(env, wl, kernel),
                                             vta::pack_bias(env, wl, bias));
@@ -115,13 +120,15 @@ int run(int argc, char** argv) {
       row.utilization = row.cycles ? double(row.ideal) / double(row.cycles) : 0;
       row.of_roofline = row.cycles ? double(row.roofline) / double(row.cycles) : 0;
       row.wall_s = wall;
+      row.knob_s = knob_s;
+      row.build_s = build_s;
       row.counters = r.counters;
       rows.push_back(row);
       if (!json) {
         std::cout << fmt::format("{:4} {:5} cycles {:>9} ideal {:>8} util {:5.1f}% roofline {:>8} ({:5.1f}%) bytes {:>9} "
-                                 "[{}] {:.1f}s\n",
+                                 "[{}] run {:.1f}s, knobs {:.2f}s, build {:.2f}s\n",
                                  row.name, lh ? "lh" : "nolh", row.cycles, row.ideal, 100 * row.utilization,
-                                 row.roofline, 100 * row.of_roofline, row.bytes, row.knobs, wall);
+                                 row.roofline, 100 * row.of_roofline, row.bytes, row.knobs, wall, knob_s, build_s);
         const auto& c = r.counters;
         std::cout << fmt::format("       compute busy {} stall {}, load busy {} stall {}, store busy {} stall {}, "
                                  "gemm uops {}, alu uops {}, uop bytes {}\n",
@@ -153,7 +160,7 @@ int run(int argc, char** argv) {
       j["layers"].push_back({{"name", r.name}, {"latency_hiding", r.latency_hiding}, {"cycles", r.cycles},
                              {"ideal_cycles", r.ideal}, {"utilization", r.utilization}, {"bytes", r.bytes},
                              {"roofline_cycles", r.roofline}, {"of_roofline", r.of_roofline}, {"knobs", r.knobs},
-                             {"wall_s", r.wall_s}});
+                             {"wall_s", r.wall_s}, {"build_s", r.build_s}});
     }
     j["mean_utilization_3x3_latency_hiding"] = mean3;
     std::cout << j.dump(2) << "\n";

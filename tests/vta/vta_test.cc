@@ -1,0 +1,315 @@
+// The VTA backend end to end: strategy -> schedule -> lower -> codegen -> program ->
+// runtime -> device, checked bit for bit against the CPU int8 reference.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <set>
+
+#include "backend-vta/codegen.h"
+#include "backend-vta/ops.h"
+#include "backend-vta/reference.h"
+#include "compiler/schedule/lower.h"
+#include "compiler/support/error.h"
+#include "hw/driver/device.h"
+#include "hw/spec/assembly.h"
+#include "hw/driver/runtime/device_buffer.h"
+#include "hw/spec/error.h"
+
+namespace kiln {
+namespace {
+
+hw::Config config(const std::string& name) {
+  return hw::Config::from_file(std::filesystem::path(KILN_SOURCE_DIR) / "hw/config" / (name + ".json"));
+}
+
+struct Tensors {
+  std::vector<int8_t> data, kernel;
+  std::vector<int32_t> bias;
+};
+
+Tensors random_tensors(const vta::Conv2DWorkload& wl, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d8(-128, 127), db(-3000, 3000);
+  Tensors t;
+  t.data.resize(size_t(wl.batch) * wl.in_channels * wl.height * wl.width);
+  t.kernel.resize(size_t(wl.out_channels) * wl.in_channels * wl.kernel_h * wl.kernel_w);
+  t.bias.resize(size_t(wl.out_channels));
+  for (auto& x : t.data) x = static_cast<int8_t>(d8(rng));
+  for (auto& x : t.kernel) x = static_cast<int8_t>(d8(rng));
+  for (auto& x : t.bias) x = db(rng);
+  return t;
+}
+
+// Builds, runs on `device` and compares; returns the program for further checks.
+vta::Program check_conv2d(const std::string& device, const hw::Config& cfg, const vta::Conv2DWorkload& wl,
+                          const vta::Requant& rq, const vta::Conv2DKnobs& k, uint32_t seed = 1) {
+  SCOPED_TRACE(wl.to_string() + " on " + device + "/" + cfg.name() + " with " + k.to_string());
+  vta::Env env(cfg);
+  vta::Program p = vta::build_conv2d(env, wl, rq, k);
+  Tensors t = random_tensors(wl, seed);
+  driver::DeviceOptions opts;
+  opts.dram_bytes = uint64_t{128} << 20;
+  auto dev = driver::make_device(device, cfg, opts);
+  vta::Conv2DResult r = vta::run_conv2d(*dev, p, vta::pack_data(env, wl, t.data), vta::pack_kernel(env, wl, t.kernel),
+                                        vta::pack_bias(env, wl, t.bias));
+  std::vector<int8_t> got = vta::unpack_out(env, wl, r.out);
+  std::vector<int8_t> want = vta::reference_conv2d(wl, rq, t.data, t.kernel, t.bias);
+  EXPECT_EQ(got.size(), want.size());
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+    if (got[i] != want[i] && bad++ == 0) first = i;
+  EXPECT_EQ(bad, 0u) << "first mismatch at " << first << ": " << int(got[first]) << " vs " << int(want[first]);
+  // The results are not all clipped to one value (the test would then prove little).
+  std::set<int8_t> values(want.begin(), want.end());
+  EXPECT_GT(values.size(), 2u);
+  return p;
+}
+
+vta::Conv2DWorkload layer(const std::string& name, int batch = 1) {
+  for (const vta::Conv2DWorkload& wl : vta::resnet18_conv_workloads(batch))
+    if (wl.name == name) return wl;
+  throw std::runtime_error("no layer " + name);
+}
+
+vta::Requant requant_for(const vta::Conv2DWorkload& wl) {
+  // A shift that keeps typical sums inside int8 so that clipping does not dominate.
+  vta::Requant rq;
+  int64_t terms = int64_t{wl.in_channels} * wl.kernel_h * wl.kernel_w;
+  int shift = 6;
+  while ((int64_t{1} << shift) < terms * 40) ++shift;
+  rq.shift = std::min(shift, 15);
+  return rq;
+}
+
+// ---------------------------------------------------------------- ResNet-18 on fsim
+
+class ResNet18Fsim : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(ResNet18Fsim, MatchesReference) {
+  auto [cfg_name, name] = GetParam();
+  hw::Config cfg = config(cfg_name);
+  vta::Env env(cfg);
+  vta::Conv2DWorkload wl = layer(name, cfg.batch());
+  vta::Requant rq = requant_for(wl);
+  // With latency hiding (the default) and without.
+  check_conv2d("fsim", cfg, wl, rq, vta::default_conv2d_knobs(env, wl, rq, true));
+  check_conv2d("fsim", cfg, wl, rq, vta::default_conv2d_knobs(env, wl, rq, false), 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, ResNet18Fsim,
+                         ::testing::Combine(::testing::Values("default", "tiny"),
+                                            ::testing::Values("C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10",
+                                                              "C11", "C12")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+// ---------------------------------------------------------------- random shapes
+
+vta::Conv2DWorkload random_workload(const vta::Env& env, std::mt19937& rng, int kernel) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  vta::Conv2DWorkload wl;
+  wl.name = "rand";
+  wl.batch = env.batch() * pick(1, 2);
+  wl.in_channels = env.block_in() * pick(1, 3);
+  wl.out_channels = env.block_out() * pick(1, 3);
+  wl.kernel_h = wl.kernel_w = kernel;
+  wl.pad_h = pick(0, kernel / 2);
+  wl.pad_w = pick(0, kernel / 2);
+  wl.stride_h = pick(1, 2);
+  wl.stride_w = pick(1, 2);
+  wl.height = pick(kernel, kernel + 9);
+  wl.width = pick(kernel, kernel + 9);
+  return wl;
+}
+
+void random_cases(const std::string& cfg_name, int cases, uint32_t seed) {
+  hw::Config cfg = config(cfg_name);
+  vta::Env env(cfg);
+  std::mt19937 rng(seed);
+  const int kernels[] = {1, 3, 5, 7};
+  for (int c = 0; c < cases; ++c) {
+    vta::Conv2DWorkload wl = random_workload(env, rng, kernels[c % 4]);
+    vta::Requant rq = requant_for(wl);
+    rq.bias = rng() % 2;
+    rq.relu = rng() % 2;
+    std::vector<vta::Conv2DKnobs> space = vta::conv2d_knob_space(env, wl, rq);
+    ASSERT_FALSE(space.empty()) << wl.to_string();
+    vta::Conv2DKnobs k = space[rng() % space.size()];
+    check_conv2d("fsim", cfg, wl, rq, k, static_cast<uint32_t>(c));
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(VtaRandomShapes, DefaultConfig) { random_cases("default", 24, 11); }
+TEST(VtaRandomShapes, TinyConfig) { random_cases("tiny", 24, 12); }
+TEST(VtaRandomShapes, SmallConfig) { random_cases("small", 12, 13); }
+
+TEST(VtaDense, MatchesReference) {
+  for (const char* name : {"default", "tiny"}) {
+    hw::Config cfg = config(name);
+    vta::Env env(cfg);
+    std::mt19937 rng(5);
+    for (int c = 0; c < 4; ++c) {
+      int in = env.block_in() * (1 + int(rng() % 32)), out = env.block_out() * (1 + int(rng() % 16));
+      vta::Conv2DWorkload wl = vta::dense_workload(env.batch() * (1 + int(rng() % 2)), in, out);
+      vta::Requant rq = requant_for(wl);
+      check_conv2d("fsim", cfg, wl, rq, vta::default_conv2d_knobs(env, wl, rq), static_cast<uint32_t>(c));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- the RTL
+
+#ifdef KILN_HAVE_RTL
+TEST(VtaRtl, ResNet18LayersDefault) {
+  hw::Config cfg = config("default");
+  vta::Env env(cfg);
+  for (const char* name : {"C4", "C11", "C12"}) {
+    vta::Conv2DWorkload wl = layer(name);
+    vta::Requant rq = requant_for(wl);
+    check_conv2d("rtl", cfg, wl, rq, vta::default_conv2d_knobs(env, wl, rq));
+  }
+}
+
+TEST(VtaRtl, ResNet18LayersTiny) {
+  hw::Config cfg = config("tiny");
+  vta::Env env(cfg);
+  for (const char* name : {"C5", "C10", "C11"}) {
+    vta::Conv2DWorkload wl = layer(name);
+    vta::Requant rq = requant_for(wl);
+    check_conv2d("rtl", cfg, wl, rq, vta::default_conv2d_knobs(env, wl, rq));
+  }
+}
+
+TEST(VtaRtl, SevenBySevenAndDense) {
+  for (const char* name : {"default", "tiny"}) {
+    hw::Config cfg = config(name);
+    vta::Env env(cfg);
+    vta::Conv2DWorkload wl;
+    wl.name = "c1like";
+    wl.height = wl.width = 20;
+    wl.in_channels = env.block_in();
+    wl.out_channels = 2 * env.block_out();
+    wl.kernel_h = wl.kernel_w = 7;
+    wl.pad_h = wl.pad_w = 3;
+    wl.stride_h = wl.stride_w = 2;
+    vta::Requant rq = requant_for(wl);
+    check_conv2d("rtl", cfg, wl, rq, vta::default_conv2d_knobs(env, wl, rq));
+    vta::Conv2DWorkload d = vta::dense_workload(env.batch(), 512, 256);
+    check_conv2d("rtl", cfg, d, requant_for(d), vta::default_conv2d_knobs(env, d, requant_for(d)));
+  }
+}
+#endif
+
+// ---------------------------------------------------------------- programs
+
+TEST(VtaProgram, SavesLoadsAndRunsTheSame) {
+  hw::Config cfg = config("default");
+  vta::Env env(cfg);
+  vta::Conv2DWorkload wl = layer("C11");
+  vta::Requant rq = requant_for(wl);
+  vta::Program p = vta::build_conv2d(env, wl, rq, vta::default_conv2d_knobs(env, wl, rq));
+  auto path = std::filesystem::temp_directory_path() / "kiln_vta_program_test.json";
+  p.save(path);
+  vta::Program q = vta::Program::load(path, cfg);
+  std::filesystem::remove(path);
+  EXPECT_EQ(q.to_json(), p.to_json());
+  EXPECT_EQ(q.ops().size(), p.ops().size());
+  Tensors t = random_tensors(wl, 3);
+  auto dev = driver::make_device("fsim", cfg);
+  auto a = vta::run_conv2d(*dev, p, vta::pack_data(env, wl, t.data), vta::pack_kernel(env, wl, t.kernel),
+                           vta::pack_bias(env, wl, t.bias));
+  auto b = vta::run_conv2d(*dev, q, vta::pack_data(env, wl, t.data), vta::pack_kernel(env, wl, t.kernel),
+                           vta::pack_bias(env, wl, t.bias));
+  EXPECT_EQ(a.out, b.out);
+  // A program is tied to its configuration.
+  EXPECT_THROW(vta::Program::from_json(p.to_json(), config("tiny")), hw::Error);
+  auto tiny_dev = driver::make_device("fsim", config("tiny"));
+  std::vector<driver::DevAddr> addrs(p.args().size(), 0);
+  EXPECT_THROW(p.run(*tiny_dev, addrs), hw::Error);
+}
+
+TEST(VtaProgram, RejectsBrokenFiles) {
+  hw::Config cfg = config("default");
+  EXPECT_THROW(vta::Program::from_json("{", cfg), hw::Error);
+  EXPECT_THROW(vta::Program::from_json(R"({"format": "something"})", cfg), hw::Error);
+  vta::Env env(cfg);
+  vta::Conv2DWorkload wl = vta::dense_workload(1, 32, 32);
+  vta::Program p = vta::build_conv2d(env, wl, {}, vta::default_conv2d_knobs(env, wl));
+  std::string text = p.to_json();
+  auto pos = text.find("\"kernel\":0");
+  ASSERT_NE(pos, std::string::npos);
+  std::string broken = text;
+  broken.replace(pos, 10, "\"kernel\":99");
+  try {
+    vta::Program::from_json(broken, cfg, "broken.json");
+    FAIL() << "a kernel index out of range was accepted";
+  } catch (const hw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("broken.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kernel 99"), std::string::npos) << e.what();
+  }
+}
+
+TEST(VtaProgram, AssemblyRoundTrips) {
+  hw::Config cfg = config("default");
+  vta::Env env(cfg);
+  vta::Conv2DWorkload wl = layer("C12");
+  vta::Requant rq = requant_for(wl);
+  vta::Program p = vta::build_conv2d(env, wl, rq, vta::default_conv2d_knobs(env, wl, rq));
+  auto dev = driver::make_device("fsim", cfg);
+  std::vector<runtime::DeviceBuffer> bufs;
+  std::vector<driver::DevAddr> addrs;
+  for (const vta::ProgramArg& a : p.args()) {
+    bufs.emplace_back(*dev, a.bytes());
+    addrs.push_back(bufs.back().address());
+  }
+  runtime::CommandStream cs(*dev, cfg);
+  p.emit(cs, addrs);
+  std::string text = cs.disassemble();
+  EXPECT_NE(text.find("gemm"), std::string::npos);
+  EXPECT_NE(text.find("alu"), std::string::npos);
+  std::vector<hw::Insn> parsed = hw::assemble(text, cfg).insns;
+  ASSERT_EQ(parsed.size(), cs.pending().size());
+  hw::InsnLayout layout(cfg);
+  for (size_t i = 0; i < parsed.size(); ++i) EXPECT_EQ(layout.encode(parsed[i]), layout.encode(cs.pending()[i])) << i;
+}
+
+// ---------------------------------------------------------------- bad input
+
+TEST(VtaErrors, IllegalShapesAndSchedulesNameTheProblem) {
+  hw::Config cfg = config("default");
+  vta::Env env(cfg);
+  auto expect_error = [](const std::function<void()>& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+    } catch (const CompileError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  vta::Conv2DWorkload wl = layer("C2");
+  vta::Conv2DWorkload bad = wl;
+  bad.in_channels = 40;
+  expect_error([&] { vta::conv2d_packed(env, bad); }, "BLOCK_IN");
+  vta::Conv2DKnobs k;
+  k.tile_h = 5;
+  expect_error([&] { vta::build_conv2d(env, wl, {}, k); }, "tile_h=5");
+  k = {};
+  k.tile_h = 56;
+  k.tile_w = 56;
+  k.tile_oc = 4;
+  expect_error([&] { vta::build_conv2d(env, wl, {}, k); }, "INP elements");
+  k = {};
+  k.h_threads = 3;
+  expect_error([&] { vta::build_conv2d(env, wl, {}, k); }, "h_threads=3");
+  vta::Requant rq;
+  rq.shift = 40;
+  expect_error([&] { vta::conv2d_packed(env, wl, rq); }, "shift 40");
+  // A schedule that leaves a stage on the host cannot become a VTA program.
+  vta::Conv2DOp op = vta::conv2d_packed(env, vta::dense_workload(1, 16, 16), {});
+  schedule::Schedule s = schedule::create_schedule({op.out});
+  expect_error([&] { vta::codegen(env, schedule::lower(s, op.args(), "plain")); }, "scratchpad");
+}
+
+}  // namespace
+}  // namespace kiln
