@@ -9,6 +9,11 @@
 #ifdef KILN_HAVE_CPU
 #include "backend-cpu/graph_backend.h"
 #endif
+#ifdef KILN_HAVE_VTA
+namespace kiln::cli {
+void add_vta_commands(CLI::App& app);  // kiln vta (vta_cmd.cc)
+}
+#endif
 #ifdef KILN_HAVE_TUNER
 namespace kiln::cli {
 void add_tune_command(CLI::App& app);  // kiln tune (tune_cmd.cc)
@@ -29,6 +34,9 @@ int main(int argc, char** argv) {
   // Backends register with compiler/target's registry before any model is compiled.
   kiln::cpu::register_graph_backend();
   kiln::cli::add_run_commands(app);
+#endif
+#ifdef KILN_HAVE_VTA
+  kiln::cli::add_vta_commands(app);
 #endif
 #ifdef KILN_HAVE_TUNER
   kiln::cli::add_tune_command(app);

@@ -1,0 +1,81 @@
+// `kiln vta`: the real binary compiles, writes assembly, a program and a timeline, runs
+// and checks; bad input exits with a message naming the problem.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace kiln {
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+Result run(const std::string& args) {
+  std::string cmd = std::string(KILN_BIN) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  int st = pclose(pipe);
+  return {WEXITSTATUS(st), out};
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(VtaCli, Conv2dWritesAssemblyProgramAndTimeline) {
+  auto dir = std::filesystem::temp_directory_path() / "kiln_vta_cli_test";
+  std::filesystem::create_directories(dir);
+  std::string device = KILN_HAVE_RTL_DEVICE ? "rtl" : "fsim";
+  std::string args = "vta conv2d --layer C11 --device " + device + " --json --asm " + (dir / "c11.asm").string() +
+                     " --program " + (dir / "c11.json").string();
+  if (KILN_HAVE_RTL_DEVICE) args += " --trace " + (dir / "c11.trace.json").string();
+  Result r = run(args);
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.at("matches_reference").get<bool>());
+  EXPECT_GT(j.at("gemm_uops").get<uint64_t>(), 0u);
+  // The assembly reads back with `kiln asm`.
+  Result a = run("asm " + (dir / "c11.asm").string() + " -o " + (dir / "c11.bin").string());
+  EXPECT_EQ(a.status, 0) << a.out;
+  EXPECT_GT(std::filesystem::file_size(dir / "c11.bin"), 0u);
+  nlohmann::json prog = nlohmann::json::parse(slurp(dir / "c11.json"));
+  EXPECT_EQ(prog.at("format"), "kiln-vta-program");
+  if (KILN_HAVE_RTL_DEVICE) {
+    EXPECT_GT(j.at("cycles").get<uint64_t>(), j.at("ideal_cycles").get<uint64_t>() / 2);
+    nlohmann::json trace = nlohmann::json::parse(slurp(dir / "c11.trace.json"));
+    EXPECT_GT(trace.at("traceEvents").size(), 10u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(VtaCli, BadInputNamesTheProblem) {
+  Result r = run("vta conv2d --in-channels 20");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("BLOCK_IN"), std::string::npos) << r.out;
+  r = run("vta conv2d --knobs 3,3");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--knobs"), std::string::npos) << r.out;
+  r = run("vta conv2d --layer C2 --knobs 5,56,1,1,1,1");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("tile_h=5"), std::string::npos) << r.out;
+  r = run("vta conv2d --device fsim --trace /tmp/x.json");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--trace"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace kiln
