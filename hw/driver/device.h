@@ -24,6 +24,7 @@ struct DeviceOptions {
   uint64_t dram_bytes = uint64_t{64} << 20;  // size of device DRAM
   // Device-specific settings; a device ignores those it does not have.
   std::string wave_file;              // rtl: FST waveform of the run
+  std::string trace_file;             // rtl: Chrome trace JSON of module activity, every run
   uint64_t watchdog_cycles = 100000;  // rtl: cycles without progress that count as a hang
   int dram_latency = -1;              // rtl: DRAM model latency in cycles (-1: default)
   int dram_bytes_per_cycle = -1;      // rtl: DRAM model bandwidth (-1: default)

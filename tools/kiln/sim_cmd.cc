@@ -18,7 +18,7 @@ namespace {
 struct SimArgs {
   std::string device = "fsim";
   std::string config;
-  std::string program, dram_in, dram_out, wave;
+  std::string program, dram_in, dram_out, wave, trace;
   uint64_t dram_bytes = 0;
   uint64_t watchdog = 0;
   int dram_latency = -1;
@@ -50,9 +50,12 @@ void run_sim(const SimArgs& a) {
                                 "({} bytes at 0x{:x}) need {}",
                                 dram_bytes, image.size(), prog.size(), insn_addr, needed));
   }
+  if (!a.trace.empty() && a.device == "fsim")
+    throw hw::Error("--trace records clock cycles: the fsim device has none; use --device rtl");
   driver::DeviceOptions opts;
   opts.dram_bytes = dram_bytes;
   opts.wave_file = a.wave;
+  opts.trace_file = a.trace;
   if (a.watchdog) opts.watchdog_cycles = a.watchdog;
   opts.dram_latency = a.dram_latency;
   opts.dram_bytes_per_cycle = a.dram_bytes_per_cycle;
@@ -108,6 +111,8 @@ void add_sim_command(CLI::App& app) {
                   "DRAM size (default: the image and the program, rounded up to 4 KiB)");
   sim->add_flag("--json", a->json, "print the run's figures as one JSON object");
   sim->add_option("--wave", a->wave, "rtl: write an FST waveform of the run");
+  sim->add_option("--trace", a->trace,
+                  "rtl: write a timeline of module activity as Chrome trace JSON (Perfetto)");
   sim->add_option("--watchdog", a->watchdog, "rtl: cycles without progress that abort the run");
   sim->add_option("--dram-latency", a->dram_latency, "rtl: DRAM latency in cycles");
   sim->add_option("--dram-bytes-per-cycle", a->dram_bytes_per_cycle, "rtl: DRAM bandwidth");

@@ -19,6 +19,7 @@ sim::RtlSimOptions sim_options(const DeviceOptions& opts) {
   o.dram.backpressure = opts.dram_backpressure;
   o.dram.seed = opts.seed;
   o.wave_file = opts.wave_file;
+  o.trace_file = opts.trace_file;
   o.watchdog_cycles = opts.watchdog_cycles;
   return o;
 }

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "hw/spec/error.h"
+#include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
 
 namespace kiln::sim {
@@ -74,8 +77,13 @@ RtlSim::RtlSim(const hw::Config& cfg, std::span<uint8_t> dram, const RtlSimOptio
 
 RtlSim::RtlSim(const RtlModelInfo& model, std::span<uint8_t> dram, const RtlSimOptions& opts)
     : model_(model.make(opts.wave_file)),
+      dram_bytes_(dram),
       dram_(dram, opts.dram, model.axi_data_bits / 8),
       opts_(opts) {
+  if (!opts.trace_file.empty()) {
+    trace_ = std::make_unique<ActivityTrace>(opts.trace_file,
+                                             hw::Config::from_json(model.config_json, model.name));
+  }
   reset();
 }
 
@@ -90,16 +98,36 @@ void RtlSim::reset() {
 
 RtlSim::~RtlSim() = default;
 
-void RtlSim::tick() {
+void RtlSim::settle() {
   dram_.drive(in_);
   model_->eval_low(in_, out_);
   dram_.update(in_, out_);
-  if (out_.dbg_progress) last_progress_ = cycle_;
+  if (trace_ && in_.rst_n) trace_->sample(out_);
+}
+
+void RtlSim::edge() {
   model_->posedge();
   ++cycle_;
 }
 
+void RtlSim::tick() {
+  settle();
+  if (out_.dbg_progress) last_progress_ = cycle_;
+  edge();
+}
+
 void RtlSim::write_reg(uint32_t offset, uint32_t value) {
+  if (offset == r::kInsnAddrLo) insn_addr_ = (insn_addr_ & ~uint64_t{0xffffffff}) | value;
+  if (offset == r::kInsnAddrHi) insn_addr_ = (insn_addr_ & 0xffffffff) | uint64_t{value} << 32;
+  if (offset == r::kInsnCount) insn_count_ = value;
+  if (trace_ && offset == r::kCtrl && (value & r::kCtrlStart)) {
+    // The stream as the fetch module will read it (the part inside DRAM).
+    uint64_t end = std::min<uint64_t>(insn_addr_ + uint64_t{insn_count_} * hw::kInsnBytes,
+                                      dram_bytes_.size());
+    std::span<const uint8_t> stream;
+    if (insn_addr_ < end) stream = dram_bytes_.subspan(insn_addr_, end - insn_addr_);
+    trace_->begin_run(stream, insn_count_);
+  }
   in_.s_awvalid = in_.s_wvalid = true;
   in_.s_awaddr = static_cast<uint8_t>(offset);
   in_.s_wdata = value;
@@ -107,14 +135,11 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
   in_.s_bready = true;
   bool aw_done = false, w_done = false, b_done = false;
   for (int i = 0; i < kRegTimeout && !b_done; ++i) {
-    dram_.drive(in_);
-    model_->eval_low(in_, out_);
-    dram_.update(in_, out_);
+    settle();
     bool aw_fire = in_.s_awvalid && out_.s_awready;
     bool w_fire = in_.s_wvalid && out_.s_wready;
     b_done = aw_done && w_done && out_.s_bvalid;
-    model_->posedge();
-    ++cycle_;
+    edge();
     if (aw_fire) aw_done = true, in_.s_awvalid = false;
     if (w_fire) w_done = true, in_.s_wvalid = false;
   }
@@ -129,14 +154,11 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
   in_.s_rready = true;
   bool ar_done = false;
   for (int i = 0; i < kRegTimeout; ++i) {
-    dram_.drive(in_);
-    model_->eval_low(in_, out_);
-    dram_.update(in_, out_);
+    settle();
     bool ar_fire = in_.s_arvalid && out_.s_arready;
     bool r_fire = ar_done && out_.s_rvalid;
     uint32_t data = out_.s_rdata;
-    model_->posedge();
-    ++cycle_;
+    edge();
     if (ar_fire) ar_done = true, in_.s_arvalid = false;
     if (r_fire) {
       in_.s_rready = false;
@@ -148,6 +170,12 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
 }
 
 uint32_t RtlSim::run_until_done() {
+  uint32_t status = wait_until_done();
+  if (trace_) trace_->end_run(error_);
+  return status;
+}
+
+uint32_t RtlSim::wait_until_done() {
   error_.clear();
   last_progress_ = cycle_;
   for (;;) {

@@ -2,7 +2,8 @@
 // The Verilator harness: one Verilated accelerator (the model built for the given
 // configuration), its clock and reset, the AXI4 DRAM model, an optional FST
 // waveform, the AXI4-Lite register accesses of the host, and a watchdog that turns a
-// run without progress into an error naming what each module waits for.
+// run without progress into an error naming what each module waits for, and an
+// optional activity timeline of every run (activity_trace.h).
 
 #include <cstdint>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/sim/rtl/activity_trace.h"
 #include "hw/sim/rtl/axi_dram.h"
 #include "hw/sim/rtl/rtl_model.h"
 #include "hw/spec/config.h"
@@ -20,12 +22,14 @@ struct RtlSimOptions {
   DramTiming dram;
   std::string wave_file;             // FST waveform of the whole simulation ("" for none)
   uint64_t watchdog_cycles = 100000; // cycles without progress that count as a hang
+  std::string trace_file;            // Chrome trace JSON of module activity ("" for none)
 };
 
 class RtlSim {
  public:
   // Selects the Verilated model whose configuration has cfg's fingerprint; throws
-  // hw::Error listing the built configurations when there is none.
+  // hw::Error listing the built configurations when there is none, or naming the
+  // trace file when it cannot be written.
   RtlSim(const hw::Config& cfg, std::span<uint8_t> dram, const RtlSimOptions& opts);
   RtlSim(const RtlModelInfo& model, std::span<uint8_t> dram, const RtlSimOptions& opts);
   ~RtlSim();
@@ -46,11 +50,17 @@ class RtlSim {
   uint64_t cycle() const { return cycle_; }
 
  private:
+  // One clock cycle in two halves: settle() applies the inputs and reads the outputs
+  // (and samples the trace), edge() is the rising edge.
+  void settle();
+  void edge();
   void tick();
   void reset();
+  uint32_t wait_until_done();
   std::string hang_report() const;
 
   std::unique_ptr<RtlModel> model_;
+  std::span<uint8_t> dram_bytes_;
   AxiDram dram_;
   RtlSimOptions opts_;
   TopIn in_;
@@ -58,6 +68,9 @@ class RtlSim {
   uint64_t cycle_ = 0;
   uint64_t last_progress_ = 0;
   std::string error_;
+  std::unique_ptr<ActivityTrace> trace_;
+  uint64_t insn_addr_ = 0;   // as last written to the registers, for the trace
+  uint32_t insn_count_ = 0;
 };
 
 // The configurations this build has Verilated models for, by name.

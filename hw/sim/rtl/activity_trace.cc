@@ -1,0 +1,277 @@
+#include "hw/sim/rtl/activity_trace.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "hw/spec/error.h"
+#include "hw/spec/isa.h"
+
+namespace kiln::sim {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+using State = ActivityTrace::State;
+
+constexpr int kPid = 1;
+constexpr int kRunsTid = 0;  // the runs themselves; module m is on tid m + 1
+const char* const kModuleNames[] = {"fetch", "load", "compute", "store"};
+// kiln_token_queue's DEPTH as kiln_top instantiates it: a full queue holds this many.
+constexpr uint64_t kTokenQueueFull = 65535;
+
+// The RTL's state encodings (kiln_load, kiln_compute, kiln_store: state_e).
+constexpr unsigned kIdle = 0, kPop = 1;
+constexpr unsigned kMemPush = 4, kComputePush = 5;
+
+// A load, compute or store module's state: busy from START until PUSH; stalled in POP
+// while a token it pops is missing, and in PUSH (`push_state`) while a token queue it
+// pushes to is full; otherwise idle, or in a handshake between instructions.
+State classify(unsigned state, unsigned push_state, bool waits_token, bool waits_room) {
+  if (state == kIdle) return State::kIdle;
+  if (state == kPop) return waits_token ? State::kStallToken : State::kSync;
+  if (state == push_state) return waits_room ? State::kStallQueue : State::kSync;
+  return State::kBusy;
+}
+
+const char* state_key(State s) {
+  switch (s) {
+    case State::kBusy:
+      return "busy";
+    case State::kStallToken:
+      return "stall_token";
+    case State::kStallQueue:
+      return "stall_queue";
+    case State::kSync:
+      return "sync";
+    case State::kIdle:
+      break;
+  }
+  return "idle";
+}
+
+uint64_t le64(std::span<const uint8_t> b) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = v << 8 | b[static_cast<size_t>(i)];
+  return v;
+}
+
+}  // namespace
+
+ActivityTrace::ActivityTrace(const std::string& path, const hw::Config& cfg)
+    : path_(path), layout_(cfg) {
+  file_ = std::fopen(path.c_str(), "w");
+  if (!file_) fail(std::strerror(errno));
+  json other = {{"tool", "kiln"},
+                {"device", "rtl"},
+                {"config", cfg.name()},
+                {"time_unit", "1 us on the timeline is 1 clock cycle"}};
+  std::fputs(fmt::format("{{\"otherData\":{},\n\"traceEvents\":[\n", other.dump()).c_str(), file_);
+  emit(json{{"name", "process_name"},
+            {"ph", "M"},
+            {"pid", kPid},
+            {"args", {{"name", fmt::format("kiln rtl ({})", cfg.name())}}}}
+           .dump());
+  for (int t = 0; t <= kNumModules; ++t) {
+    std::string name = t == kRunsTid ? "runs" : kModuleNames[t - 1];
+    emit(json{
+        {"name", "thread_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", t}, {"args", {{"name", name}}}}
+             .dump());
+    emit(json{{"name", "thread_sort_index"},
+              {"ph", "M"},
+              {"pid", kPid},
+              {"tid", t},
+              {"args", {{"sort_index", t}}}}
+             .dump());
+  }
+  write_trailer();
+}
+
+ActivityTrace::~ActivityTrace() {
+  try {
+    if (active_) end_run("the run did not finish");
+  } catch (const hw::Error&) {
+    // A destructor must not throw; the file is then incomplete.
+  }
+  if (file_) std::fclose(file_);
+}
+
+void ActivityTrace::fail(const std::string& what) const {
+  throw hw::Error(fmt::format("rtl device: cannot write the trace file '{}': {}", path_, what));
+}
+
+void ActivityTrace::emit(const std::string& event) {
+  if (!first_event_) std::fputs(",\n", file_);
+  std::fputs(event.c_str(), file_);
+  first_event_ = false;
+}
+
+void ActivityTrace::write_trailer() {
+  trailer_at_ = std::ftell(file_);
+  std::fputs("\n]}\n", file_);
+  if (std::fflush(file_) != 0 || std::ferror(file_)) fail(std::strerror(errno));
+}
+
+ActivityTrace::InsnInfo ActivityTrace::describe(std::span<const uint8_t> stream, uint32_t i) const {
+  size_t at = size_t{i} * hw::kInsnBytes;
+  InsnInfo info{fmt::format("#{} (outside DRAM)", i), kCompute, false, false, false, false};
+  if (at + hw::kInsnBytes > stream.size()) return info;
+  hw::InsnBits bits = {le64(stream.subspan(at, 8)), le64(stream.subspan(at + 8, 8))};
+  // Routing and tokens from the raw bits, as kiln_fetch and the modules read them; the
+  // name from the decoded instruction where it decodes.
+  uint64_t w = bits[0];
+  unsigned opcode = w & 7, mem = w >> 7 & 7;
+  bool to_load = opcode == 0 && (mem == 1 || mem == 2);  // LOAD of WGT or INP
+  info.module = to_load ? kLoad : opcode == 1 ? kStore : kCompute;
+  info.pop_prev = w >> 3 & 1;
+  info.pop_next = w >> 4 & 1;
+  info.push_prev = w >> 5 & 1;
+  info.push_next = w >> 6 & 1;
+  info.name = fmt::format("op{} #{}", opcode, i);
+  try {
+    hw::Insn insn = layout_.decode(bits);
+    std::string op(hw::opcode_name(insn.opcode));
+    if (insn.opcode == hw::Opcode::kLoad)
+      op += " " + std::string(hw::mem_type_name(insn.memory_type));
+    if (insn.opcode == hw::Opcode::kAlu) op += " " + std::string(hw::alu_op_name(insn.alu_opcode));
+    info.name = fmt::format("{} #{}", op, i);
+  } catch (const hw::Error&) {
+    // An undecodable instruction keeps its raw opcode in the name.
+  }
+  return info;
+}
+
+void ActivityTrace::begin_run(std::span<const uint8_t> stream, uint32_t insn_count) {
+  if (active_) end_run("");
+  if (std::fseek(file_, trailer_at_, SEEK_SET) != 0) fail(std::strerror(errno));
+  insns_.clear();
+  for (auto& r : routed_) r.clear();
+  for (uint32_t i = 0; i < insn_count; ++i) {
+    insns_.push_back(describe(stream, i));
+    routed_[insns_.back().module].push_back(i);
+  }
+  for (int m = 0; m < kNumModules; ++m) {
+    popped_[m] = 0;
+    current_[m] = -1;
+    tracks_[m] = Track{};
+  }
+  cycle_ = 0;
+  tokens_ = ~uint64_t{0};
+  active_ = true;
+}
+
+void ActivityTrace::sample_cycle(const TopOut& out) {
+  // dbg_state_o = {store[3], compute[3], load[3], fetch[2], 5'(running)}
+  unsigned st = out.dbg_state;
+  unsigned fetch = st >> 5 & 3, load = st >> 7 & 7, compute = st >> 10 & 7, store = st >> 13 & 7;
+  auto tok = [&](int k) { return (out.dbg_tokens >> (16 * k)) & 0xffff; };
+  uint64_t l2c = tok(0), c2l = tok(1), c2s = tok(2), s2c = tok(3);
+  unsigned queue[kNumModules] = {0, out.dbg_queues & 0x1fu, out.dbg_queues >> 5 & 0x1fu,
+                                 out.dbg_queues >> 10 & 0x1fu};
+  const unsigned module_state[kNumModules] = {fetch, load, compute, store};
+
+  if (st & 1) {  // running: the counters count this cycle
+    auto insn = [&](Module m) -> const InsnInfo* {
+      return current_[m] >= 0 ? &insns_[static_cast<size_t>(current_[m])] : nullptr;
+    };
+    // Fetch: bit 0 = the head waits for room in its module's command queue, bit 1 =
+    // instructions left to read. The head is the first instruction not yet queued.
+    int64_t head = 0;
+    for (int m = kLoad; m < kNumModules; ++m) head += static_cast<int64_t>(popped_[m] + queue[m]);
+    if (fetch & 1)
+      set_state(kFetch, State::kStallQueue, head);
+    else
+      set_state(kFetch, (fetch & 2) ? State::kBusy : State::kIdle, -1);
+
+    // Load, compute, store: busy and stalled exactly as their busy_o and stall_o.
+    const InsnInfo* ld = insn(kLoad);
+    set_state(kLoad,
+              classify(load, kMemPush, ld && ld->pop_next && c2l == 0,
+                       ld && ld->push_next && l2c == kTokenQueueFull),
+              current_[kLoad]);
+    const InsnInfo* cp = insn(kCompute);
+    set_state(kCompute,
+              classify(compute, kComputePush,
+                       cp && ((cp->pop_prev && l2c == 0) || (cp->pop_next && s2c == 0)),
+                       cp && ((cp->push_prev && c2l == kTokenQueueFull) ||
+                              (cp->push_next && c2s == kTokenQueueFull))),
+              current_[kCompute]);
+    const InsnInfo* st_insn = insn(kStore);
+    set_state(kStore,
+              classify(store, kMemPush, st_insn && st_insn->pop_prev && c2s == 0,
+                       st_insn && st_insn->push_prev && s2c == kTokenQueueFull),
+              current_[kStore]);
+
+    if (out.dbg_tokens != tokens_) {
+      tokens_ = out.dbg_tokens;
+      // fmt rather than json objects here and in close(): a long run has many events.
+      emit(
+          fmt::format("{{\"name\":\"tokens\",\"ph\":\"C\",\"pid\":{},\"ts\":{},\"args\":{{"
+                      "\"load->compute\":{},\"compute->load\":{},\"compute->store\":{},"
+                      "\"store->compute\":{}}}}}",
+                      kPid, offset_ + cycle_, l2c, c2l, c2s, s2c));
+    }
+    ++cycle_;
+  }
+
+  // A module in IDLE with a command queued takes it at this edge (cmd_pop_o); each
+  // queue holds its module's instructions in stream order.
+  for (int m = kLoad; m < kNumModules; ++m) {
+    if (module_state[m] != kIdle || queue[m] == 0) continue;
+    size_t n = popped_[m]++;
+    current_[m] = n < routed_[m].size() ? routed_[m][n] : -1;
+  }
+}
+
+void ActivityTrace::set_state(Module m, State s, int64_t insn) {
+  if (s == State::kIdle || s == State::kSync) insn = -1;
+  Track& t = tracks_[m];
+  if (t.state == s && t.insn == insn) return;
+  close(m);
+  t = Track{s, insn, cycle_};
+}
+
+void ActivityTrace::close(Module m) {
+  const Track& t = tracks_[m];
+  if (t.state == State::kIdle || t.state == State::kSync || cycle_ == t.since) return;
+  std::string what = t.insn >= 0 && static_cast<size_t>(t.insn) < insns_.size()
+                         ? insns_[static_cast<size_t>(t.insn)].name
+                         : std::string(kModuleNames[m]);
+  std::string name = t.state == State::kBusy         ? what
+                     : t.state == State::kStallToken ? "token wait: " + what
+                                                     : "queue full: " + what;
+  // Instruction names are plain ASCII (hw::opcode_name and friends): no escaping.
+  std::string insn = t.insn >= 0 ? fmt::format(",\"insn\":{}", t.insn) : "";
+  emit(
+      fmt::format("{{\"name\":\"{}\",\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},"
+                  "\"dur\":{},\"args\":{{\"state\":\"{}\"{}}}}}",
+                  name, state_key(t.state), kPid, static_cast<int>(m) + 1, offset_ + t.since,
+                  cycle_ - t.since, state_key(t.state), insn));
+}
+
+void ActivityTrace::end_run(const std::string& error) {
+  if (!active_) return;
+  active_ = false;
+  for (int m = 0; m < kNumModules; ++m) {
+    close(static_cast<Module>(m));
+    tracks_[m] = Track{};
+  }
+  ++runs_;
+  json args = {{"cycles", cycle_}, {"instructions", insns_.size()}};
+  if (!error.empty()) args["error"] = error;
+  emit(json{{"name", fmt::format("run {}", runs_)},
+            {"cat", "run"},
+            {"ph", "X"},
+            {"pid", kPid},
+            {"tid", kRunsTid},
+            {"ts", offset_},
+            {"dur", cycle_},
+            {"args", args}}
+           .dump());
+  offset_ += cycle_;
+  write_trailer();
+}
+
+}  // namespace kiln::sim
