@@ -34,15 +34,21 @@ ConfigSpace gemm_space(const Workload& w) {
   if (cols.empty()) cols = divisors_upto(n, 16);
   s.define_split_list("tile_j", n, cols);
   s.define_split_list("tile_k", k, divisors_upto(k, 8, {1, 2, 4, 8}));
-  s.define_reorder("order", {{0, 1}, {1, 0}});  // 0: rows outer, 1: column panels outer
+  // Row tiles per cache block: the B panel is reused across them while they run.
+  s.define_knob("block_i", {"1", "2", "4", "8", "16"});
+  // Loop order of (row blocks, rows in a block, column panels): rows outer, column
+  // panels outer, or row blocks then panels then rows.
+  s.define_reorder("order", {{0, 1, 2}, {2, 0, 1}, {0, 2, 1}});
   s.define_annotate("unroll_i", {"unroll", "none"});
   s.define_knob("parallel", {"outer", "fused"});
+  // Copy the (K x tile_j) panel of B that a tile reads into a compact buffer first.
+  s.define_knob("pack_b", {"none", "panel"});
   return s;
 }
 
 // C[M, N] += A . B over k: an (tile_i x tile_j) tile of C accumulates in a local
 // buffer (registers) while k runs around it; rows unrolled, columns vectorized.
-void gemm_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
+void gemm_apply(const graph::AnchorStage& a, const Workload& w, const Config& cfg) {
   schedule::Schedule& s = a.schedule;
   te::Tensor c = a.stage;
   int mr = static_cast<int>(cfg.factor("tile_i")), nr = static_cast<int>(cfg.factor("tile_j"));
@@ -51,19 +57,34 @@ void gemm_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg)
   schedule::Stage out = s[c];
   const auto& ax = out->op->axis;
   std::vector<IterVar> t = out.tile(ax[0], ax[1], mr, nr);  // io, jo, ii, ji
-  bool panels_outer = cfg["order"].ints[0] == 1;
-  IterVar first = panels_outer ? t[1] : t[0], second = panels_outer ? t[0] : t[1];
-  out.reorder({first, second, t[2], t[3]});
-  IterVar attach = second;
+  // The block is the largest divisor of the row tiles not above the knob's value.
+  int64_t row_tiles = w.at("M") / mr, rb = std::stoll(cfg.name("block_i"));
+  while (row_tiles % rb) --rb;
+  auto [ib, it] = out.split(t[0], static_cast<int>(rb));
+  std::vector<IterVar> loops = {ib, it, t[1]};
+  std::vector<IterVar> order;
+  for (int64_t p : cfg["order"].ints) order.push_back(loops[p]);
+  out.reorder({order[0], order[1], order[2], t[2], t[3]});
+  // Where the panel index (t[1]) is fixed: the loop that holds B's panel.
+  size_t panel_at = static_cast<size_t>(std::find(order.begin(), order.end(), t[1]) - order.begin());
   if (cfg.name("parallel") == "fused") {
-    attach = out.fuse(first, second);
-    out.parallel(attach);
-  } else {
-    out.parallel(first);
+    order[1] = out.fuse(order[0], order[1]);
+    order.erase(order.begin());
+    if (panel_at > 0) --panel_at;
   }
+  out.parallel(order[0]);
+  IterVar attach = order.back();
   out.vectorize(t[3]);
   schedule::Stage ls = s[cc];
   ls.compute_at(out, attach);
+  if (cfg.name("pack_b") == "panel") {
+    // B is the second operand of matmul (B[K, N]) and of dense (W[N, K]).
+    te::Tensor b = cc->input_tensors().at(1);
+    te::Tensor packed = s.cache_read(b, "global", {cc});
+    schedule::Stage ps = s[packed];
+    ps.compute_at(out, order[panel_at]);
+    if (a.graph.node(a.node).op == "matmul") ps.vectorize(packed->axis[1]);
+  }
   auto [ko, ki] = ls.split(cc->reduce_axis[0], ku);
   ls.reorder({ko, ki, cc->axis[0], cc->axis[1]});
   if (ku > 1) ls.unroll(ki);
@@ -82,6 +103,8 @@ ConfigSpace conv_space(const Workload& w) {
   int64_t oh = conv_out(w, "H", "KH"), ow = conv_out(w, "W", "KW");
   s.define_split("tile_ow", ow, 2, SplitPolicy::Factors, 16);
   s.define_split("tile_oh", oh, 2, SplitPolicy::Factors, 4);
+  // Channel blocks (vectors) per output pixel in the register tile.
+  s.define_split("tile_oc", w.at("O") / w.at("block"), 2, SplitPolicy::Factors, 4);
   s.define_split_list("tile_rc", w.at("C"), divisors_upto(w.at("C"), 8, {1, 2, 4, 8}));
   // Reduction order: 0: rc.o, ry, rx, rc.i; 1: ry, rx, rc.o, rc.i; 2: rc.o, rc.i, ry, rx.
   s.define_reorder("reduce_order", {{0, 1, 2, 3}, {1, 2, 0, 3}, {0, 3, 1, 2}});
@@ -91,21 +114,22 @@ ConfigSpace conv_space(const Workload& w) {
 }
 
 // The blocked convolution [N, O/b, OH, OW, b]: a (tile_oh x tile_ow) tile of output
-// pixels times one channel block accumulates in a local buffer while the reduction
-// runs around it; the channel block is the vector, the pixels are unrolled.
+// pixels times tile_oc channel blocks accumulates in a local buffer while the
+// reduction runs around it; a channel block is one vector, the rest is unrolled.
 void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
   schedule::Schedule& s = a.schedule;
   te::Tensor t = a.stage;
   int yb = static_cast<int>(cfg.factor("tile_oh")), xb = static_cast<int>(cfg.factor("tile_ow"));
-  int rb = static_cast<int>(cfg.factor("tile_rc"));
+  int rb = static_cast<int>(cfg.factor("tile_rc")), ob = static_cast<int>(cfg.factor("tile_oc"));
   te::Tensor local = s.cache_write(t, "local");
   schedule::Stage out = s[t];
   const auto& ax = out->op->axis;
   auto [yo, yi] = out.split(ax[2], yb);
   auto [xo, xi] = out.split(ax[3], xb);
-  out.reorder({ax[0], ax[1], yo, xo, yi, xi, ax[4]});
+  auto [oco, oci] = out.split(ax[1], ob);
+  out.reorder({ax[0], oco, yo, xo, oci, yi, xi, ax[4]});
   out.vectorize(ax[4]);
-  IterVar par = out.fuse(ax[0], ax[1]);
+  IterVar par = out.fuse(ax[0], oco);
   if (cfg.name("parallel") == "n_oc_oh") par = out.fuse(par, yo);
   out.parallel(par);
   schedule::Stage ls = s[local];
@@ -114,14 +138,16 @@ void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg)
   const auto& ra = local->reduce_axis;  // rc, ry, rx
   auto [rco, rci] = ls.split(ra[0], rb);
   std::vector<IterVar> red = {rco, ra[1], ra[2], rci};
-  std::vector<IterVar> order = {la[0], la[1]};
+  std::vector<IterVar> order = {la[0]};
   for (int64_t p : cfg["reduce_order"].ints) order.push_back(red[p]);
+  order.push_back(la[1]);
   order.push_back(la[2]);
   order.push_back(la[3]);
   order.push_back(la[4]);
   ls.reorder(order);
   if (rb > 1) ls.unroll(rci);
   if (cfg.name("unroll_kw") == "unroll") ls.unroll(ra[2]);
+  ls.unroll(la[1]);
   ls.unroll(la[2]);
   ls.unroll(la[3]);
   ls.vectorize(la[4]);

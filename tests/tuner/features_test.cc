@@ -53,7 +53,7 @@ TEST(Features, FixedLengthAndDocumentedNames) {
 TEST(Features, MatmulCountsFlopsLanesAndStrides) {
   Workload w = parse_workload("matmul:M=64,N=64,K=64");
   std::map<std::string, std::string> knobs = {{"tile_i", "[16,4]"}, {"tile_j", "[2,32]"}, {"tile_k", "[64,1]"},
-                                              {"order", "[0,1]"},   {"unroll_i", "none"},   {"parallel", "outer"}};
+                                              {"order", "[0,1,2]"}, {"unroll_i", "none"}, {"parallel", "outer"}, {"pack_b", "none"}, {"block_i", "1"}};
   Candidate c = features_of(w, knobs);
   // 64^3 multiply-adds: 2 * 64^3 flops, counted per vector lane.
   EXPECT_NEAR(named(c.ir, "flops"), lg(2.0 * 64 * 64 * 64), 0.05);
@@ -75,7 +75,7 @@ TEST(Features, MatmulCountsFlopsLanesAndStrides) {
 
 TEST(Features, ConvolutionFeaturesDependOnTheTile) {
   Workload w = parse_workload("conv2d:C=16,H=14,W=14,O=32,KH=3,pad=1");
-  std::map<std::string, std::string> knobs = {{"tile_ow", "[7,2]"},         {"tile_oh", "[14,1]"},    {"tile_rc", "[8,2]"},
+  std::map<std::string, std::string> knobs = {{"tile_ow", "[7,2]"}, {"tile_oh", "[14,1]"}, {"tile_rc", "[8,2]"}, {"tile_oc", "[2,1]"},
                                               {"reduce_order", "[0,1,2,3]"}, {"unroll_kw", "none"},   {"parallel", "n_oc"}};
   Candidate a = features_of(w, knobs);
   knobs["tile_ow"] = "[1,14]";

@@ -133,8 +133,8 @@ TEST(Apply, RecordsScheduleAnchorsAndMissingOnesWarn) {
   {
     const Template& t = find_template("matmul.cpu");
     ConfigSpace s = t.space(parse_workload(rec.workload));
-    rec.config = s.index_of({{"tile_i", "[16,4]"}, {"tile_j", "[2,32]"}, {"tile_k", "[16,4]"}, {"order", "[1,0]"},
-                             {"unroll_i", "unroll"}, {"parallel", "fused"}});
+    rec.config = s.index_of({{"tile_i", "[16,4]"}, {"tile_j", "[2,32]"}, {"tile_k", "[16,4]"}, {"order", "[0,2,1]"}, {"block_i", "4"},
+                             {"unroll_i", "unroll"}, {"parallel", "fused"}, {"pack_b", "panel"}});
     rec.knobs = s.get(rec.config).describe();
     RecordWriter(p.string()).append(rec);
   }

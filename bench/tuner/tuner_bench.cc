@@ -1,0 +1,283 @@
+// The tuner against itself and a peer: for a float32 GEMM 1024 and two ResNet-18
+// convolutions, best-so-far against trials for the XGBoost tuner and for random
+// search, averaged over seeds; the tuned GEMM against OpenBLAS's cblas_sgemm in the
+// same run. Writes the tuning curves as an SVG plot; --json prints the figures.
+//
+//   tuner_bench [--trials 64] [--seeds 5] [--svg tuner_curves.svg] [--only NAME] [--json]
+//
+// One measurement per configuration and operator: a configuration that a second seed
+// or the other tuner picks again gets the time measured the first time (a cache in
+// front of the process pool), so that all curves share one set of measurements and
+// the run stays short. As bench/gemm, the bench re-executes itself once without
+// OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, which slow OpenBLAS down (Kiln reads neither).
+#include <cblas.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend-cpu/graph_backend.h"
+#include "tuner/tuner.h"
+
+namespace {
+
+using namespace kiln::tuner;
+
+void reexec_without_openblas_overrides(char** argv) {
+  if (!std::getenv("OPENBLAS_CORETYPE") && !std::getenv("OPENBLAS_L2_SIZE")) return;
+  if (std::getenv("KILN_BENCH_REEXEC")) return;
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("OPENBLAS_L2_SIZE");
+  setenv("KILN_BENCH_REEXEC", "1", 1);
+  execv("/proc/self/exe", argv);
+}
+
+// Measures each configuration once; repeats are answered from the cache.
+class CachedMeasurer : public Measurer {
+ public:
+  explicit CachedMeasurer(Measurer& inner) : inner_(inner) {}
+  std::vector<MeasureResult> measure(const std::vector<MeasureInput>& in) override {
+    std::vector<MeasureInput> todo;
+    for (const auto& i : in)
+      if (!cache_.count(key(i))) todo.push_back(i);
+    std::vector<MeasureResult> got = todo.empty() ? std::vector<MeasureResult>{} : inner_.measure(todo);
+    for (size_t k = 0; k < todo.size(); ++k) cache_[key(todo[k])] = got[k];
+    std::vector<MeasureResult> out;
+    for (const auto& i : in) out.push_back(cache_.at(key(i)));
+    return out;
+  }
+  int parallelism() const override { return inner_.parallelism(); }
+  std::string describe() const override { return "cached " + inner_.describe(); }
+  size_t unique() const { return cache_.size(); }
+  double best_cost(const std::string& workload) const {
+    double best = 0;
+    for (const auto& [k, r] : cache_)
+      if (k.rfind(workload + "#", 0) == 0 && r.ok() && (best == 0 || r.cost < best)) best = r.cost;
+    return best;
+  }
+
+ private:
+  static std::string key(const MeasureInput& i) { return fmt::format("{}#{}#{}", i.workload.key(), i.template_name, i.config); }
+  Measurer& inner_;
+  std::map<std::string, MeasureResult> cache_;
+};
+
+struct OpResult {
+  std::string name, workload;
+  double best_gflops = 0;  // the best configuration any run found
+  std::map<std::string, std::vector<double>> curve;  // mean best-so-far GFLOP/s per trial
+  std::map<std::string, int> trials_to_95;           // first trial whose mean reaches 95% (-1: never)
+  size_t measured = 0;
+  Record best;
+};
+
+double openblas_gflops(int n) {
+  std::vector<float> a(static_cast<size_t>(n) * n), b(a.size()), c(a.size());
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (auto& x : a) x = u(rng);
+  for (auto& x : b) x = u(rng);
+  auto run = [&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n); };
+  run();
+  double best = 1e30;
+  for (int r = 0; r < 5; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    int k = 0;
+    double el = 0;
+    while (el < 0.2) {
+      run();
+      ++k;
+      el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    best = std::min(best, el / k);
+  }
+  return 2.0 * n * n * n / best / 1e9;
+}
+
+std::string svg(const std::vector<OpResult>& ops, double blas_gflops) {
+  const int w = 370, h = 260, ml = 60, mb = 40, mt = 30;
+  std::string s = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="11">)",
+                              w * static_cast<int>(ops.size()), h + 20);
+  s += "\n";
+  std::map<std::string, std::string> color = {{"xgb", "#1f77b4"}, {"random", "#ff7f0e"}};
+  for (size_t p = 0; p < ops.size(); ++p) {
+    const OpResult& o = ops[p];
+    int x0 = static_cast<int>(p) * w + ml, pw = w - ml - 15, ph = h - mt - mb;
+    double ymax = o.best_gflops;
+    if (o.name == "gemm1024") ymax = std::max(ymax, blas_gflops);
+    ymax *= 1.1;
+    size_t n = o.curve.begin()->second.size();
+    auto X = [&](size_t i) { return x0 + static_cast<double>(i) * pw / std::max<size_t>(n - 1, 1); };
+    auto Y = [&](double v) { return mt + ph - v / ymax * ph; };
+    s += fmt::format(R"(<text x="{}" y="18" font-size="13">{}</text>)", x0, o.name) + "\n";
+    s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>)", x0, mt, pw, ph) + "\n";
+    for (int t = 0; t <= 4; ++t) {
+      double v = ymax * t / 4;
+      s += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">{:.0f}</text>)", x0 - 4, Y(v) + 4, v) + "\n";
+    }
+    s += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">trials (1..{})</text>)", x0 + pw / 2, h - 8, n) + "\n";
+    s += fmt::format(R"x(<text x="{}" y="{}" transform="rotate(-90 {} {})" text-anchor="middle">GFLOP/s</text>)x", x0 - 44,
+                     mt + ph / 2, x0 - 44, mt + ph / 2) + "\n";
+    for (const auto& [tuner, c] : o.curve) {
+      std::string pts;
+      for (size_t i = 0; i < c.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", X(i), Y(c[i]));
+      s += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)", color[tuner], pts) + "\n";
+    }
+    s += fmt::format(R"(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="#2ca02c" stroke-dasharray="2,3"/>)", x0, x0 + pw,
+                     Y(0.95 * o.best_gflops), Y(0.95 * o.best_gflops)) + "\n";
+    if (o.name == "gemm1024")
+      s += fmt::format(R"(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="#d62728" stroke-dasharray="6,3"/><text x="{}" y="{:.1f}" fill="#d62728">OpenBLAS</text>)",
+                       x0, x0 + pw, Y(blas_gflops), Y(blas_gflops), x0 + 4, Y(blas_gflops) - 3) + "\n";
+    int ly = mt + ph - 40;
+    for (const auto& [tuner, c] : o.curve) {
+      s += fmt::format(R"(<text x="{}" y="{}" fill="{}">{} (mean of seeds)</text>)", x0 + pw - 120, ly, color[tuner], tuner) + "\n";
+      ly += 14;
+    }
+    s += fmt::format(R"(<text x="{}" y="{}" fill="#2ca02c">95% of best</text>)", x0 + pw - 120, ly) + "\n";
+  }
+  return s + "</svg>\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  reexec_without_openblas_overrides(argv);
+  int trials = 64, seeds = 5;
+  bool json = false;
+  std::string svg_path = "tuner_curves.svg", only;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--trials" && i + 1 < argc) trials = std::atoi(argv[++i]);
+    else if (a == "--seeds" && i + 1 < argc) seeds = std::atoi(argv[++i]);
+    else if (a == "--svg" && i + 1 < argc) svg_path = argv[++i];
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else if (a == "--json") json = true;
+    else {
+      fmt::print(stderr, "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (trials < 1 || seeds < 1) {
+    fmt::print(stderr, "--trials and --seeds must be positive\n");
+    return 2;
+  }
+  kiln::cpu::register_graph_backend();
+  MeasureOptions mo;
+  LocalPool pool(2, mo);  // two builds at once; timings never overlap (measure.h)
+  CachedMeasurer cached(pool);
+  std::vector<std::pair<std::string, std::string>> specs = {
+      {"gemm1024", "matmul:M=1024,N=1024,K=1024"},
+      {"resnet18_conv2_3x3_64", "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1"},
+      {"resnet18_conv4_3x3_256", "conv2d:C=256,H=14,W=14,O=256,KH=3,pad=1"},
+  };
+  if (!only.empty()) {
+    std::erase_if(specs, [&](const auto& sp) { return sp.first != only; });
+    if (specs.empty()) {
+      fmt::print(stderr, "--only: no operator named '{}' (gemm1024, resnet18_conv2_3x3_64, resnet18_conv4_3x3_256)\n", only);
+      return 2;
+    }
+  }
+  std::vector<OpResult> results;
+  auto t0 = std::chrono::steady_clock::now();
+  for (const auto& [name, spec] : specs) {
+    Workload w = parse_workload(spec);
+    const Template& t = *templates_for(w.op, "cpu").at(0);
+    OpResult o{name, w.key(), 0, {}, {}, 0, {}};
+    std::map<std::string, std::vector<std::vector<double>>> costs;
+    for (const std::string tuner : {"xgb", "random"}) {
+      for (int seed = 0; seed < seeds; ++seed) {
+        TuneOptions opt;
+        opt.tuner = tuner;
+        opt.trials = trials;
+        opt.seed = static_cast<uint64_t>(seed);
+        opt.batch = 8;
+        TuneResult r = tune(t, w, cached, opt);
+        costs[tuner].push_back(r.best_curve);
+        if (r.best && (o.best.config < 0 || r.best->cost < o.best.cost)) o.best = *r.best;
+        if (!json)
+          fmt::print(stderr, "{} {} seed {}: best {:.1f} GFLOP/s ({} unique configurations measured so far, {:.0f} s)\n", name, tuner,
+                     seed, r.best ? w.flops() / r.best->cost / 1e9 : 0.0, cached.unique(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+    }
+    o.best_gflops = w.flops() / cached.best_cost(w.key()) / 1e9;
+    for (auto& [tuner, runs] : costs) {
+      std::vector<double> mean(static_cast<size_t>(trials), 0.0);
+      for (const auto& c : runs)
+        for (size_t i = 0; i < mean.size(); ++i) {
+          double cost = i < c.size() ? c[i] : c.back();
+          mean[i] += (cost > 0 ? w.flops() / cost / 1e9 : 0.0) / static_cast<double>(runs.size());
+        }
+      o.curve[tuner] = mean;
+      o.trials_to_95[tuner] = -1;
+      for (size_t i = 0; i < mean.size(); ++i)
+        if (mean[i] >= 0.95 * o.best_gflops) {
+          o.trials_to_95[tuner] = static_cast<int>(i) + 1;
+          break;
+        }
+    }
+    results.push_back(o);
+  }
+  // The tuned GEMM against OpenBLAS: alternate, keep each side's best.
+  MeasureOptions fine = mo;
+  fine.repeat = 5;
+  fine.min_repeat_ms = 200;
+  double kiln_best = 0, blas_best = 0;
+  const OpResult& gemm = results[0];
+  for (int round = 0; round < 3 && gemm.name == "gemm1024"; ++round) {
+    MeasureResult r = measure_isolated({gemm.best.template_name, parse_workload(gemm.workload), gemm.best.config}, fine);
+    if (r.ok()) kiln_best = std::max(kiln_best, parse_workload(gemm.workload).flops() / r.cost / 1e9);
+    blas_best = std::max(blas_best, openblas_gflops(1024));
+  }
+  std::ofstream(svg_path) << svg(results, blas_best);
+
+  nlohmann::json j;
+  j["trials"] = trials;
+  j["seeds"] = seeds;
+  for (const auto& o : results) {
+    nlohmann::json e;
+    e["name"] = o.name;
+    e["workload"] = o.workload;
+    e["best_gflops"] = o.best_gflops;
+    e["best_config"] = o.best.config;
+    e["best_knobs"] = o.best.knobs;
+    e["trials_to_95pct"] = o.trials_to_95;
+    int x = o.trials_to_95.at("xgb"), r = o.trials_to_95.at("random");
+    e["random_over_xgb_trials"] = x > 0 && r > 0 ? nlohmann::json(static_cast<double>(r) / x) : nlohmann::json(nullptr);
+    e["final_mean_gflops"] = {{"xgb", o.curve.at("xgb").back()}, {"random", o.curve.at("random").back()}};
+    e["curves_gflops"] = o.curve;
+    j["ops"].push_back(e);
+  }
+  bool have_gemm = gemm.name == "gemm1024";
+  if (have_gemm)
+    j["gemm1024"] = {{"kiln_tuned_gflops", kiln_best}, {"openblas_gflops", blas_best}, {"ratio", kiln_best / blas_best},
+                   {"openblas_core", openblas_get_corename()}};
+  j["svg"] = svg_path;
+  j["unique_measurements"] = cached.unique();
+  if (json) {
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("{:<24} {:>10} {:>14} {:>14} {:>8} {:>12} {:>12}\n", "operator", "best GF/s", "xgb to 95%", "random to 95%", "ratio",
+             "xgb final", "random final");
+  for (const auto& o : results) {
+    auto t = [](int v) { return v > 0 ? std::to_string(v) : std::string("never"); };
+    int x = o.trials_to_95.at("xgb"), r = o.trials_to_95.at("random");
+    fmt::print("{:<24} {:>10.1f} {:>14} {:>14} {:>8} {:>12.1f} {:>12.1f}\n", o.name, o.best_gflops, t(x), t(r),
+               x > 0 && r > 0 ? fmt::format("{:.2f}", static_cast<double>(r) / x) : "-", o.curve.at("xgb").back(),
+               o.curve.at("random").back());
+  }
+  if (have_gemm)
+    fmt::print("GEMM 1024: tuned kiln {:.1f} GFLOP/s, OpenBLAS ({}) {:.1f} GFLOP/s, ratio {:.2f}\n", kiln_best, openblas_get_corename(),
+             blas_best, kiln_best / blas_best);
+  fmt::print("curves: {}\n", svg_path);
+  return 0;
+}

@@ -1,0 +1,60 @@
+// Every template computes what the default schedule computes: random configurations of
+// each CPU template, on the CPU backend, against the reference interpreter.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "backend-cpu/graph_backend.h"
+#include "compiler/graph/executor.h"
+#include "tuner/template.h"
+
+namespace kiln::tuner {
+namespace {
+
+void check_config(const Template& t, const Workload& w, const Config& c) {
+  graph::NodeId node = -1;
+  graph::Graph g = workload_graph(w, &node);
+  graph::CompileOptions tuned;
+  tuned.optimize = false;
+  tuned.schedule_hook = [&](const graph::AnchorStage& a) {
+    t.apply(a, w, c);
+    return true;
+  };
+  graph::CompileOptions plain;
+  plain.optimize = false;
+  graph::Executor got = graph::make_executor(graph::compile(g, tuned), "cpu");
+  graph::Executor want = graph::make_executor(graph::compile(g, plain), "interp");
+  std::mt19937 rng(static_cast<unsigned>(c.index()));
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (size_t k = 0; k < got.num_inputs(); ++k) {
+    std::vector<float> v(static_cast<size_t>(got.input_type(k).size()));
+    for (float& x : v) x = u(rng);
+    got.set_input(k, v.data(), static_cast<int64_t>(v.size() * 4));
+    want.set_input(k, v.data(), static_cast<int64_t>(v.size() * 4));
+  }
+  got.run();
+  want.run();
+  const float* a = static_cast<const float*>(got.output(0));
+  const float* b = static_cast<const float*>(want.output(0));
+  for (int64_t i = 0; i < got.output_type(0).size(); ++i)
+    ASSERT_NEAR(a[i], b[i], 1e-3) << t.name << " " << w.key() << " config " << c.index() << " at " << i;
+}
+
+TEST(Templates, RandomConfigurationsMatchTheInterpreter) {
+  cpu::register_graph_backend();
+  std::mt19937_64 rng(11);
+  for (const char* spec : {"matmul:M=48,N=64,K=24", "dense:M=8,N=32,K=20", "conv2d:C=8,H=10,W=10,O=16,KH=3,pad=1",
+                           "conv2d:C=4,H=9,W=9,O=16,KH=3,stride=2"}) {
+    Workload w = parse_workload(spec);
+    const Template& t = *templates_for(w.op, "cpu").at(0);
+    ConfigSpace s = t.space(w);
+    for (int k = 0; k < 6; ++k) {
+      int64_t i = std::uniform_int_distribution<int64_t>(0, s.size() - 1)(rng);
+      SCOPED_TRACE(std::string(spec) + " config " + std::to_string(i));
+      check_config(t, w, s.get(i));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::tuner
