@@ -23,4 +23,11 @@ Conv2DResult run_conv2d(driver::Device& dev, const Program& p, const std::vector
                         const std::vector<int8_t>& kernel, const std::vector<int32_t>& bias,
                         runtime::StreamOptions opts = {});
 
+Program build_add(const Env& env, const AddWorkload& wl, const Requant& rq, const AddKnobs& knobs);
+// a + b (packed int8) with the identity block supplied; returns the packed output.
+std::vector<int8_t> run_add(driver::Device& dev, const Program& p, const std::vector<int8_t>& a,
+                            const std::vector<int8_t>& b, runtime::StreamOptions opts = {});
+// The CPU reference of add_packed (any layout: elementwise).
+std::vector<int8_t> reference_add(const Requant& rq, const std::vector<int8_t>& a, const std::vector<int8_t>& b);
+
 }  // namespace kiln::vta

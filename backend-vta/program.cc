@@ -80,9 +80,11 @@ ProgramStats Program::stats() const {
         if (op.kind == ProgramOp::Kind::kGemm) {
           ++s.gemm_insns;
           if (!k.reset()) s.gemm_uops += n;
+          else s.gemm_reset_uops += n;
         } else {
           ++s.alu_insns;
           s.alu_uops += n;
+          if (!k.use_imm()) s.alu_tensor_uops += n;
         }
         break;
       }

@@ -48,6 +48,8 @@ struct ProgramStats {
   uint64_t loads = 0, stores = 0, gemm_insns = 0, alu_insns = 0, dep_ops = 0;
   uint64_t gemm_uops = 0;  // micro-op executions (BATCH x BLOCK_IN x BLOCK_OUT MACs each)
   uint64_t alu_uops = 0;
+  uint64_t alu_tensor_uops = 0;  // of those, with a tensor operand (half rate on Kiln's RTL)
+  uint64_t gemm_reset_uops = 0;
   uint64_t bytes_loaded = 0, bytes_stored = 0;
 };
 

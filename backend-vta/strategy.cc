@@ -57,8 +57,8 @@ Conv2DWorkload dense_workload(int batch, int in_features, int out_features, std:
 }
 
 std::string Conv2DKnobs::to_string() const {
-  return fmt::format("tile_b={} tile_h={} tile_w={} tile_oc={} tile_ic={} h_threads={} oc_threads={}", tile_b, tile_h,
-                     tile_w, tile_oc, tile_ic, h_threads, oc_threads);
+  return fmt::format("tile_b={} tile_h={} tile_w={} tile_oc={} tile_ic={} h_threads={} oc_threads={}{}", tile_b, tile_h,
+                     tile_w, tile_oc, tile_ic, h_threads, oc_threads, double_buffer ? " double_buffer" : "");
 }
 
 std::vector<te::Tensor> Conv2DOp::args() const {
@@ -196,8 +196,9 @@ BufferUse conv2d_buffer_use(const Env& env, const Conv2DWorkload& wl, const Requ
   int64_t in_rows = int64_t{k.tile_h - 1} * wl.stride_h + wl.kernel_h;
   int64_t in_cols = int64_t{k.tile_w - 1} * wl.stride_w + wl.kernel_w;
   BufferUse u;
-  u.inp = threads * k.tile_b * k.tile_ic * in_rows * in_cols;
-  u.wgt = threads * k.tile_oc * k.tile_ic * wl.kernel_h * wl.kernel_w;
+  int64_t halves = k.double_buffer ? 2 : 1;
+  u.inp = halves * threads * k.tile_b * k.tile_ic * in_rows * in_cols;
+  u.wgt = halves * threads * k.tile_oc * k.tile_ic * wl.kernel_h * wl.kernel_w;
   u.acc = threads * (int64_t{k.tile_b} * k.tile_oc * k.tile_h * k.tile_w + (rq.bias ? k.tile_oc : 0));
   return u;
 }
@@ -253,10 +254,11 @@ std::vector<Conv2DKnobs> conv2d_knob_space(const Env& env, const Conv2DWorkload&
       for (int tw : divisors(d.ow))
         for (int toc : divisors(d.ob))
           for (int tic : divisors(d.cb))
-            for (int threads : {1, 2, 3}) {  // 1, 2 over rows, 2 over output channels
-              Conv2DKnobs k{tb, th, tw, toc, tic, threads == 2 ? 2 : 1, threads == 3 ? 2 : 1};
-              if (knob_problem(env, wl, rq, k).empty()) out.push_back(k);
-            }
+            for (int threads : {1, 2, 3})  // 1, 2 over rows, 2 over output channels
+              for (bool db : {false, true}) {
+                Conv2DKnobs k{tb, th, tw, toc, tic, threads == 2 ? 2 : 1, threads == 3 ? 2 : 1, db};
+                if (knob_problem(env, wl, rq, k).empty()) out.push_back(k);
+              }
   return out;
 }
 
@@ -284,10 +286,12 @@ Conv2DEstimate estimate_conv2d(const Env& env, const Conv2DWorkload& wl, const R
   e.gemm_uops = wl.macs() / (int64_t{c.batch()} * c.block_in() * c.block_out());
   e.dram_bytes = int64_t(tiles * steps * step_bytes * double(threads) / double(threads) +
                          tiles * acc_tile * c.out_elem_bytes());
-  if (threads > 1)
-    e.cycles = tiles * (steps * std::max(step_uops, step_load) + epilogue) + step_load + store;
-  else
-    e.cycles = tiles * (steps * (step_uops + step_load) + epilogue + store);
+  // Reduction steps overlap their loads with the GEMMs of another thread or of the
+  // previous step (double buffering); a tile's store overlaps only another thread's work.
+  bool overlap = threads > 1 || k.double_buffer;
+  double per_tile = (overlap ? steps * std::max(step_uops, step_load) : steps * (step_uops + step_load)) + epilogue;
+  if (threads == 1) per_tile += store;
+  e.cycles = tiles * per_tile + (overlap ? step_load + store : 0);
   return e;
 }
 
@@ -296,7 +300,7 @@ Conv2DKnobs default_conv2d_knobs(const Env& env, const Conv2DWorkload& wl, const
   double best_cycles = std::numeric_limits<double>::infinity();
   bool found = false;
   for (const Conv2DKnobs& k : conv2d_knob_space(env, wl, rq)) {
-    if (!latency_hiding && (k.h_threads > 1 || k.oc_threads > 1)) continue;
+    if (!latency_hiding && (k.h_threads > 1 || k.oc_threads > 1 || k.double_buffer)) continue;
     double cyc = estimate_conv2d(env, wl, rq, k).cycles;
     // Within half a percent, the larger tile wins (fewer instructions, fewer reloads).
     auto tile = [](const Conv2DKnobs& x) { return int64_t{x.tile_b} * x.tile_h * x.tile_w * x.tile_oc * x.tile_ic; };
@@ -376,8 +380,174 @@ schedule::Schedule schedule_conv2d(const Env& env, const Conv2DOp& op, const Con
   s[ckernel].compute_at(conv, ic_o);
   s[cdata].pragma(s[cdata]->leaf_iter_vars[0], kDmaCopy);
   s[ckernel].pragma(s[ckernel]->leaf_iter_vars[0], kDmaCopy);
+  if (k.double_buffer) {
+    s[cdata].double_buffer();
+    s[ckernel].double_buffer();
+  }
   conv.tensorize(cax[4], gemm_intrin(env));
   conv.pragma(ic_i, kUopScope);
+  return s;
+}
+
+}  // namespace kiln::vta
+
+namespace kiln::vta {
+
+std::string AddWorkload::to_string() const {
+  return fmt::format("{}: batch {} {}x{}x{}", name, batch, channels, height, width);
+}
+
+std::string AddKnobs::to_string() const {
+  return fmt::format("tile_h={} tile_w={} tile_c={} h_threads={}", tile_h, tile_w, tile_c, h_threads);
+}
+
+namespace {
+
+void check_add(const Env& env, const AddWorkload& wl) {
+  auto fail = [&](const std::string& why) { throw CompileError("vta add '" + wl.name + "': " + why); };
+  if (env.block_in() != env.block_out()) fail("needs BLOCK_IN == BLOCK_OUT for the identity block");
+  if (wl.batch <= 0 || wl.channels <= 0 || wl.height <= 0 || wl.width <= 0) fail("every size must be positive");
+  if (wl.batch % env.batch() != 0) fail(fmt::format("batch {} is not a multiple of BATCH {}", wl.batch, env.batch()));
+  if (wl.channels % env.block_out() != 0)
+    fail(fmt::format("{} channels are not a multiple of the block {}", wl.channels, env.block_out()));
+}
+
+std::string add_knob_problem(const Env& env, const AddWorkload& wl, const AddKnobs& k) {
+  int cb = wl.channels / env.block_out();
+  if (k.tile_h <= 0 || wl.height % k.tile_h) return fmt::format("tile_h={} does not divide the {} rows", k.tile_h, wl.height);
+  if (k.tile_w <= 0 || wl.width % k.tile_w) return fmt::format("tile_w={} does not divide the {} columns", k.tile_w, wl.width);
+  if (k.tile_c <= 0 || cb % k.tile_c) return fmt::format("tile_c={} does not divide the {} channel blocks", k.tile_c, cb);
+  if (k.h_threads < 1 || (wl.height / k.tile_h) % k.h_threads)
+    return fmt::format("h_threads={} does not divide the {} row tiles", k.h_threads, wl.height / k.tile_h);
+  int64_t tile = int64_t{wl.batch / env.batch()} * k.tile_c * k.tile_h * k.tile_w * k.h_threads;
+  if (2 * tile > env.depth(hw::MemType::kInp))
+    return fmt::format("needs {} INP elements, the {} configuration has {}", 2 * tile, env.config().name(),
+                       env.depth(hw::MemType::kInp));
+  if (2 * tile > env.depth(hw::MemType::kAcc))
+    return fmt::format("needs {} ACC elements, the {} configuration has {}", 2 * tile, env.config().name(),
+                       env.depth(hw::MemType::kAcc));
+  if (tile > env.depth(hw::MemType::kUop) / 4) return "its kernels would not fit the uop buffer";
+  return "";
+}
+
+}  // namespace
+
+std::vector<int8_t> identity_block(const Env& env) {
+  std::vector<int8_t> id(size_t(env.block_out()) * env.block_in(), 0);
+  for (int i = 0; i < env.block_out(); ++i) id[size_t(i) * env.block_in() + i] = 1;
+  return id;
+}
+
+AddOp add_packed(const Env& env, const AddWorkload& wl, const Requant& rq) {
+  check_add(env, wl);
+  if (rq.shift < 0 || rq.shift >= env.config().acc_width() / 2)
+    throw CompileError(fmt::format("vta add '{}': shift {} is outside the ALU's [0, {})", wl.name, rq.shift,
+                                   env.config().acc_width() / 2));
+  int b = env.batch(), bo = env.block_out();
+  std::vector<ir::Expr> shape{wl.batch / b, wl.channels / bo, wl.height, wl.width, b, bo};
+  std::vector<std::string> names{"n", "c", "y", "x", "b", "o"};
+  AddOp op;
+  op.workload = wl;
+  op.requant = rq;
+  op.a = te::placeholder(shape, env.inp_dtype(), wl.name + ".a");
+  op.b = te::placeholder(shape, env.inp_dtype(), wl.name + ".b");
+  op.identity = te::placeholder({bo, env.block_in()}, env.wgt_dtype(), wl.name + ".identity");
+  ir::DataType acc = env.acc_dtype();
+  auto widen = [&](const te::Tensor& x, const std::string& n) {
+    ir::IterVar k = te::reduce_axis(env.block_in(), "k");
+    return te::compute(
+        shape,
+        [&](const std::vector<ir::Var>& i) {
+          return te::sum(ir::cast(acc, x({i[0], i[1], i[2], i[3], i[4], k->var})) *
+                             ir::cast(acc, op.identity({i[5], k->var})),
+                         {k});
+        },
+        wl.name + "." + n, "injective", names);
+  };
+  op.a_acc = widen(op.a, "a_acc");
+  op.b_acc = widen(op.b, "b_acc");
+  te::Tensor cur;
+  auto alu_stage = [&](const std::string& what, const std::function<ir::Expr(const std::vector<ir::Var>&)>& f) {
+    cur = te::compute(shape, f, wl.name + "." + what, "elemwise", names);
+    op.alu.push_back(cur);
+  };
+  auto at = [](const te::Tensor& t, const std::vector<ir::Var>& i) { return t({i[0], i[1], i[2], i[3], i[4], i[5]}); };
+  alu_stage("sum", [&](const std::vector<ir::Var>& i) { return at(op.a_acc, i) + at(op.b_acc, i); });
+  if (rq.shift != 0) {
+    te::Tensor prev = cur;
+    alu_stage("shr", [&](const std::vector<ir::Var>& i) { return ir::shift_right(at(prev, i), ir::make_int(rq.shift, acc)); });
+  }
+  int lo = rq.relu ? 0 : -(1 << (env.config().out_width() - 1));
+  int hi = (1 << (env.config().out_width() - 1)) - 1;
+  {
+    te::Tensor prev = cur;
+    alu_stage("clip_hi", [&](const std::vector<ir::Var>& i) { return ir::min(at(prev, i), ir::make_int(hi, acc)); });
+  }
+  {
+    te::Tensor prev = cur;
+    alu_stage(rq.relu ? "relu" : "clip_lo", [&](const std::vector<ir::Var>& i) { return ir::max(at(prev, i), ir::make_int(lo, acc)); });
+  }
+  te::Tensor last = cur;
+  op.out = te::compute(shape, [&](const std::vector<ir::Var>& i) { return ir::cast(env.out_dtype(), at(last, i)); },
+                       wl.name + ".out", "elemwise", names);
+  return op;
+}
+
+AddKnobs default_add_knobs(const Env& env, const AddWorkload& wl) {
+  check_add(env, wl);
+  // The largest tile that fits, with two threads over rows where the rows allow.
+  AddKnobs best;
+  int64_t best_size = 0;
+  int cb = wl.channels / env.block_out();
+  for (int th : divisors(wl.height))
+    for (int tw : divisors(wl.width))
+      for (int tc : divisors(cb))
+        for (int threads : {1, 2}) {
+          AddKnobs k{th, tw, tc, threads};
+          if (!add_knob_problem(env, wl, k).empty()) continue;
+          int64_t size = int64_t{th} * tw * tc * (threads == 2 ? 3 : 2);  // prefer overlap
+          if (size > best_size) best = k, best_size = size;
+        }
+  if (best_size == 0) throw CompileError("vta add '" + wl.name + "': no tiling fits the buffers");
+  return best;
+}
+
+schedule::Schedule schedule_add(const Env& env, const AddOp& op, const AddKnobs& k) {
+  std::string why = add_knob_problem(env, op.workload, k);
+  if (!why.empty()) throw CompileError("vta add '" + op.workload.name + "' schedule (" + k.to_string() + "): " + why);
+  schedule::Schedule s = schedule::create_schedule({op.out});
+  te::Tensor ca = s.cache_read(op.a, kInpScope, {op.a_acc});
+  te::Tensor cb = s.cache_read(op.b, kInpScope, {op.b_acc});
+  te::Tensor ci = s.cache_read(op.identity, kWgtScope, {op.a_acc, op.b_acc});
+  s[op.a_acc].set_scope(kAccScope);
+  s[op.b_acc].set_scope(kAccScope);
+  for (const te::Tensor& t : op.alu) s[t].set_scope(kAccScope);
+  schedule::Stage out = s[op.out];
+  const auto& ax = op.out->axis;
+  auto [c_o, c_i] = out.split(ax[1], k.tile_c);
+  auto [y_o, y_i] = out.split(ax[2], k.tile_h);
+  auto [x_o, x_i] = out.split(ax[3], k.tile_w);
+  out.reorder({ax[0], y_o, c_o, x_o, c_i, y_i, x_i, ax[4], ax[5]});
+  if (k.h_threads > 1) {
+    auto [rest, v] = out.split(y_o, k.h_threads);
+    out.reorder({v, ax[0], rest, c_o, x_o});
+    out.bind(v, "vthread");
+  }
+  out.pragma(c_i, kDmaCopy);
+  s[ci].compute_at(out, x_o);
+  s[ci].pragma(s[ci]->leaf_iter_vars[0], kDmaCopy);
+  for (const auto& [cache, wide] : {std::pair{ca, op.a_acc}, std::pair{cb, op.b_acc}}) {
+    s[wide].compute_at(out, x_o);
+    s[cache].compute_at(out, x_o);
+    s[cache].pragma(s[cache]->leaf_iter_vars[0], kDmaCopy);
+    const auto& wax = wide->axis;
+    s[wide].tensorize(wax[4], gemm_intrin(env));
+    s[wide].pragma(wax[0], kUopScope);
+  }
+  for (const te::Tensor& t : op.alu) {
+    s[t].compute_at(out, x_o);
+    s[t].pragma(s[t]->leaf_iter_vars[0], kAlu);
+  }
   return s;
 }
 

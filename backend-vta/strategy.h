@@ -55,6 +55,7 @@ struct Conv2DKnobs {
   int tile_ic = 1;  // input-channel blocks loaded per step of the reduction
   int h_threads = 1;   // virtual threads over row tiles (latency hiding)
   int oc_threads = 1;  // virtual threads over output-channel tiles
+  bool double_buffer = false;  // INP and WGT tiles in two halves, alternating per reduction step
   std::string to_string() const;
   bool operator==(const Conv2DKnobs&) const = default;
 };
@@ -102,5 +103,42 @@ Conv2DKnobs default_conv2d_knobs(const Env& env, const Conv2DWorkload& wl, const
                                  bool latency_hiding = true);
 
 schedule::Schedule schedule_conv2d(const Env& env, const Conv2DOp& op, const Conv2DKnobs& k);
+
+}  // namespace kiln::vta
+
+namespace kiln::vta {
+
+// The elementwise add of two int8 tensors (residual connections):
+//   out = clip((a + b) >> shift, relu ? 0 : -128, 127),   a, b, out [N/b, C/bo, H, W, b, bo]
+// The ISA loads ACC only from accumulator-width data, so each int8 operand reaches the
+// accumulators through the GEMM core times an identity block (`identity`, an argument
+// of BLOCK_OUT x BLOCK_IN int8 the caller fills with identity_block()); the add, the
+// shift and the clip run on the ALU. Needs BLOCK_IN == BLOCK_OUT.
+struct AddWorkload {
+  std::string name = "add";
+  int batch = 1, channels = 0, height = 1, width = 1;
+  std::string to_string() const;
+};
+
+struct AddKnobs {
+  int tile_h = 1, tile_w = 1, tile_c = 1;  // rows, columns, channel blocks per tile
+  int h_threads = 1;
+  std::string to_string() const;
+};
+
+struct AddOp {
+  AddWorkload workload;
+  Requant requant;  // bias is not used
+  te::Tensor a, b, identity, out;
+  te::Tensor a_acc, b_acc;
+  std::vector<te::Tensor> alu;
+  std::vector<te::Tensor> args() const { return {a, b, identity, out}; }
+};
+
+AddOp add_packed(const Env& env, const AddWorkload& wl, const Requant& rq = {false, 0, false});
+AddKnobs default_add_knobs(const Env& env, const AddWorkload& wl);
+schedule::Schedule schedule_add(const Env& env, const AddOp& op, const AddKnobs& k);
+// The identity block, row-major [BLOCK_OUT][BLOCK_IN].
+std::vector<int8_t> identity_block(const Env& env);
 
 }  // namespace kiln::vta

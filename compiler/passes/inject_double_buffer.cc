@@ -33,10 +33,12 @@ class OffsetAccesses : public ir::IRMutator {
   ir::Expr offset_;
 };
 
-// A loop whose body allocates a double-buffered buffer. The allocation moves out of
-// the loop with two halves; iteration k uses half k % 2. When the body is exactly
-// "fill the buffer; use it", the loop is also pipelined: the fill for k + 1 is issued
-// before the use of k, so an accelerator can overlap them.
+// A loop whose body allocates double-buffered buffers (one, or several nested
+// directly in one another, as when two operands of one step are double buffered).
+// The allocations move out of the loop with two halves each; iteration k uses half
+// k % 2. When each level is "fill this buffer; then the rest", the loop is also
+// pipelined: the fills for k + 1 are issued before the use of k, so an accelerator
+// can overlap them.
 class DoubleBufferInjector : public ir::IRMutator {
  public:
   using IRMutator::mutate;
@@ -46,24 +48,45 @@ class DoubleBufferInjector : public ir::IRMutator {
     ir::Stmt s = IRMutator::mutate_(op, self);
     const auto* loop = s.as<ir::ForNode>();
     if (!loop) return s;
-    const auto* alloc = loop->body.as<ir::AllocateNode>();
-    const auto* attr = alloc ? alloc->body.as<ir::AttrNode>() : nullptr;
-    if (!attr || attr->key != "double_buffer_scope" || !ir::as_const_int(alloc->extent)) return s;
+    std::vector<const ir::AllocateNode*> bufs;
+    std::vector<ir::Stmt> fills;
+    ir::Stmt rest = loop->body;
+    bool pipelined = true;
+    while (true) {
+      const auto* alloc = rest.as<ir::AllocateNode>();
+      const auto* attr = alloc ? alloc->body.as<ir::AttrNode>() : nullptr;
+      if (!attr || attr->key != "double_buffer_scope" || !ir::as_const_int(alloc->extent)) break;
+      bufs.push_back(alloc);
+      const auto* seq = attr->body.as<ir::SeqNode>();
+      if (!seq || seq->seq.size() < 2) {
+        pipelined = false;
+        rest = attr->body;
+        break;
+      }
+      fills.push_back(seq->seq[0]);
+      rest = ir::make_seq(std::vector<ir::Stmt>(seq->seq.begin() + 1, seq->seq.end()));
+    }
+    if (bufs.empty()) return s;
     const ir::Var& k = loop->var;
-    ir::Expr half = (k - loop->min) % 2 * alloc->extent;
-    ir::Stmt body = OffsetAccesses(alloc->buffer_var.get(), half).mutate(attr->body);
-    auto reallocate = [&](ir::Stmt b) {
-      return ir::make_allocate(alloc->buffer_var, alloc->dtype, alloc->extent * 2, alloc->scope, b);
+    auto offsets = [&](ir::Stmt b) {
+      for (const ir::AllocateNode* a : bufs) b = OffsetAccesses(a->buffer_var.get(), (k - loop->min) % 2 * a->extent).mutate(b);
+      return b;
     };
-    const auto* seq = body.as<ir::SeqNode>();
+    auto reallocate = [&](ir::Stmt b) {
+      for (auto it = bufs.rbegin(); it != bufs.rend(); ++it)
+        b = ir::make_allocate((*it)->buffer_var, (*it)->dtype, (*it)->extent * 2, (*it)->scope, b);
+      return b;
+    };
     const int64_t* ext = ir::as_const_int(loop->extent);
     // The halves are shared by the iterations, so they must run in order.
     ir::ForKind kind = loop->for_kind == ir::ForKind::Parallel ? ir::ForKind::Serial : loop->for_kind;
-    if (!seq || seq->seq.size() < 2 || !ext || *ext < 2) {
-      return reallocate(ir::make_for(k, loop->min, loop->extent, kind, body, loop->thread_tag));
+    if (!pipelined || !ext || *ext < 2) {
+      std::vector<ir::Stmt> all = fills;
+      all.push_back(rest);
+      return reallocate(ir::make_for(k, loop->min, loop->extent, kind, offsets(ir::make_seq(all)), loop->thread_tag));
     }
-    ir::Stmt fill = seq->seq[0];
-    ir::Stmt use = ir::make_seq(std::vector<ir::Stmt>(seq->seq.begin() + 1, seq->seq.end()));
+    ir::Stmt fill = offsets(ir::make_seq(fills));
+    ir::Stmt use = offsets(rest);
     ir::Expr last = loop->min + loop->extent - 1;
     ir::Stmt steady = ir::make_seq({ir::substitute(fill, k, k + 1), use});
     return reallocate(ir::make_seq({

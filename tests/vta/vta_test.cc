@@ -158,6 +158,40 @@ TEST(VtaDense, MatchesReference) {
   }
 }
 
+// ---------------------------------------------------------------- residual add
+
+void check_add(const std::string& device, const std::string& cfg_name, const vta::AddWorkload& wl,
+               const vta::Requant& rq, uint32_t seed) {
+  hw::Config cfg = config(cfg_name);
+  vta::Env env(cfg);
+  vta::AddKnobs k = vta::default_add_knobs(env, wl);
+  SCOPED_TRACE(wl.to_string() + " on " + device + "/" + cfg_name + " with " + k.to_string());
+  vta::Program p = vta::build_add(env, wl, rq, k);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d8(-128, 127);
+  size_t n = size_t(wl.batch) * wl.channels * wl.height * wl.width;
+  std::vector<int8_t> a(n), b(n);
+  for (auto& x : a) x = static_cast<int8_t>(d8(rng));
+  for (auto& x : b) x = static_cast<int8_t>(d8(rng));
+  auto dev = driver::make_device(device, cfg);
+  EXPECT_EQ(vta::run_add(*dev, p, a, b), vta::reference_add(rq, a, b));
+}
+
+TEST(VtaAdd, ResidualAddsMatchReference) {
+  // ResNet-18's residual adds (56x56x64 ... 7x7x512) and small odd shapes.
+  for (const char* cfg : {"default", "tiny"}) {
+    check_add("fsim", cfg, {"res2", 1, 64, 56, 56}, {false, 0, true}, 1);
+    check_add("fsim", cfg, {"res5", 1, 512, 7, 7}, {false, 1, false}, 2);
+    check_add("fsim", cfg, {"odd", 1, 32, 5, 3}, {false, 0, false}, 3);
+  }
+}
+
+#ifdef KILN_HAVE_RTL
+TEST(VtaRtl, ResidualAdd) {
+  for (const char* cfg : {"default", "tiny"}) check_add("rtl", cfg, {"res3", 1, 128, 28, 28}, {false, 0, true}, 4);
+}
+#endif
+
 // ---------------------------------------------------------------- the RTL
 
 #ifdef KILN_HAVE_RTL

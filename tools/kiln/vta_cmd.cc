@@ -41,10 +41,14 @@ struct VtaArgs {
 vta::Conv2DKnobs parse_knobs(const std::string& text) {
   vta::Conv2DKnobs k;
   char tail = 0;
-  if (std::sscanf(text.c_str(), "%d,%d,%d,%d,%d,%d%c", &k.tile_h, &k.tile_w, &k.tile_oc, &k.tile_ic, &k.h_threads,
-                  &k.oc_threads, &tail) != 6)
-    throw hw::Error("--knobs takes six comma-separated numbers: tile_h,tile_w,tile_oc,tile_ic,h_threads,oc_threads; got '" +
-                    text + "'");
+  int db = 0;
+  int n = std::sscanf(text.c_str(), "%d,%d,%d,%d,%d,%d,%d%c", &k.tile_h, &k.tile_w, &k.tile_oc, &k.tile_ic, &k.h_threads,
+                      &k.oc_threads, &db, &tail);
+  if (n != 6 && n != 7)
+    throw hw::Error(
+        "--knobs takes six or seven comma-separated numbers: tile_h,tile_w,tile_oc,tile_ic,h_threads,oc_threads"
+        "[,double_buffer]; got '" + text + "'");
+  k.double_buffer = db != 0;
   return k;
 }
 
@@ -147,7 +151,7 @@ void run_vta(VtaArgs a, bool dense) {
 
 void add_common(CLI::App* c, VtaArgs& a) {
   add_config_option(c, a.config);
-  c->add_option("--knobs", a.knobs, "schedule: tile_h,tile_w,tile_oc,tile_ic,h_threads,oc_threads (default: chosen)");
+  c->add_option("--knobs", a.knobs, "schedule: tile_h,tile_w,tile_oc,tile_ic,h_threads,oc_threads[,double_buffer] (default: chosen)");
   c->add_flag("--no-latency-hiding", a.no_latency_hiding, "default schedule without virtual threads");
   c->add_flag("--bias", a.bias, "add an int32 bias before the shift");
   c->add_option("--shift", a.shift, "requantization: arithmetic shift right (default 8)");
