@@ -273,7 +273,8 @@ Conv2DEstimate estimate_conv2d(const Env& env, const Conv2DWorkload& wl, const R
   // Per thread and reduction step: one INP and one WGT transfer against the GEMM
   // micro-ops that use them.
   const double kDmaOverhead = 40;  // cycles a transfer costs beyond its bytes
-  double step_bytes = double(u.inp / threads) * c.inp_elem_bytes() + double(u.wgt / threads) * c.wgt_elem_bytes();
+  int64_t copies = threads * (k.double_buffer ? 2 : 1);
+  double step_bytes = double(u.inp / copies) * c.inp_elem_bytes() + double(u.wgt / copies) * c.wgt_elem_bytes();
   double step_load = step_bytes / bw + 2 * kDmaOverhead;
   double step_uops = double(k.tile_b) * k.tile_oc * k.tile_h * k.tile_w * k.tile_ic * wl.kernel_h * wl.kernel_w;
   // Per tile: the accumulator reset, the ALU stages (a tensor operand halves the
@@ -284,8 +285,7 @@ Conv2DEstimate estimate_conv2d(const Env& env, const Conv2DWorkload& wl, const R
   double store = acc_tile * c.out_elem_bytes() / bw + kDmaOverhead;
   Conv2DEstimate e;
   e.gemm_uops = wl.macs() / (int64_t{c.batch()} * c.block_in() * c.block_out());
-  e.dram_bytes = int64_t(tiles * steps * step_bytes * double(threads) / double(threads) +
-                         tiles * acc_tile * c.out_elem_bytes());
+  e.dram_bytes = int64_t(tiles * steps * step_bytes + tiles * acc_tile * c.out_elem_bytes());
   // Reduction steps overlap their loads with the GEMMs of another thread or of the
   // previous step (double buffering); a tile's store overlaps only another thread's work.
   bool overlap = threads > 1 || k.double_buffer;

@@ -34,7 +34,7 @@ struct Row {
   std::string knobs;
   uint64_t cycles, ideal, bytes, roofline;
   double utilization, of_roofline, wall_s, knob_s = 0, build_s = 0;
-  uint64_t compute_bound = 0;
+  uint64_t compute_bound = 0, estimate = 0;
   driver::Counters counters;
 };
 
@@ -136,6 +136,7 @@ int run(int argc, char** argv) {
       row.knob_s = knob_s;
       row.build_s = build_s;
       row.counters = r.counters;
+      row.estimate = uint64_t(vta::estimate_conv2d(env, wl, rq, k, bw).cycles);
       rows.push_back(row);
       if (!json) {
         std::cout << fmt::format("{:4} {:5} cycles {:>9} ideal {:>8} util {:5.1f}% roofline {:>8} ({:5.1f}%) bytes {:>9} "
@@ -143,6 +144,7 @@ int run(int argc, char** argv) {
                                  row.name, lh ? "lh" : "nolh", row.cycles, row.ideal, 100 * row.utilization,
                                  row.roofline, 100 * row.of_roofline, row.bytes, row.knobs, wall, knob_s, build_s);
         const auto& c = r.counters;
+        std::cout << fmt::format("       model {} cycles\n", row.estimate);
         std::cout << fmt::format("       compute busy {} stall {}, load busy {} stall {}, store busy {} stall {}, "
                                  "gemm uops {}, alu uops {}, uop bytes {}\n",
                                  counter(c, Counter::kComputeBusyCycles), counter(c, Counter::kComputeStallCycles),
@@ -175,7 +177,7 @@ int run(int argc, char** argv) {
     for (const Row& r : rows) {
       j["layers"].push_back({{"name", r.name}, {"latency_hiding", r.latency_hiding}, {"cycles", r.cycles},
                              {"ideal_cycles", r.ideal}, {"utilization", r.utilization}, {"bytes", r.bytes},
-                             {"roofline_cycles", r.roofline}, {"compute_bound_cycles", r.compute_bound}, {"of_roofline", r.of_roofline}, {"knobs", r.knobs},
+                             {"roofline_cycles", r.roofline}, {"compute_bound_cycles", r.compute_bound}, {"model_cycles", r.estimate}, {"of_roofline", r.of_roofline}, {"knobs", r.knobs},
                              {"wall_s", r.wall_s}, {"build_s", r.build_s}});
     }
     j["mean_utilization_3x3_latency_hiding"] = mean3;
