@@ -203,6 +203,8 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
     }
   }
 
+  res.transfer_records = static_cast<int>(transfer.x.size());
+
   auto train = [&] {
     TrainSet ts = transfer;
     std::vector<const Record*> all = mine;

@@ -51,6 +51,8 @@ struct TuneResult {
   // The best cost after each trial of this run (0 until one succeeded).
   std::vector<double> best_curve;
   std::vector<Record> records;  // this run's
+  // Records of other workloads of the same template the model also trained on.
+  int transfer_records = 0;
 };
 
 // Tunes one task. Throws std::invalid_argument for bad options (unknown tuner,

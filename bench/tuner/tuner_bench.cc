@@ -202,8 +202,7 @@ int main(int argc, char** argv) {
         TuneResult r = tune(t, w, cached, opt);
         costs[tuner].push_back(r.best_curve);
         if (r.best && (o.best.config < 0 || r.best->cost < o.best.cost)) o.best = *r.best;
-        if (!json)
-          fmt::print(stderr, "{} {} seed {}: best {:.1f} GFLOP/s ({} unique configurations measured so far, {:.0f} s)\n", name, tuner,
+        fmt::print(stderr, "{} {} seed {}: best {:.1f} GFLOP/s ({} unique configurations measured so far, {:.0f} s)\n", name, tuner,
                      seed, r.best ? w.flops() / r.best->cost / 1e9 : 0.0, cached.unique(),
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }

@@ -118,6 +118,28 @@ TEST_F(Measure, XgbTunerNeverMeasuresAConfigurationTwiceAndResumes) {
   fs::remove(p);
 }
 
+TEST_F(Measure, LearnsFromRecordsOfOtherWorkloadsOfTheSameTemplate) {
+  LocalPool pool(2, MeasureOptions{});
+  fs::path p = fs::temp_directory_path() / ("kiln-tune-transfer-" + std::to_string(getpid()) + ".jsonl");
+  fs::remove(p);
+  TuneOptions o;
+  o.tuner = "random";
+  o.trials = 8;
+  o.records = p.string();
+  TuneResult first = tune(find_template("matmul.cpu"), w, pool, o);
+  EXPECT_EQ(first.transfer_records, 0);
+  o.tuner = "xgb";
+  Workload other = parse_workload("matmul:M=64,N=32,K=32");
+  TuneResult second = tune(find_template("matmul.cpu"), other, pool, o);
+  EXPECT_EQ(second.transfer_records, 8);
+  EXPECT_EQ(second.measured, 8);
+  o.transfer = false;
+  o.trials = 9;
+  o.resume = true;
+  EXPECT_EQ(tune(find_template("matmul.cpu"), other, pool, o).transfer_records, 0);
+  fs::remove(p);
+}
+
 TEST_F(Measure, RejectsBadOptions) {
   LocalPool pool(1, MeasureOptions{});
   TuneOptions o;

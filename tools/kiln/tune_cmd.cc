@@ -91,6 +91,9 @@ void tune_main(const TuneArgs& a) {
       throw CompileError(e.what());
     }
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
+    if (r.transfer_records > 0)
+      fmt::print(stderr, "[{} {}] the cost model also learned from {} records of other {} workloads\n", ts[0]->name, w.key(),
+                 r.transfer_records, w.op);
     if (r.best) {
       std::vector<std::string> knobs;
       for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
