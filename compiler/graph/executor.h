@@ -22,7 +22,7 @@ struct CompileOptions {
   bool fuse = true;      // FuseOps; otherwise one kernel per operator
   // Schedules anchor stages instead of the default (lower_group.h); the tuner's
   // records provide one (tuner/apply.h).
-  ScheduleHook schedule_hook;
+  ScheduleHook schedule_hook = {};  // "= {}": {optimize, fuse} initializers stay warning-free
 };
 
 struct CompiledModel {

@@ -37,7 +37,7 @@ std::string clock_text(double s) {
 
 void print_progress(const tuner::TuneProgress& p) {
   bool tty = isatty(STDERR_FILENO);
-  std::string best = p.best_cost > 0 ? fmt::format("best {:.1f} GFLOP/s ({:.4f} ms)", p.best_gflops, p.best_cost * 1e3) : "best -";
+  std::string best = p.best_cost > 0 ? fmt::format("best {:.1f} GFLOP/s ({:.4g} ms)", p.best_gflops, p.best_cost * 1e3) : "best -";
   fmt::print(stderr, "{}[{}] {}/{} trials, {}, {} errors, elapsed {}, ETA {}{}", tty ? "\r" : "", p.task, p.done, p.total, best,
              p.errors, clock_text(p.elapsed_s), clock_text(p.eta_s), tty ? "   " : "\n");
 }
@@ -97,7 +97,7 @@ void tune_main(const TuneArgs& a) {
     if (r.best) {
       std::vector<std::string> knobs;
       for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
-      fmt::print("{} ({}): best {:.4f} ms, {:.1f} GFLOP/s, config {} [{}]; {} measured now, {} errors\n", w.key(), where,
+      fmt::print("{} ({}): best {:.4g} ms, {:.1f} GFLOP/s, config {} [{}]; {} measured now, {} errors\n", w.key(), where,
                  r.best->cost * 1e3, w.flops() / r.best->cost / 1e9, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
     } else {
       fmt::print("{} ({}): no configuration ran successfully; {} measured now, {} errors\n", w.key(), where, r.measured, r.errors);
