@@ -84,6 +84,11 @@ void check_workload(const Env& env, const Conv2DWorkload& wl) {
   if (wl.out_height() <= 0 || wl.out_width() <= 0) fail("the output would be empty");
 }
 
+// A 1x1 convolution with a vertical stride and no padding loads only the rows it uses.
+bool skips_rows(const Conv2DWorkload& wl) {
+  return wl.kernel_h == 1 && wl.stride_h > 1 && wl.pad_h == 0 && wl.pad_w == 0;
+}
+
 std::vector<int> divisors(int n) {
   std::vector<int> d;
   for (int i = 1; i <= n; ++i)
@@ -127,7 +132,16 @@ Conv2DOp conv2d_packed(const Env& env, const Conv2DWorkload& wl, const Requant& 
   op.data = te::placeholder({d.nb, d.cb, wl.height, wl.width, b, bi}, env.inp_dtype(), wl.name + ".data");
   op.kernel = te::placeholder({d.ob, d.cb, wl.kernel_h, wl.kernel_w, bo, bi}, env.wgt_dtype(), wl.name + ".kernel");
   te::Tensor in = op.data;
-  if (wl.pad_h != 0 || wl.pad_w != 0) {
+  bool rows = skips_rows(wl);
+  if (rows) {
+    // A strided 1x1 convolution reads every stride_h-th row only: the INP stage takes
+    // just those rows (a load whose row stride skips the others).
+    op.padded = te::compute(
+        {d.nb, d.cb, d.oh, wl.width, b, bi},
+        [&](const std::vector<ir::Var>& i) { return op.data({i[0], i[1], i[2] * wl.stride_h, i[3], i[4], i[5]}); },
+        wl.name + ".rows", "injective");
+    in = op.padded;
+  } else if (wl.pad_h != 0 || wl.pad_w != 0) {
     op.padded = te::pad(op.data, {0, 0, wl.pad_h, wl.pad_w, 0, 0}, {0, 0, wl.pad_h, wl.pad_w, 0, 0}, ir::Expr(),
                         wl.name + ".pad");
     in = op.padded;
@@ -141,7 +155,7 @@ Conv2DOp conv2d_packed(const Env& env, const Conv2DWorkload& wl, const Requant& 
   op.conv = te::compute(
       out_shape,
       [&](const std::vector<ir::Var>& i) {
-        ir::Expr y = i[2] * wl.stride_h + rkh->var;
+        ir::Expr y = rows ? i[2] + rkh->var : i[2] * wl.stride_h + rkh->var;
         ir::Expr x = i[3] * wl.stride_w + rkw->var;
         return te::sum(ir::cast(acc, in({i[0], ric->var, y, x, i[4], rii->var})) *
                            ir::cast(acc, op.kernel({i[1], ric->var, rkh->var, rkw->var, i[5], rii->var})),
@@ -193,7 +207,7 @@ Conv2DOp conv2d_packed(const Env& env, const Conv2DWorkload& wl, const Requant& 
 BufferUse conv2d_buffer_use(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Conv2DKnobs& k) {
   (void)env;
   int64_t threads = int64_t{k.h_threads} * k.oc_threads;
-  int64_t in_rows = int64_t{k.tile_h - 1} * wl.stride_h + wl.kernel_h;
+  int64_t in_rows = skips_rows(wl) ? k.tile_h : int64_t{k.tile_h - 1} * wl.stride_h + wl.kernel_h;
   int64_t in_cols = int64_t{k.tile_w - 1} * wl.stride_w + wl.kernel_w;
   BufferUse u;
   int64_t halves = k.double_buffer ? 2 : 1;
