@@ -9,6 +9,7 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "tests/support/command.h"
 #include "hw/spec/assembly.h"
 
 namespace kiln {
@@ -16,21 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string output;  // stdout and stderr together
-};
+using Result = test::CommandResult;
 
-Result kiln(const std::string& args) {
-  std::string cmd = std::string(KILN_BIN) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+Result kiln(const std::string& args) { return test::run_command(std::string(KILN_BIN) + " " + args); }
 
 class Cli : public ::testing::Test {
  protected:

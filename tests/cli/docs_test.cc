@@ -11,22 +11,14 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/command.h"
 #include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
 
 namespace kiln {
 namespace {
 
-std::string run(const std::string& args) {
-  std::string cmd = std::string(KILN_BIN) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  pclose(pipe);
-  return out;
-}
+std::string run(const std::string& args) { return test::run_command(std::string(KILN_BIN) + " " + args).output; }
 
 std::string doc(const std::string& name) {
   std::ifstream in(std::string(std::getenv("KILN_SOURCE_DIR")) + "/docs/" + name);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/command.h"
 #include "backend-cpu/module.h"
 #include "compiler/ir/op.h"
 #include "compiler/schedule/schedule.h"
@@ -45,16 +46,9 @@ fs::path temp_dir() {
 }
 
 std::string run_command(const std::string& cmd, int* rc) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) {
-    *rc = -1;
-    return out;
-  }
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  *rc = pclose(p);
-  return out;
+  test::CommandResult r = test::run_command(cmd);
+  *rc = r.status;
+  return r.output;
 }
 
 uint16_t elf_machine(const std::string& obj) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/command.h"
 #include "backend-cpu/runtime/tensor.h"
 
 namespace {
@@ -20,13 +21,8 @@ struct Result {
 };
 
 Result kiln(const std::string& args) {
-  std::string cmd = std::string(KILN_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
+  kiln::test::CommandResult r = kiln::test::run_command(std::string(KILN_BIN) + " " + args);
+  return {r.status, r.output};
 }
 
 fs::path models() { return KILN_E2E_MODELS_DIR; }

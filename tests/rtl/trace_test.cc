@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/command.h"
 #include "hw/driver/rtl/rtl_device.h"
 #include "hw/sim/testing/random_program.h"
 #include "hw/spec/assembly.h"
@@ -352,21 +353,7 @@ TEST(RtlTrace, ADeadlockedRunIsRecordedWithItsError) {
 
 #ifdef KILN_BIN
 // `kiln sim --device rtl --trace FILE`, run as a user runs it.
-struct CliResult {
-  int status;
-  std::string output;
-};
-
-CliResult kiln_cli(const std::string& args) {
-  std::string cmd = std::string(KILN_BIN) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+test::CommandResult kiln_cli(const std::string& args) { return test::run_command(std::string(KILN_BIN) + " " + args); }
 
 TEST(RtlTraceCli, SimWritesATimeline) {
   hw::Config cfg = config_named("tiny");
@@ -381,10 +368,10 @@ TEST(RtlTraceCli, SimWritesATimeline) {
       .write(reinterpret_cast<const char*>(image.data()),
              static_cast<std::streamsize>(image.size()));
   std::string prog = (dir / "p.bin").string(), trace = (dir / "t.json").string();
-  CliResult a = kiln_cli("asm --config tiny " + (dir / "pipeline.s").string() + " -o " + prog +
+  test::CommandResult a = kiln_cli("asm --config tiny " + (dir / "pipeline.s").string() + " -o " + prog +
                          " -u " + (dir / "p.uop").string());
   ASSERT_EQ(a.status, 0) << a.output;
-  CliResult r = kiln_cli("sim --device rtl --config tiny --program " + prog + " --dram " +
+  test::CommandResult r = kiln_cli("sim --device rtl --config tiny --program " + prog + " --dram " +
                          (dir / "in.bin").string() + " --trace " + trace + " --json");
   ASSERT_EQ(r.status, 0) << r.output;
   json counters = json::parse(r.output)["counters"];
@@ -396,11 +383,11 @@ TEST(RtlTraceCli, SimWritesATimeline) {
   EXPECT_EQ(total(t, "store", {"stall_token", "stall_queue"}),
             counters["store_stall_cycles"].get<uint64_t>());
 
-  CliResult fsim = kiln_cli("sim --device fsim --config tiny --program " + prog + " --dram " +
+  test::CommandResult fsim = kiln_cli("sim --device fsim --config tiny --program " + prog + " --dram " +
                             (dir / "in.bin").string() + " --trace " + trace);
   EXPECT_NE(fsim.status, 0);
   EXPECT_NE(fsim.output.find("--device rtl"), std::string::npos) << fsim.output;
-  CliResult bad =
+  test::CommandResult bad =
       kiln_cli("sim --device rtl --config tiny --program " + prog + " --dram " +
                (dir / "in.bin").string() + " --trace " + (dir / "no/such/t.json").string());
   EXPECT_NE(bad.status, 0);

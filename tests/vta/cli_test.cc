@@ -10,24 +10,12 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/command.h"
+
 namespace kiln {
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
-
-Result run(const std::string& args) {
-  std::string cmd = std::string(KILN_BIN) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  int st = pclose(pipe);
-  return {WEXITSTATUS(st), out};
-}
+test::CommandResult run(const std::string& args) { return test::run_command(std::string(KILN_BIN) + " " + args); }
 
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -43,14 +31,14 @@ TEST(VtaCli, Conv2dWritesAssemblyProgramAndTimeline) {
   std::string args = "vta conv2d --layer C11 --device " + device + " --json --asm " + (dir / "c11.asm").string() +
                      " --program " + (dir / "c11.json").string();
   if (KILN_HAVE_RTL_DEVICE) args += " --trace " + (dir / "c11.trace.json").string();
-  Result r = run(args);
-  ASSERT_EQ(r.status, 0) << r.out;
-  nlohmann::json j = nlohmann::json::parse(r.out);
+  auto r = run(args);
+  ASSERT_EQ(r.status, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output);
   EXPECT_TRUE(j.at("matches_reference").get<bool>());
   EXPECT_GT(j.at("gemm_uops").get<uint64_t>(), 0u);
   // The assembly reads back with `kiln asm`.
-  Result a = run("asm " + (dir / "c11.asm").string() + " -o " + (dir / "c11.bin").string());
-  EXPECT_EQ(a.status, 0) << a.out;
+  auto a = run("asm " + (dir / "c11.asm").string() + " -o " + (dir / "c11.bin").string());
+  EXPECT_EQ(a.status, 0) << a.output;
   EXPECT_GT(std::filesystem::file_size(dir / "c11.bin"), 0u);
   nlohmann::json prog = nlohmann::json::parse(slurp(dir / "c11.json"));
   EXPECT_EQ(prog.at("format"), "kiln-vta-program");
@@ -63,18 +51,18 @@ TEST(VtaCli, Conv2dWritesAssemblyProgramAndTimeline) {
 }
 
 TEST(VtaCli, BadInputNamesTheProblem) {
-  Result r = run("vta conv2d --in-channels 20");
+  auto r = run("vta conv2d --in-channels 20");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("BLOCK_IN"), std::string::npos) << r.out;
+  EXPECT_NE(r.output.find("BLOCK_IN"), std::string::npos) << r.output;
   r = run("vta conv2d --knobs 3,3");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("--knobs"), std::string::npos) << r.out;
+  EXPECT_NE(r.output.find("--knobs"), std::string::npos) << r.output;
   r = run("vta conv2d --layer C2 --knobs 5,56,1,1,1,1");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("tile_h=5"), std::string::npos) << r.out;
+  EXPECT_NE(r.output.find("tile_h=5"), std::string::npos) << r.output;
   r = run("vta conv2d --device fsim --trace /tmp/x.json");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("--trace"), std::string::npos) << r.out;
+  EXPECT_NE(r.output.find("--trace"), std::string::npos) << r.output;
 }
 
 }  // namespace
