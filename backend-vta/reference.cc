@@ -1,6 +1,7 @@
 #include "backend-vta/reference.h"
 
 #include <algorithm>
+#include <random>
 
 namespace kiln::vta {
 
@@ -54,6 +55,19 @@ std::vector<int8_t> unpack_out(const Env& env, const Conv2DWorkload& wl, const s
             for (int o1 = 0; o1 < bo; ++o1)
               out[((size_t(n0 * b + n1) * O + size_t(o0 * bo + o1)) * OH + h) * OW + w] = p[i++];
   return out;
+}
+
+Conv2DTensors random_conv2d_tensors(const Conv2DWorkload& wl, uint32_t seed, int bias_range) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d8(-128, 127), db(-bias_range, bias_range);
+  Conv2DTensors t;
+  t.data.resize(size_t(wl.batch) * wl.in_channels * wl.height * wl.width);
+  t.kernel.resize(size_t(wl.out_channels) * wl.in_channels * wl.kernel_h * wl.kernel_w);
+  t.bias.resize(size_t(wl.out_channels));
+  for (auto& x : t.data) x = static_cast<int8_t>(d8(rng));
+  for (auto& x : t.kernel) x = static_cast<int8_t>(d8(rng));
+  for (auto& x : t.bias) x = db(rng);
+  return t;
 }
 
 std::vector<int8_t> reference_conv2d(const Conv2DWorkload& wl, const Requant& rq, const std::vector<int8_t>& data,

@@ -72,20 +72,16 @@ int run(int argc, char** argv) {
   for (std::string l; std::getline(ss, l, ',');) wanted.push_back(l);
 
   std::vector<Row> rows;
-  std::mt19937 rng(7);
-  std::uniform_int_distribution<int> d8(-128, 127), db(-4096, 4096);
   // TVM's conv2d benchmark epilogue: shift right by 8, clip to [0, 127], cast.
   vta::Requant rq;
   rq.bias = bias;
   rq.shift = 8;
   for (const vta::Conv2DWorkload& wl : vta::resnet18_conv_workloads(cfg.batch())) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), wl.name) == wanted.end()) continue;
-    std::vector<int8_t> data(size_t(wl.batch) * wl.in_channels * wl.height * wl.width);
-    std::vector<int8_t> kernel(size_t(wl.out_channels) * wl.in_channels * wl.kernel_h * wl.kernel_w);
-    std::vector<int32_t> bias(size_t(wl.out_channels));
-    for (auto& x : data) x = static_cast<int8_t>(d8(rng));
-    for (auto& x : kernel) x = static_cast<int8_t>(d8(rng));
-    for (auto& x : bias) x = db(rng);
+    vta::Conv2DTensors t = vta::random_conv2d_tensors(wl, 7);
+    const std::vector<int8_t>& data = t.data;
+    const std::vector<int8_t>& kernel = t.kernel;
+    const std::vector<int32_t>& bias = t.bias;
     std::vector<int8_t> want = vta::reference_conv2d(wl, rq, data, kernel, bias);
     for (bool lh : {false, true}) {
       auto c0 = std::chrono::steady_clock::now();

@@ -23,23 +23,9 @@ hw::Config config(const std::string& name) {
   return hw::Config::from_file(std::filesystem::path(KILN_SOURCE_DIR) / "hw/config" / (name + ".json"));
 }
 
-struct Tensors {
-  std::vector<int8_t> data, kernel;
-  std::vector<int32_t> bias;
-};
+using Tensors = vta::Conv2DTensors;
 
-Tensors random_tensors(const vta::Conv2DWorkload& wl, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> d8(-128, 127), db(-3000, 3000);
-  Tensors t;
-  t.data.resize(size_t(wl.batch) * wl.in_channels * wl.height * wl.width);
-  t.kernel.resize(size_t(wl.out_channels) * wl.in_channels * wl.kernel_h * wl.kernel_w);
-  t.bias.resize(size_t(wl.out_channels));
-  for (auto& x : t.data) x = static_cast<int8_t>(d8(rng));
-  for (auto& x : t.kernel) x = static_cast<int8_t>(d8(rng));
-  for (auto& x : t.bias) x = db(rng);
-  return t;
-}
+Tensors random_tensors(const vta::Conv2DWorkload& wl, uint32_t seed) { return vta::random_conv2d_tensors(wl, seed, 3000); }
 
 // Builds, runs on `device` and compares; returns the program for further checks.
 vta::Program check_conv2d(const std::string& device, const hw::Config& cfg, const vta::Conv2DWorkload& wl,

@@ -83,14 +83,10 @@ void run_vta(VtaArgs a, bool dense) {
   opts.trace_file = a.trace_out;
   auto dev = driver::make_device(a.device, cfg, opts);
 
-  std::mt19937 rng(static_cast<uint32_t>(a.seed));
-  std::uniform_int_distribution<int> d8(-128, 127), db(-4096, 4096);
-  std::vector<int8_t> data(size_t(wl.batch) * wl.in_channels * wl.height * wl.width);
-  std::vector<int8_t> kernel(size_t(wl.out_channels) * wl.in_channels * wl.kernel_h * wl.kernel_w);
-  std::vector<int32_t> bias(size_t(wl.out_channels));
-  for (auto& x : data) x = static_cast<int8_t>(d8(rng));
-  for (auto& x : kernel) x = static_cast<int8_t>(d8(rng));
-  for (auto& x : bias) x = db(rng);
+  vta::Conv2DTensors t = vta::random_conv2d_tensors(wl, static_cast<uint32_t>(a.seed));
+  const std::vector<int8_t>& data = t.data;
+  const std::vector<int8_t>& kernel = t.kernel;
+  const std::vector<int32_t>& bias = t.bias;
 
   if (!a.asm_out.empty()) {
     // The stream as it would run with the tensors at these addresses.
