@@ -21,10 +21,13 @@ build: configure
 MODELS = $(BUILD)/demo-models
 
 # The accelerator: int8 GEMM and conv2d through the runtime on fsim, checked against
-# C++ references. Then the main job: ResNet-18 (random weights, exported by PyTorch)
-# compiled and run on the CPU, its output compared with PyTorch's.
+# C++ references; ResNet-18's last 3x3 convolution compiled by the VTA backend and run
+# on the Verilated RTL, checked against the CPU reference, with its cycle count. Then
+# the main job: ResNet-18 (random weights, exported by PyTorch) compiled and run on the
+# CPU, its output compared with PyTorch's.
 demo: build
 	./$(BUILD)/examples/runtime/runtime_demo
+	./$(BUILD)/tools/kiln/kiln vta conv2d --layer C12 --device rtl
 	/usr/bin/python3 examples/models/export_models.py $(MODELS) resnet18
 	./$(BUILD)/tools/kiln/kiln run $(MODELS)/resnet18.onnx --input input=$(MODELS)/resnet18.input.npy \
 	    --output $(MODELS)/resnet18.kiln-output.npy --repeat 10
