@@ -104,7 +104,7 @@ int64_t neighbour(std::mt19937_64& rng, const ConfigSpace& s, int64_t index) {
 // Simulated annealing over the model's scores: `points` chains, `steps` steps, the
 // temperature falling linearly to 0; returns the best-scored unmeasured configurations.
 std::vector<int64_t> anneal(std::mt19937_64& rng, FeatureCache& fc, const CostModel& model, const std::set<int64_t>& taken,
-                            int points, int steps, size_t want) {
+                            const std::vector<int64_t>& starts, int points, int steps, size_t want) {
   const ConfigSpace& s = fc.space();
   auto score = [&](const std::vector<int64_t>& idx) {
     std::vector<std::vector<float>> x;
@@ -121,8 +121,11 @@ std::vector<int64_t> anneal(std::mt19937_64& rng, FeatureCache& fc, const CostMo
     for (size_t i = 0; i < rows.size(); ++i) out[rows[i]] = p[i];
     return out;
   };
+  // Half the chains start at the best measured configurations (as AutoTVM's), the
+  // rest at random ones.
   std::vector<int64_t> cur;
-  for (int i = 0; i < points; ++i) cur.push_back(random_index(rng, s.size()));
+  for (size_t i = 0; i < starts.size() && static_cast<int>(cur.size()) < points / 2; ++i) cur.push_back(starts[i]);
+  while (static_cast<int>(cur.size()) < points) cur.push_back(random_index(rng, s.size()));
   std::vector<float> cur_score = score(cur);
   std::map<int64_t, float> seen;  // every unmeasured configuration visited, with its score
   auto note = [&](int64_t i, float sc) {
@@ -239,7 +242,16 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
         take(i);
       }
     } else {
-      std::vector<int64_t> best = anneal(rng, fc, model, taken, opt.sa_points, opt.sa_steps, static_cast<size_t>(want) * 2);
+      std::vector<std::pair<double, int64_t>> measured;
+      for (const Record* r : mine)
+        if (r->ok()) measured.push_back({r->cost, r->config});
+      for (const Record& r : run_records)
+        if (r.ok()) measured.push_back({r.cost, r.config});
+      std::sort(measured.begin(), measured.end());
+      std::vector<int64_t> starts;
+      for (const auto& m : measured) starts.push_back(m.second);
+      std::vector<int64_t> best =
+          anneal(rng, fc, model, taken, starts, opt.sa_points, opt.sa_steps, static_cast<size_t>(want) * 2);
       std::uniform_real_distribution<double> u(0, 1);
       size_t b = 0;
       while (static_cast<int>(picks.size()) < want) {
