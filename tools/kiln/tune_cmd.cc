@@ -17,6 +17,9 @@
 #include "tuner/apply.h"
 #include "tuner/mpi.h"
 #include "tuner/tuner.h"
+#ifdef KILN_HAVE_TUNER_VTA
+#include "tuner/vta_templates.h"
+#endif
 
 namespace kiln::cli {
 
@@ -24,6 +27,7 @@ namespace {
 
 struct TuneArgs {
   std::string model, op, target = "cpu", records, tuner = "xgb";
+  std::string config = "default";  // --target vta: the accelerator configuration
   int trials = 64, jobs = 1, batch = 0;
   uint64_t seed = 0;
   double timeout = 20;
@@ -35,17 +39,28 @@ std::string clock_text(double s) {
   return fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
 }
 
+bool g_cycles = false;  // --target vta: costs are cycles on the rtl device
+
 void print_progress(const tuner::TuneProgress& p) {
   bool tty = isatty(STDERR_FILENO);
-  std::string best = p.best_cost > 0 ? fmt::format("best {:.1f} GFLOP/s ({:.4g} ms)", p.best_gflops, p.best_cost * 1e3) : "best -";
+  std::string best = p.best_cost <= 0 ? "best -"
+                     : g_cycles     ? fmt::format("best {:.0f} cycles", p.best_cost)
+                                    : fmt::format("best {:.1f} GFLOP/s ({:.4g} ms)", p.best_gflops, p.best_cost * 1e3);
   fmt::print(stderr, "{}[{}] {}/{} trials, {}, {} errors, elapsed {}, ETA {}{}", tty ? "\r" : "", p.task, p.done, p.total, best,
              p.errors, clock_text(p.elapsed_s), clock_text(p.eta_s), tty ? "   " : "\n");
 }
 
 void tune_main(const TuneArgs& a) {
   if (a.model.empty() == a.op.empty()) throw CompileError("give either MODEL.onnx or --op SPEC");
-  if (a.target != "cpu" && a.target.rfind("llvm", 0) != 0)
-    throw CompileError("--target '" + a.target + "': the tuner has templates for cpu (or an `llvm ...` target string)");
+  bool vta = a.target == "vta";
+  if (a.target != "cpu" && !vta && a.target.rfind("llvm", 0) != 0)
+    throw CompileError("--target '" + a.target + "': the tuner has templates for cpu (or an `llvm ...` target string) and vta");
+#ifdef KILN_HAVE_TUNER_VTA
+  if (vta) tuner::register_vta_templates(load_config(a.config));
+#else
+  if (vta) throw CompileError("--target vta: this build has no VTA backend");
+#endif
+  g_cycles = vta;
   if (a.jobs < 1) throw CompileError("--jobs must be at least 1");
   if (a.timeout <= 0) throw CompileError("--timeout must be positive");
   tuner::MeasureOptions mo;
@@ -74,8 +89,9 @@ void tune_main(const TuneArgs& a) {
   fmt::print(stderr, "kiln tune: {} task{}, {} trials each, tuner {}, {}, records {}\n", tasks.size(), tasks.size() == 1 ? "" : "s",
              a.trials, a.tuner, measurer->describe(), a.records);
   for (const auto& [w, where] : tasks) {
-    std::vector<const tuner::Template*> ts = tuner::templates_for(w.op, "cpu");
-    if (ts.empty()) throw CompileError("no cpu template for " + w.key());
+    std::string target = vta ? "vta" : "cpu";
+    std::vector<const tuner::Template*> ts = tuner::templates_for(w.op, target);
+    if (ts.empty()) throw CompileError("no " + target + " template for " + w.key());
     tuner::TuneOptions o;
     o.tuner = a.tuner;
     o.trials = a.trials;
@@ -94,7 +110,12 @@ void tune_main(const TuneArgs& a) {
     if (r.transfer_records > 0)
       fmt::print(stderr, "[{} {}] the cost model also learned from {} records of other {} workloads\n", ts[0]->name, w.key(),
                  r.transfer_records, w.op);
-    if (r.best) {
+    if (r.best && vta) {
+      std::vector<std::string> knobs;
+      for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
+      fmt::print("{} ({}): best {:.0f} cycles on rtl ({}), config {} [{}]; {} measured now, {} errors\n", w.key(), where,
+                 r.best->cost, a.config, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
+    } else if (r.best) {
       std::vector<std::string> knobs;
       for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
       fmt::print("{} ({}): best {:.4g} ms, {:.1f} GFLOP/s, config {} [{}]; {} measured now, {} errors\n", w.key(), where,
@@ -113,7 +134,10 @@ void add_tune_command(CLI::App& app) {
   t->add_option("model", a->model, "MODEL.onnx: tune every conv2d, dense and matmul of the model");
   t->add_option("--op", a->op, "one operator instead of a model, e.g. matmul:M=1024,N=1024,K=1024 or "
                                "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1");
-  t->add_option("-t,--target", a->target, "cpu (the host) or an `llvm ...` target string")->capture_default_str();
+  t->add_option("-t,--target", a->target,
+                "cpu (the host), an `llvm ...` target string, or vta (the accelerator: cycles on the rtl device)")
+      ->capture_default_str();
+  add_config_option(t, a->config);
   t->add_option("-n,--trials", a->trials, "measurements per operator (with --resume: in total)")->capture_default_str();
   t->add_option("-r,--records", a->records, "JSON-lines file the measurements are appended to")->required();
   t->add_option("--tuner", a->tuner, "xgb (cost model + simulated annealing), random or grid")->capture_default_str();

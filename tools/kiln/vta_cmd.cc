@@ -18,6 +18,10 @@
 #include "hw/spec/assembly.h"
 #include "hw/spec/error.h"
 #include "tools/kiln/common.h"
+#ifdef KILN_HAVE_TUNER_VTA
+#include "tuner/records.h"
+#include "tuner/vta_templates.h"
+#endif
 
 namespace kiln::cli {
 
@@ -33,7 +37,7 @@ struct VtaArgs {
   bool bias = false, no_relu = false;
   int shift = 8;
   std::string device = "fsim";
-  std::string asm_out, program_out, trace_out;
+  std::string asm_out, program_out, trace_out, records;
   uint64_t seed = 1;
   bool json = false;
 };
@@ -73,6 +77,26 @@ void run_vta(VtaArgs a, bool dense) {
   rq.shift = a.shift;
   rq.relu = !a.no_relu;
   vta::Conv2DKnobs k = a.knobs.empty() ? vta::default_conv2d_knobs(env, wl, rq, !a.no_latency_hiding) : parse_knobs(a.knobs);
+  if (!a.records.empty()) {
+    if (!a.knobs.empty()) throw hw::Error("give --knobs or --records, not both");
+#ifdef KILN_HAVE_TUNER_VTA
+    // The best record of `kiln tune --target vta` for this shape.
+    tuner::register_vta_templates(cfg);
+    const tuner::Template& t = tuner::find_template("conv2d.vta");
+    tuner::Workload w = tuner::parse_workload(fmt::format("conv2d:N={},C={},H={},W={},O={},KH={},KW={},stride={},pad={}",
+                                                          wl.batch, wl.in_channels, wl.height, wl.width, wl.out_channels,
+                                                          wl.kernel_h, wl.kernel_w, wl.stride_h, wl.pad_h));
+    auto best = tuner::best_records(tuner::load_records(a.records), "vta");
+    auto it = best.find(w.key());
+    if (it == best.end()) {
+      std::cerr << fmt::format("kiln: warning: {} has no record for {}; using the default schedule\n", a.records, w.key());
+    } else {
+      k = tuner::vta_knobs(t.space(w).get(it->second.config));
+    }
+#else
+    throw hw::Error("--records: this build has no tuner for the VTA backend");
+#endif
+  }
   vta::Program p = vta::build_conv2d(env, wl, rq, k);
   if (!a.program_out.empty()) p.save(a.program_out);
 
@@ -157,6 +181,7 @@ void add_common(CLI::App* c, VtaArgs& a) {
   c->add_option("--program", a.program_out, "write the compiled program (JSON)");
   c->add_option("--trace", a.trace_out, "rtl: write a timeline of module activity (Chrome trace JSON)");
   c->add_option("--seed", a.seed, "seed of the random tensors");
+  c->add_option("--records", a.records, "apply the best schedule `kiln tune --target vta` recorded for this shape");
   c->add_flag("--json", a.json, "print the results as JSON");
 }
 

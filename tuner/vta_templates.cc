@@ -1,0 +1,114 @@
+#include "tuner/vta_templates.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "backend-vta/codegen.h"
+#include "backend-vta/ops.h"
+#include "backend-vta/reference.h"
+#include "compiler/schedule/lower.h"
+#include "hw/driver/device.h"
+#include "tuner/measure.h"
+
+namespace kiln::tuner {
+
+namespace {
+
+std::vector<std::string> divisor_names(int64_t n) {
+  std::vector<std::string> out;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0) out.push_back(std::to_string(i));
+  return out;
+}
+
+// The epilogue a tuned convolution is measured with (TVM's benchmark: shift, clip).
+vta::Requant tuning_requant() {
+  vta::Requant rq;
+  rq.bias = false;
+  rq.shift = 8;
+  return rq;
+}
+
+}  // namespace
+
+vta::Conv2DWorkload vta_workload(const Workload& w) {
+  if (w.op != "conv2d") throw std::invalid_argument("conv2d.vta serves conv2d workloads, not " + w.op);
+  vta::Conv2DWorkload wl;
+  wl.name = "conv2d";
+  wl.batch = static_cast<int>(w.at("N"));
+  wl.in_channels = static_cast<int>(w.at("C"));
+  wl.out_channels = static_cast<int>(w.at("O"));
+  wl.height = static_cast<int>(w.at("H"));
+  wl.width = static_cast<int>(w.at("W"));
+  wl.kernel_h = static_cast<int>(w.at("KH"));
+  wl.kernel_w = static_cast<int>(w.at("KW"));
+  wl.pad_h = wl.pad_w = static_cast<int>(w.at("pad"));
+  wl.stride_h = wl.stride_w = static_cast<int>(w.at("stride"));
+  return wl;
+}
+
+vta::Conv2DKnobs vta_knobs(const Config& c) {
+  vta::Conv2DKnobs k;
+  k.tile_h = std::stoi(c.name("tile_h"));
+  k.tile_w = std::stoi(c.name("tile_w"));
+  k.tile_oc = std::stoi(c.name("tile_oc"));
+  k.tile_ic = std::stoi(c.name("tile_ic"));
+  const std::string& t = c.name("threads");
+  k.h_threads = t == "h2" ? 2 : 1;
+  k.oc_threads = t == "oc2" ? 2 : 1;
+  k.double_buffer = c.name("double_buffer") == "on";
+  return k;
+}
+
+void register_vta_templates(const hw::Config& cfg) {
+  auto env = std::make_shared<vta::Env>(cfg);
+  Template t;
+  t.name = "conv2d.vta";
+  t.op = "conv2d";
+  t.target = "vta";
+  t.space = [env](const Workload& w) {
+    vta::Conv2DWorkload wl = vta_workload(w);
+    // Rejects shapes the strategy cannot take (channels not a multiple of the block).
+    vta::conv2d_packed(*env, wl, tuning_requant());
+    ConfigSpace s;
+    s.define_knob("tile_h", divisor_names(wl.out_height()));
+    s.define_knob("tile_w", divisor_names(wl.out_width()));
+    s.define_knob("tile_oc", divisor_names(wl.out_channels / env->block_out()));
+    s.define_knob("tile_ic", divisor_names(wl.in_channels / env->block_in()));
+    s.define_knob("threads", {"1", "h2", "oc2"});
+    s.define_knob("double_buffer", {"off", "on"});
+    return s;
+  };
+  t.apply = [](const graph::AnchorStage&, const Workload&, const Config&) {
+    throw std::invalid_argument(
+        "conv2d.vta schedules the VTA backend's programs (kiln vta, vta::build_conv2d); graphs are not compiled for the "
+        "accelerator yet");
+  };
+  t.lower = [env](const Workload& w, const Config& c) {
+    vta::Conv2DWorkload wl = vta_workload(w);
+    vta::Conv2DOp op = vta::conv2d_packed(*env, wl, tuning_requant());
+    return std::vector<schedule::LoweredFunc>{schedule::lower(vta::schedule_conv2d(*env, op, vta_knobs(c)), op.args(), "conv2d")};
+  };
+  register_template(t);
+  register_measure("vta", [env](const Template&, const Workload& w, const Config& c, const MeasureOptions&) {
+    vta::Conv2DWorkload wl = vta_workload(w);
+    vta::Requant rq = tuning_requant();
+    vta::Program p = vta::build_conv2d(*env, wl, rq, vta_knobs(c));
+    vta::Conv2DTensors in = vta::random_conv2d_tensors(wl, 1);
+    driver::DeviceOptions opts;
+    opts.dram_bytes = uint64_t{256} << 20;
+    auto dev = driver::make_device("rtl", env->config(), opts);
+    vta::Conv2DResult r = vta::run_conv2d(*dev, p, vta::pack_data(*env, wl, in.data),
+                                          vta::pack_kernel(*env, wl, in.kernel), vta::pack_bias(*env, wl, in.bias));
+    if (vta::unpack_out(*env, wl, r.out) != vta::reference_conv2d(wl, rq, in.data, in.kernel, in.bias))
+      throw std::runtime_error("the accelerator's result differs from the CPU reference");
+    MeasureResult m;
+    m.cost = static_cast<double>(r.counters.at(hw::regs::Counter::kCycles));
+    m.unit = "cycles";
+    return m;
+  });
+}
+
+}  // namespace kiln::tuner

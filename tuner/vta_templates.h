@@ -1,0 +1,23 @@
+#pragma once
+// The VTA template: "conv2d.vta" tunes the VTA backend's conv2d strategy (dense is
+// its 1x1 case) for one accelerator configuration. Its knobs are the strategy's
+// (backend-vta/strategy.h): output tiles, the input-channel step, virtual threads and
+// double buffering; a candidate is measured in cycles on the rtl device (the
+// Verilated RTL with its default DRAM model), and only when its result matches the
+// CPU int8 reference. Settings that do not fit the scratchpads are errors, measured
+// in microseconds without a simulation.
+#include "backend-vta/strategy.h"
+#include "hw/spec/config.h"
+#include "tuner/template.h"
+
+namespace kiln::tuner {
+
+// Registers "conv2d.vta" (target "vta") and the "vta" measure function for `cfg`,
+// replacing an earlier registration. kiln tune --target vta calls it.
+void register_vta_templates(const hw::Config& cfg);
+
+// The strategy's workload and knobs of a "conv2d.vta" task and configuration.
+vta::Conv2DWorkload vta_workload(const Workload& w);
+vta::Conv2DKnobs vta_knobs(const Config& c);
+
+}  // namespace kiln::tuner
