@@ -65,5 +65,24 @@ TEST(VtaCli, BadInputNamesTheProblem) {
   EXPECT_NE(r.output.find("--trace"), std::string::npos) << r.output;
 }
 
+#if KILN_HAVE_RTL_DEVICE
+TEST(VtaCli, TuneRecordsApplyToKilnVta) {
+  auto records = std::filesystem::temp_directory_path() / ("kiln_vta_cli_" + std::to_string(::getpid()) + ".jsonl");
+  std::filesystem::remove(records);
+  auto t = run("tune --op conv2d:C=32,H=8,W=8,O=32,KH=3,pad=1 --target vta -n 4 -j 2 -r " + records.string());
+  ASSERT_EQ(t.status, 0) << t.output;
+  EXPECT_NE(t.output.find("cycles on rtl"), std::string::npos) << t.output;
+  auto v = run("vta conv2d --in-channels 32 --out-channels 32 --height 8 --width 8 --device rtl --records " +
+               records.string());
+  EXPECT_EQ(v.status, 0) << v.output;
+  EXPECT_EQ(v.output.find("warning"), std::string::npos) << v.output;
+  // Another shape has no record: a visible warning, and the default schedule.
+  auto w = run("vta conv2d --in-channels 16 --records " + records.string());
+  EXPECT_EQ(w.status, 0) << w.output;
+  EXPECT_NE(w.output.find("warning"), std::string::npos) << w.output;
+  std::filesystem::remove(records);
+}
+#endif
+
 }  // namespace
 }  // namespace kiln
