@@ -497,6 +497,35 @@ class Codegen {
     }
   }
 
+  // Virtual threads give the epilogue as [shr t0, shr t1, clip t0, clip t1, ...]; the
+  // store of thread 0 can start only after its last ALU instruction, and the next
+  // tile's reset of thread 0 waits for that store. Thread-major order [shr t0, clip t0,
+  // ..., shr t1, clip t1, ...] lets the store of thread 0 overlap thread 1's epilogue.
+  // A run of ALU instructions is stably sorted by the accumulator range it writes when
+  // instructions on different ranges do not conflict, so the result is the same.
+  void order_alu_runs() {
+    size_t n = pending_.size();
+    auto key = [&](const Pending& p) {
+      for (const Access& a : p.accesses)
+        if (a.write) return a.lo;
+      return int64_t{-1};
+    };
+    for (size_t b = 0; b < n;) {
+      size_t e = b;
+      while (e < n && pending_[e].op.kind == ProgramOp::Kind::kAlu) ++e;
+      if (e - b > 2) {
+        bool ok = true;
+        for (size_t i = b; i < e && ok; ++i)
+          for (size_t j = i + 1; j < e && ok; ++j)
+            if (key(pending_[i]) != key(pending_[j]) && conflict(pending_[i], pending_[j])) ok = false;
+        if (ok)
+          std::stable_sort(pending_.begin() + static_cast<std::ptrdiff_t>(b), pending_.begin() + static_cast<std::ptrdiff_t>(e),
+                           [&](const Pending& x, const Pending& y) { return key(x) < key(y); });
+      }
+      b = std::max(e, b + 1);
+    }
+  }
+
   // Dependency tokens, once every instruction is known: instruction X of module S must
   // wait for the latest earlier instruction P of module T whose access conflicts with
   // X's (overlapping ranges, one of them a write). P pushes a token right after it
@@ -504,6 +533,7 @@ class Codegen {
   // pushes of each pair of modules come in program order, as the token queues need.
   void finalize() {
     order_loads();
+    order_alu_runs();
     size_t n = pending_.size();
     std::vector<std::array<bool, 3>> push_after(n), pop_before(n);
     std::array<std::array<int64_t, 3>, 3> covered;
