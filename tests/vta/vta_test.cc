@@ -181,25 +181,19 @@ TEST(VtaRtl, ResidualAdd) {
 // ---------------------------------------------------------------- the RTL
 
 #ifdef KILN_HAVE_RTL
-TEST(VtaRtl, ResNet18LayersDefault) {
-  hw::Config cfg = config("default");
+void rtl_layers(const std::string& cfg_name, const std::vector<std::string>& names) {
+  hw::Config cfg = config(cfg_name);
   vta::Env env(cfg);
-  for (const char* name : {"C4", "C11", "C12"}) {
+  for (const std::string& name : names) {
     vta::Conv2DWorkload wl = layer(name);
     vta::Requant rq = requant_for(wl);
     check_conv2d("rtl", cfg, wl, rq, vta::default_conv2d_knobs(env, wl, rq));
   }
 }
 
-TEST(VtaRtl, ResNet18LayersTiny) {
-  hw::Config cfg = config("tiny");
-  vta::Env env(cfg);
-  for (const char* name : {"C5", "C10", "C11"}) {
-    vta::Conv2DWorkload wl = layer(name);
-    vta::Requant rq = requant_for(wl);
-    check_conv2d("rtl", cfg, wl, rq, vta::default_conv2d_knobs(env, wl, rq));
-  }
-}
+// A strided 3x3, a strided 1x1 and a 3x3 with 512 channels per configuration.
+TEST(VtaRtl, ResNet18LayersDefault) { rtl_layers("default", {"C4", "C11", "C12"}); }
+TEST(VtaRtl, ResNet18LayersTiny) { rtl_layers("tiny", {"C5", "C10", "C11"}); }
 
 TEST(VtaRtl, SevenBySevenAndDense) {
   for (const char* name : {"default", "tiny"}) {
