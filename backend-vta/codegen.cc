@@ -72,8 +72,9 @@ class Eval {
 #undef KILN_BIN
       case K::Div:
       case K::Mod: {
-        const auto* n = static_cast<const ir::BinaryNode<K::Div>*>(e.get());
-        int64_t a = eval(n->a), b = eval(n->b);
+        int64_t a, b;
+        if (const auto* d = e.as<ir::DivNode>()) a = eval(d->a), b = eval(d->b);
+        else a = eval(e.as<ir::ModNode>()->a), b = eval(e.as<ir::ModNode>()->b);
         if (b == 0) throw CompileError("vta codegen: division by zero in " + ir::to_string(e));
         int64_t q = floordiv(a, b);
         return e.kind() == K::Div ? q : a - q * b;
