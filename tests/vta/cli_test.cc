@@ -2,6 +2,8 @@
 // and checks; bad input exits with a message naming the problem.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -25,7 +27,7 @@ std::string slurp(const std::filesystem::path& p) {
 }
 
 TEST(VtaCli, Conv2dWritesAssemblyProgramAndTimeline) {
-  auto dir = std::filesystem::temp_directory_path() / "kiln_vta_cli_test";
+  auto dir = std::filesystem::temp_directory_path() / ("kiln_vta_cli_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string device = KILN_HAVE_RTL_DEVICE ? "rtl" : "fsim";
   std::string args = "vta conv2d --layer C11 --device " + device + " --json --asm " + (dir / "c11.asm").string() +

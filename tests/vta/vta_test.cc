@@ -2,6 +2,8 @@
 // runtime -> device, checked bit for bit against the CPU int8 reference.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <random>
 #include <set>
@@ -324,7 +326,7 @@ TEST(VtaProgram, SavesLoadsAndRunsTheSame) {
   vta::Conv2DWorkload wl = layer("C11");
   vta::Requant rq = requant_for(wl);
   vta::Program p = vta::build_conv2d(env, wl, rq, vta::default_conv2d_knobs(env, wl, rq));
-  auto path = std::filesystem::temp_directory_path() / "kiln_vta_program_test.json";
+  auto path = std::filesystem::temp_directory_path() / ("kiln_vta_program_test_" + std::to_string(::getpid()) + ".json");
   p.save(path);
   vta::Program q = vta::Program::load(path, cfg);
   std::filesystem::remove(path);
