@@ -1,5 +1,7 @@
 #include "tuner/measure.h"
 
+#include <csignal>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -49,8 +51,10 @@ void maybe_inject(int64_t config) {
     if (std::atoll(item.c_str() + colon + 1) != config) continue;
     std::string what = item.substr(0, colon);
     if (what == "crash") {
-      volatile int* p = nullptr;
-      *p = 1;  // a real segfault, as a broken candidate would have
+      // A real SIGSEGV, as a broken candidate would die of; raised with the default
+      // action so that a sanitizer's handler cannot turn it into an exit status.
+      std::signal(SIGSEGV, SIG_DFL);
+      std::raise(SIGSEGV);
     }
     if (what == "hang")
       for (;;) pause();
