@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@ using Counters = std::map<hw::regs::Counter, uint64_t>;
 struct DeviceOptions {
   uint64_t dram_bytes = uint64_t{64} << 20;  // size of device DRAM
   // Device-specific settings; a device ignores those it does not have.
+  std::string core = "decoupled";     // rtl: the RTL core, "decoupled" (kiln_top) or "inorder"
   std::string wave_file;              // rtl: FST waveform of the run
   std::string trace_file;             // rtl: Chrome trace JSON of module activity, every run
   uint64_t watchdog_cycles = 100000;  // rtl: cycles without progress that count as a hang
@@ -30,6 +32,20 @@ struct DeviceOptions {
   int dram_bytes_per_cycle = -1;      // rtl: DRAM model bandwidth (-1: default)
   bool dram_backpressure = false;     // rtl: random AXI back-pressure
   uint64_t seed = 1;                  // rtl: back-pressure seed
+  // uart: a small board's UART host link (docs/hardware.md); uart-sim uses wave_file and
+  // watchdog_cycles (cycles without the core's progress).
+  std::string uart_port = "/dev/ttyUSB1";  // uart: the serial port (iCEBreaker: FTDI channel B)
+  int uart_baud = 1000000;            // uart: the bitstream's baud rate (board.json host_link)
+  double uart_timeout_s = 10.0;       // uart: seconds a run may take before it counts as a hang
+  // uio: a Zynq board's accelerator mapped from Linux (docs/uio-device.md).
+  std::string uio_registers;          // uio: register file: /dev/uioN, /dev/mem or a file
+                                      //   ("": the UIO device named "kiln")
+  uint64_t uio_registers_offset = 0;  // uio: its mmap offset (with /dev/mem: physical address)
+  std::string uio_buffer = "/dev/udmabuf0";  // uio: the contiguous buffer that is device DRAM
+  uint64_t uio_buffer_offset = 0;     // uio: its mmap offset (with /dev/mem: physical address)
+  std::optional<uint64_t> uio_buffer_phys;  // uio: the buffer's bus address (default: from
+                                            //   u-dma-buf's sysfs, or the /dev/mem offset)
+  double uio_timeout_s = 10.0;        // uio: seconds a run may take before it counts as a hang
 };
 
 class Device {

@@ -1,15 +1,17 @@
 // The vector ALU: one operation on every accumulator lane (BATCH x BLOCK_OUT), in the
 // accumulator width. MIN and MAX compare signed, ADD and MUL wrap, SHR shifts right
 // arithmetically by the operand's low LOG_ACC_WIDTH bits read as signed (a negative
-// amount shifts left).
-module kiln_alu (
-  input  logic [2:0]                             op_i,
-  input  logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] a_i,
-  input  logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] b_i,
-  output logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] r_o
+// amount shifts left). LANES lanes side by side: a whole accumulator row by default,
+// one lane for a core that walks the row lane by lane (kiln_inorder_top).
+module kiln_alu #(
+  parameter int LANES = kiln_cfg_pkg::BATCH * kiln_cfg_pkg::BLOCK_OUT,
+  localparam int AW = kiln_cfg_pkg::ACC_WIDTH
+) (
+  input  logic [2:0]          op_i,
+  input  logic [LANES*AW-1:0] a_i,
+  input  logic [LANES*AW-1:0] b_i,
+  output logic [LANES*AW-1:0] r_o
 );
-  localparam int LANES = kiln_cfg_pkg::BATCH * kiln_cfg_pkg::BLOCK_OUT;
-  localparam int AW = kiln_cfg_pkg::ACC_WIDTH;
   localparam int LAW = kiln_cfg_pkg::LOG_ACC_WIDTH;
 
   always_comb begin

@@ -82,7 +82,6 @@ module kiln_compute #(
   assign push_prev = insn_q[kiln_cfg_pkg::GEMM_PUSH_PREV_DEP_LSB];
   assign push_next = insn_q[kiln_cfg_pkg::GEMM_PUSH_NEXT_DEP_LSB];
   assign mem_type = 3'(insn_q[kiln_cfg_pkg::MEM_MEMORY_TYPE_LSB +: kiln_cfg_pkg::MEM_MEMORY_TYPE_WIDTH]);
-  assign is_alu_insn = opcode == 3'(kiln_cfg_pkg::OP_ALU);
   assign empty_load = insn_q[kiln_cfg_pkg::MEM_X_SIZE_LSB +: kiln_cfg_pkg::MEM_X_SIZE_WIDTH] == '0 ||
                       insn_q[kiln_cfg_pkg::MEM_Y_SIZE_LSB +: kiln_cfg_pkg::MEM_Y_SIZE_WIDTH] == '0;
 
@@ -97,30 +96,12 @@ module kiln_compute #(
   logic [2:0] alu_op;
   logic use_imm;
   logic [15:0] imm;
-  assign reset_f  = insn_q[kiln_cfg_pkg::GEMM_RESET_LSB];
-  assign uop_bgn  = insn_q[kiln_cfg_pkg::GEMM_UOP_BGN_LSB +: kiln_cfg_pkg::GEMM_UOP_BGN_WIDTH];
-  assign uop_end  = insn_q[kiln_cfg_pkg::GEMM_UOP_END_LSB +: kiln_cfg_pkg::GEMM_UOP_END_WIDTH];
-  assign iter_out = insn_q[kiln_cfg_pkg::GEMM_ITER_OUT_LSB +: kiln_cfg_pkg::GEMM_ITER_OUT_WIDTH];
-  assign iter_in  = insn_q[kiln_cfg_pkg::GEMM_ITER_IN_LSB +: kiln_cfg_pkg::GEMM_ITER_IN_WIDTH];
-  assign dfo = insn_q[kiln_cfg_pkg::GEMM_DST_FACTOR_OUT_LSB +: kiln_cfg_pkg::GEMM_DST_FACTOR_OUT_WIDTH];
-  assign dfi = insn_q[kiln_cfg_pkg::GEMM_DST_FACTOR_IN_LSB +: kiln_cfg_pkg::GEMM_DST_FACTOR_IN_WIDTH];
-  always_comb begin
-    if (is_alu_insn) begin
-      sfo = SRCW'(insn_q[kiln_cfg_pkg::ALU_SRC_FACTOR_OUT_LSB +: kiln_cfg_pkg::ALU_SRC_FACTOR_OUT_WIDTH]);
-      sfi = SRCW'(insn_q[kiln_cfg_pkg::ALU_SRC_FACTOR_IN_LSB +: kiln_cfg_pkg::ALU_SRC_FACTOR_IN_WIDTH]);
-      wfo = '0;
-      wfi = '0;
-    end else begin
-      sfo = SRCW'(insn_q[kiln_cfg_pkg::GEMM_SRC_FACTOR_OUT_LSB +: kiln_cfg_pkg::GEMM_SRC_FACTOR_OUT_WIDTH]);
-      sfi = SRCW'(insn_q[kiln_cfg_pkg::GEMM_SRC_FACTOR_IN_LSB +: kiln_cfg_pkg::GEMM_SRC_FACTOR_IN_WIDTH]);
-      wfo = insn_q[kiln_cfg_pkg::GEMM_WGT_FACTOR_OUT_LSB +: kiln_cfg_pkg::GEMM_WGT_FACTOR_OUT_WIDTH];
-      wfi = insn_q[kiln_cfg_pkg::GEMM_WGT_FACTOR_IN_LSB +: kiln_cfg_pkg::GEMM_WGT_FACTOR_IN_WIDTH];
-    end
-  end
-  assign alu_op  = insn_q[kiln_cfg_pkg::ALU_ALU_OPCODE_LSB +: kiln_cfg_pkg::ALU_ALU_OPCODE_WIDTH];
-  assign use_imm = insn_q[kiln_cfg_pkg::ALU_USE_IMM_LSB];
-  assign imm     = insn_q[kiln_cfg_pkg::ALU_IMM_LSB +: kiln_cfg_pkg::ALU_IMM_WIDTH];
-  assign empty_loop = uop_end <= {1'b0, uop_bgn} || iter_out == '0 || iter_in == '0;
+  kiln_loop_fields loop_fields (
+    .insn_i(insn_q), .is_alu_o(is_alu_insn), .reset_o(reset_f), .uop_bgn_o(uop_bgn),
+    .uop_end_o(uop_end), .iter_out_o(iter_out), .iter_in_o(iter_in),
+    .dst_factor_out_o(dfo), .dst_factor_in_o(dfi), .src_factor_out_o(sfo),
+    .src_factor_in_o(sfi), .wgt_factor_out_o(wfo), .wgt_factor_in_o(wfi),
+    .alu_op_o(alu_op), .use_imm_o(use_imm), .imm_o(imm), .empty_o(empty_loop));
 
   // The immediate, sign-extended to every lane.
   logic [ACCB-1:0] imm_vec;

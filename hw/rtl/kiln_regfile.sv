@@ -1,7 +1,11 @@
 // The host's register file (hw/spec/regs.h), an AXI4-Lite slave: control and status,
 // the instruction stream's address and count, the configuration fingerprint, the map
-// version and the 64-bit performance counters, which every start clears.
-module kiln_regfile (
+// version and the performance counters, which every start clears. A small part may keep
+// fewer and narrower counters (CNT_MASK, CNT_BITS); the others read as zero.
+module kiln_regfile #(
+  parameter int CNT_BITS = 64,  // 32 or 64
+  parameter logic [kiln_cfg_pkg::NUM_COUNTERS-1:0] CNT_MASK = '1  // counters kept
+) (
   input  logic        clk_i,
   input  logic        rst_ni,
   // AXI4-Lite slave
@@ -27,7 +31,8 @@ module kiln_regfile (
   output logic [63:0] insn_addr_o,
   output logic [31:0] insn_count_o,
   input  logic        finished_i,   // the run is complete
-  input  logic        error_i,      // a DRAM error response was seen
+  input  logic        error_i,      // an error was seen (DRAM response, broken stream)
+  input  logic [3:0]  error_cause_i,  // with error_i: STATUS[7:4] (hw/spec/regs.h)
   input  logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add_i,  // per counter, per cycle
   output logic        busy_o
 );
@@ -40,9 +45,10 @@ module kiln_regfile (
   logic unused_wstrb;  // only CTRL's start bit looks at the strobes
   assign unused_wstrb = ^wstrb_i[3:1];
   logic busy_q, done_q, error_q;
+  logic [3:0] cause_q;
   logic [63:0] insn_addr_q;
   logic [31:0] insn_count_q;
-  logic [NC*64-1:0] cnt_q;  // counter c at [64c +: 64]
+  logic [NC*64-1:0] cnt_q;  // counter c at [64c +: 64]; bits above CNT_BITS stay zero
 
   // Writes: address and data together, one at a time.
   logic wr_fire;
@@ -76,12 +82,15 @@ module kiln_regfile (
       busy_q <= 1'b0;
       done_q <= 1'b0;
       error_q <= 1'b0;
+      cause_q <= '0;
     end else if (start_o) begin
       busy_q <= 1'b1;
       done_q <= 1'b0;
       error_q <= 1'b0;
+      cause_q <= '0;
     end else if (busy_q) begin
       if (error_i) error_q <= 1'b1;
+      if (error_i && !error_q) cause_q <= error_cause_i;  // the first error names the run's
       if (finished_i) begin
         busy_q <= 1'b0;
         done_q <= 1'b1;
@@ -91,8 +100,9 @@ module kiln_regfile (
 
   always_ff @(posedge clk_i) begin
     for (int c = 0; c < NC; c++) begin
-      if (!rst_ni || start_o) cnt_q[c * 64 +: 64] <= '0;
-      else if (busy_q) cnt_q[c * 64 +: 64] <= cnt_q[c * 64 +: 64] + 64'(cnt_add_i[c * 32 +: 32]);
+      if (!CNT_MASK[c] || !rst_ni || start_o) cnt_q[c * 64 +: 64] <= '0;
+      else if (busy_q)
+        cnt_q[c * 64 +: CNT_BITS] <= cnt_q[c * 64 +: CNT_BITS] + CNT_BITS'(cnt_add_i[c * 32 +: 32]);
     end
   end
 
@@ -101,7 +111,7 @@ module kiln_regfile (
   always_comb begin
     rd = '0;
     case (araddr_i)
-      STATUS: rd = {29'b0, error_q, done_q, busy_q};
+      STATUS: rd = {24'b0, cause_q, 1'b0, error_q, done_q, busy_q};
       INSN_COUNT: rd = insn_count_q;
       INSN_ADDR_LO: rd = insn_addr_q[31:0];
       INSN_ADDR_HI: rd = insn_addr_q[63:32];

@@ -12,6 +12,7 @@ set(KILN_RTL_SOURCES
   ${KILN_RTL_DIR}/kiln_load_2d.sv
   ${KILN_RTL_DIR}/kiln_gemm.sv
   ${KILN_RTL_DIR}/kiln_alu.sv
+  ${KILN_RTL_DIR}/kiln_loop_fields.sv
   ${KILN_RTL_DIR}/kiln_fetch.sv
   ${KILN_RTL_DIR}/kiln_load.sv
   ${KILN_RTL_DIR}/kiln_compute.sv
@@ -19,6 +20,20 @@ set(KILN_RTL_SOURCES
   ${KILN_RTL_DIR}/kiln_regfile.sv
   ${KILN_RTL_DIR}/kiln_top.sv)
 set(KILN_RTL_TOP kiln_top)
+
+# The in-order core (kiln_inorder_top: one sequencer, the same ISA and register map) for
+# parts too small for kiln_top, and its AXI wrapper with kiln_top's ports, which the rtl
+# device runs when DeviceOptions::core is "inorder".
+set(KILN_RTL_INORDER_SOURCES
+  ${KILN_RTL_DIR}/kiln_sram.sv
+  ${KILN_RTL_DIR}/kiln_gemm.sv
+  ${KILN_RTL_DIR}/kiln_alu.sv
+  ${KILN_RTL_DIR}/kiln_regfile.sv
+  ${KILN_RTL_DIR}/kiln_loop_fields.sv
+  ${KILN_RTL_DIR}/kiln_inorder_top.sv)
+set(KILN_RTL_INORDER_AXI_SOURCES ${KILN_RTL_INORDER_SOURCES} ${KILN_RTL_DIR}/kiln_inorder_axi.sv)
+set(KILN_RTL_INORDER_CONFIGS "tiny;default" CACHE STRING
+    "Configurations to build Verilated models of the in-order core for (rtl device, core inorder)")
 
 # One Verilated model per configuration (hw/config/<name>.json), all linked into one
 # binary; the rtl device picks the one whose fingerprint matches.

@@ -83,7 +83,8 @@ module kiln_top #(
     .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
     .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
     .start_o(start), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
-    .finished_i(finished), .error_i(dram_error), .cnt_add_i(cnt_add), .busy_o(running));
+    .finished_i(finished), .error_i(dram_error), .error_cause_i(4'(kiln_cfg_pkg::ERR_DRAM)),
+    .cnt_add_i(cnt_add), .busy_o(running));
 
   // ---- Read arbitration ----------------------------------------------------------------
   logic [NCL-1:0] c_ar_valid, c_ar_ready, c_r_valid, c_r_ready;

@@ -27,6 +27,36 @@ inline constexpr uint32_t kStatusDone = 1u << 1;
 inline constexpr uint32_t kStatusError = 1u << 2;
 inline constexpr uint32_t kMapVersion = 1;
 
+// With the error bit, STATUS[7:4] may say what went wrong (0: the device does not say).
+inline constexpr uint32_t kStatusCauseShift = 4;
+inline constexpr uint32_t kStatusCauseMask = 0xfu << kStatusCauseShift;
+enum class ErrorCause : uint8_t {
+  kNone = 0,
+  kDram = 1,           // a memory access outside device memory, or an error response
+  kTokenMissing = 2,   // an instruction pops a token no earlier instruction pushed
+  kBadInstruction = 3, // an opcode or memory type the ISA does not have, or no FINISH
+  kTokenOverflow = 4,  // more tokens outstanding than the device counts
+};
+inline constexpr int kNumErrorCauses = 5;
+constexpr ErrorCause status_cause(uint32_t status) {
+  return static_cast<ErrorCause>((status & kStatusCauseMask) >> kStatusCauseShift);
+}
+// What a cause means, for error messages ("" for kNone and unknown codes).
+constexpr std::string_view error_cause_text(ErrorCause c) {
+  switch (c) {
+    case ErrorCause::kDram:
+      return "a memory access outside device memory (or an error response from it)";
+    case ErrorCause::kTokenMissing:
+      return "an instruction pops a dependency token that no earlier instruction pushed";
+    case ErrorCause::kBadInstruction:
+      return "an instruction the ISA does not have, or a stream that ends without FINISH";
+    case ErrorCause::kTokenOverflow:
+      return "more dependency tokens outstanding than the device counts";
+    default:
+      return "";
+  }
+}
+
 // 64-bit performance counters, reset by every start.
 enum class Counter : uint8_t {
   kCycles,
@@ -79,6 +109,16 @@ inline constexpr std::array<CounterInfo, kNumCounters> kCounters = {{
     {Counter::kStoreBusyCycles, "store_busy_cycles", true, "cycles the store module works"},
     {Counter::kStoreStallCycles, "store_stall_cycles", true, "cycles the store module waits for a token"},
 }};
+
+// The counters the in-order core (hw/rtl/kiln_inorder_top.sv) keeps, 32 bits wide: bit
+// k for Counter k. The RTL takes this mask from its generated parameter package.
+inline constexpr uint32_t kInorderCounterMask =
+    1u << static_cast<int>(Counter::kCycles) | 1u << static_cast<int>(Counter::kLoadInsns) |
+    1u << static_cast<int>(Counter::kComputeInsns) | 1u << static_cast<int>(Counter::kStoreInsns) |
+    1u << static_cast<int>(Counter::kGemmUops) | 1u << static_cast<int>(Counter::kAluUops);
+constexpr bool inorder_has_counter(Counter c) {
+  return (kInorderCounterMask >> static_cast<int>(c) & 1u) != 0;
+}
 
 constexpr uint32_t counter_lo(Counter c) { return kCounterBase + 8 * static_cast<uint32_t>(c); }
 constexpr uint32_t counter_hi(Counter c) { return counter_lo(c) + 4; }

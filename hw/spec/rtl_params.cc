@@ -118,6 +118,12 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
   param(out, "NUM_COUNTERS", regs::kNumCounters);
   for (const auto& c : regs::kCounters)
     param(out, "CNT_" + upper(c.name), static_cast<int>(c.id), c.description);
+  param(out, "INORDER_CNT_MASK", static_cast<int>(regs::kInorderCounterMask),
+        "counters the in-order core keeps (bit k: counter k)");
+  param(out, "ERR_DRAM", static_cast<int>(regs::ErrorCause::kDram));
+  param(out, "ERR_TOKEN_MISSING", static_cast<int>(regs::ErrorCause::kTokenMissing));
+  param(out, "ERR_BAD_INSN", static_cast<int>(regs::ErrorCause::kBadInstruction));
+  param(out, "ERR_TOKEN_OVERFLOW", static_cast<int>(regs::ErrorCause::kTokenOverflow));
 
   out += "\n  // AXI4 master port to DRAM\n";
   param(out, "AXI_DATA_BITS", axi_data_bits);

@@ -21,6 +21,7 @@ sim::RtlSimOptions sim_options(const DeviceOptions& opts) {
   o.wave_file = opts.wave_file;
   o.trace_file = opts.trace_file;
   o.watchdog_cycles = opts.watchdog_cycles;
+  o.core = opts.core;
   return o;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // The rtl Device: the Verilated accelerator (hw/sim/rtl) with DRAM in host memory.
 // Registers go over the model's AXI4-Lite port; a run advances the clock until done,
-// with the DRAM model's latency, bandwidth and back-pressure from DeviceOptions. It has
-// every counter, timed ones included.
+// with the DRAM model's latency, bandwidth and back-pressure from DeviceOptions. The
+// decoupled core (kiln_top) has every counter, timed ones included; the in-order core
+// those of hw::regs::kInorderCounterMask.
 
 #include <memory>
 #include <vector>
@@ -22,7 +23,9 @@ class RtlDevice : public Device {
   void read(DevAddr addr, std::span<uint8_t> data) override;
   void write_reg(uint32_t offset, uint32_t value) override;
   uint32_t read_reg(uint32_t offset) override;
-  bool has_counter(hw::regs::Counter) const override { return true; }
+  bool has_counter(hw::regs::Counter c) const override {
+    return options().core != "inorder" || hw::regs::inorder_has_counter(c);
+  }
 
   sim::RtlSim& sim() { return *sim_; }
 

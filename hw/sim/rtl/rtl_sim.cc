@@ -19,18 +19,37 @@ constexpr int kRegTimeout = 1000;
 // While running, the status register is polled this often.
 constexpr int kPollCycles = 256;
 
-const RtlModelInfo& find_model(const hw::Config& cfg) {
+const RtlModelInfo& find_model(const hw::Config& cfg, const std::string& core) {
+  if (core != "decoupled" && core != "inorder")
+    throw hw::Error(fmt::format("rtl device: unknown core '{}'; the RTL has 'decoupled' "
+                                "(kiln_top) and 'inorder' (kiln_inorder_top)",
+                                core));
   std::string built;
   for (const RtlModelInfo& m : rtl_models()) {
     hw::Config model_cfg = hw::Config::from_json(m.config_json, m.name);
-    if (model_cfg.fingerprint() == cfg.fingerprint()) return m;
-    built += fmt::format(" {} ({:016x})", m.name, model_cfg.fingerprint());
+    if (model_cfg.fingerprint() == cfg.fingerprint() && m.core == core) return m;
+    built += fmt::format(" {} ({}, {:016x})", m.name, m.core, model_cfg.fingerprint());
   }
+  const char* list = core == "inorder" ? "KILN_RTL_INORDER_CONFIGS" : "KILN_RTL_CONFIGS";
   throw hw::Error(fmt::format(
-      "rtl device: no Verilated model for configuration '{}' (fingerprint {:016x}); this build "
-      "has:{}. Add the configuration to KILN_RTL_CONFIGS (cmake -DKILN_RTL_CONFIGS=...) and "
-      "rebuild",
-      cfg.name(), cfg.fingerprint(), built.empty() ? " none" : built));
+      "rtl device: no Verilated {} model for configuration '{}' (fingerprint {:016x}); this "
+      "build has:{}. Add the configuration to {} (cmake -D{}=...) and rebuild",
+      core, cfg.name(), cfg.fingerprint(), built.empty() ? " none" : built, list, list));
+}
+
+// The in-order core's sequencer states (kiln_inorder_top's state_e), for hang reports.
+const char* inorder_state(unsigned s) {
+  switch (s) {
+    case 0: return "idle";
+    case 1: return "fetching an instruction";
+    case 2: return "decoding";
+    case 3: return "loading";
+    case 4: case 5: return "storing";
+    case 6: case 7: case 8: case 9: case 10: return "running a GEMM/ALU loop";
+    case 11: return "retiring";
+    case 12: return "done";
+  }
+  return "?";
 }
 
 // Module states as kiln_top's dbg_state_o encodes them (the RTL's state enums).
@@ -73,13 +92,19 @@ std::vector<std::string> rtl_model_names() {
 }
 
 RtlSim::RtlSim(const hw::Config& cfg, std::span<uint8_t> dram, const RtlSimOptions& opts)
-    : RtlSim(find_model(cfg), dram, opts) {}
+    : RtlSim(find_model(cfg, opts.core), dram, opts) {}
 
 RtlSim::RtlSim(const RtlModelInfo& model, std::span<uint8_t> dram, const RtlSimOptions& opts)
     : model_(model.make(opts.wave_file)),
       dram_bytes_(dram),
       dram_(dram, opts.dram, model.axi_data_bits / 8),
-      opts_(opts) {
+      opts_(opts),
+      core_(model.core) {
+  if (!opts.trace_file.empty() && model.core != "decoupled") {
+    throw hw::Error(fmt::format("rtl device: the activity timeline ({}) follows kiln_top's "
+                                "load, compute and store modules; the {} core has none",
+                                opts.trace_file, model.core));
+  }
   if (!opts.trace_file.empty()) {
     trace_ = std::make_unique<ActivityTrace>(opts.trace_file,
                                              hw::Config::from_json(model.config_json, model.name));
@@ -195,8 +220,12 @@ uint32_t RtlSim::wait_until_done() {
       return status | r::kStatusError;
     }
     if (status & r::kStatusError) {
-      error_ = fmt::format("rtl: the accelerator reported an error: {}",
-                           dram_.fault().empty() ? "DRAM error response" : dram_.fault());
+      r::ErrorCause cause = r::status_cause(status);
+      std::string why = !dram_.fault().empty() ? dram_.fault()
+                        : cause != r::ErrorCause::kNone && !r::error_cause_text(cause).empty()
+                            ? std::string(r::error_cause_text(cause))
+                            : std::string("DRAM error response");
+      error_ = fmt::format("rtl: the accelerator reported an error: {}", why);
       reset();
       return status;
     }
@@ -206,6 +235,12 @@ uint32_t RtlSim::wait_until_done() {
 
 std::string RtlSim::hang_report() const {
   unsigned st = out_.dbg_state;
+  if (core_ == "inorder") {
+    // dbg_state_o = {7'b0, read outstanding, state[4], 3'b0, running}
+    return fmt::format("rtl watchdog: no progress for {} cycles (at cycle {}). in-order core: {}{}. {}",
+                       opts_.watchdog_cycles, cycle_, inorder_state(st >> 4 & 0xf),
+                       (st >> 8 & 1) ? ", waiting for a memory read" : "", dram_.describe());
+  }
   unsigned fetch = st >> 5 & 3, load = st >> 7 & 7, compute = st >> 10 & 7, store = st >> 13 & 7;
   auto tok = [&](int k) { return (out_.dbg_tokens >> (16 * k)) & 0xffff; };
   auto queue = [&](int k) { return (out_.dbg_queues >> (5 * k)) & 0x1f; };

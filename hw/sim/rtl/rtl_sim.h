@@ -23,13 +23,14 @@ struct RtlSimOptions {
   std::string wave_file;             // FST waveform of the whole simulation ("" for none)
   uint64_t watchdog_cycles = 100000; // cycles without progress that count as a hang
   std::string trace_file;            // Chrome trace JSON of module activity ("" for none)
+  std::string core = "decoupled";    // the microarchitecture: "decoupled" or "inorder"
 };
 
 class RtlSim {
  public:
-  // Selects the Verilated model whose configuration has cfg's fingerprint; throws
-  // hw::Error listing the built configurations when there is none, or naming the
-  // trace file when it cannot be written.
+  // Selects the Verilated model of opts.core whose configuration has cfg's fingerprint;
+  // throws hw::Error listing the built models when there is none, or naming the trace
+  // file when it cannot be written (or when the core has no activity timeline).
   RtlSim(const hw::Config& cfg, std::span<uint8_t> dram, const RtlSimOptions& opts);
   RtlSim(const RtlModelInfo& model, std::span<uint8_t> dram, const RtlSimOptions& opts);
   ~RtlSim();
@@ -63,6 +64,7 @@ class RtlSim {
   std::span<uint8_t> dram_bytes_;
   AxiDram dram_;
   RtlSimOptions opts_;
+  std::string core_;  // the model's core ("decoupled", "inorder")
   TopIn in_;
   TopOut out_;
   uint64_t cycle_ = 0;

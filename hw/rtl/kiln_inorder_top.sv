@@ -1,0 +1,621 @@
+// The in-order accelerator: the ISA, register map and scratchpads of kiln_top, run by
+// one sequencer that executes the instruction stream in program order, for parts too
+// small for kiln_top's decoupled modules (an iCE40 UP5K). What kiln_top spends on its
+// four modules' DMA engines, burst generators, command queues and token queues is one
+// memory port, one element walker and four token counters here; the GEMM and the ALU
+// walk an accumulator row lane by lane (kiln_cfg_pkg::BLOCK_IN multipliers, one ALU lane).
+//
+// Program order satisfies every dependency a token expresses, so tokens are counted,
+// not waited for: a pop with no token pushed before it (a stream that only a decoupled
+// machine could run, or none), a count past TOKEN_MAX, an opcode or memory type the
+// ISA lacks and a stream without FINISH stop the run with the error bit and a cause
+// (hw/spec/regs.h ErrorCause); so does a memory access that the memory refuses.
+//
+// Memory: one 64-bit word per request, at most one read outstanding (device memory on
+// chip, e.g. SPRAM behind kiln_uart_top).
+module kiln_inorder_top #(
+  parameter int CNT_BITS = 32,
+  // Counters kept (hw/spec/regs.h kInorderCounterMask): cycles, instructions per
+  // module, micro-ops.
+  parameter logic [kiln_cfg_pkg::NUM_COUNTERS-1:0] CNT_MASK =
+      kiln_cfg_pkg::NUM_COUNTERS'(kiln_cfg_pkg::INORDER_CNT_MASK),
+  parameter int TOKEN_MAX = 255
+) (
+  input  logic clk_i,
+  input  logic rst_ni,
+  // AXI4-Lite register file
+  input  logic        s_axil_awvalid,
+  output logic        s_axil_awready,
+  input  logic [7:0]  s_axil_awaddr,
+  input  logic        s_axil_wvalid,
+  output logic        s_axil_wready,
+  input  logic [31:0] s_axil_wdata,
+  input  logic [3:0]  s_axil_wstrb,
+  output logic        s_axil_bvalid,
+  input  logic        s_axil_bready,
+  output logic [1:0]  s_axil_bresp,
+  input  logic        s_axil_arvalid,
+  output logic        s_axil_arready,
+  input  logic [7:0]  s_axil_araddr,
+  output logic        s_axil_rvalid,
+  input  logic        s_axil_rready,
+  output logic [31:0] s_axil_rdata,
+  output logic [1:0]  s_axil_rresp,
+  // Device memory
+  output logic        mem_valid_o,
+  input  logic        mem_ready_i,
+  output logic        mem_we_o,
+  output logic [31:0] mem_addr_o,    // byte address, 8-byte aligned
+  output logic [63:0] mem_wdata_o,
+  output logic [7:0]  mem_wstrb_o,
+  input  logic        mem_rvalid_i,
+  input  logic [63:0] mem_rdata_i,
+  input  logic        mem_error_i,   // with an accepted request or a read's data: it failed
+  // Simulation view
+  output logic [15:0] dbg_state_o,
+  output logic        dbg_progress_o
+);
+  localparam int UW = kiln_cfg_pkg::LOG_UOP_DEPTH;
+  localparam int DSTW = kiln_cfg_pkg::LOG_ACC_DEPTH;
+  localparam int INPW = kiln_cfg_pkg::LOG_INP_DEPTH;
+  localparam int WGTW = kiln_cfg_pkg::LOG_WGT_DEPTH;
+  localparam int SRCW = kiln_cfg_pkg::UOP_SRC_WIDTH;  // max(INPW, DSTW)
+  localparam int AW = kiln_cfg_pkg::ACC_WIDTH;
+  localparam int BI = kiln_cfg_pkg::BLOCK_IN;
+  localparam int BO = kiln_cfg_pkg::BLOCK_OUT;
+  localparam int LANES = kiln_cfg_pkg::BATCH * BO;
+  localparam int LW = (LANES > 1) ? $clog2(LANES) : 1;
+  // The element assembly register: instructions and every element of 8 bytes or more
+  // are shifted in a word at a time from the top.
+  localparam int MAXB0 = (kiln_cfg_pkg::WGT_ELEM_BITS > kiln_cfg_pkg::ACC_ELEM_BITS) ? kiln_cfg_pkg::WGT_ELEM_BITS : kiln_cfg_pkg::ACC_ELEM_BITS;
+  localparam int MAXB1 = (MAXB0 > kiln_cfg_pkg::INP_ELEM_BITS) ? MAXB0 : kiln_cfg_pkg::INP_ELEM_BITS;
+  localparam int MAXB = (MAXB1 > 128) ? MAXB1 : 128;
+
+  // ---- Register file ---------------------------------------------------------------
+  logic start, running, finished, err_pulse;
+  logic [3:0] err_cause;
+  logic [63:0] insn_addr;
+  logic [31:0] insn_count;
+  logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add;
+  kiln_regfile #(.CNT_BITS(CNT_BITS), .CNT_MASK(CNT_MASK)) regs (
+    .clk_i, .rst_ni,
+    .awvalid_i(s_axil_awvalid), .awready_o(s_axil_awready), .awaddr_i(s_axil_awaddr),
+    .wvalid_i(s_axil_wvalid), .wready_o(s_axil_wready), .wdata_i(s_axil_wdata),
+    .wstrb_i(s_axil_wstrb), .bvalid_o(s_axil_bvalid), .bready_i(s_axil_bready),
+    .bresp_o(s_axil_bresp), .arvalid_i(s_axil_arvalid), .arready_o(s_axil_arready),
+    .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
+    .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
+    .start_o(start), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
+    .finished_i(finished), .error_i(err_pulse), .error_cause_i(err_cause),
+    .cnt_add_i(cnt_add), .busy_o(running));
+  logic unused_addr_hi;  // device memory is addressed with 32 bits
+  assign unused_addr_hi = ^insn_addr[63:32];
+
+  // ---- Scratchpads -------------------------------------------------------------------
+  logic uop_we, inp_we, wgt_we, acc_we, out_we;
+  logic uop_re, inp_re, wgt_re, acc_re, out_re;
+  logic [UW-1:0] uop_waddr, uop_raddr;
+  logic [INPW-1:0] inp_waddr, inp_raddr;
+  logic [WGTW-1:0] wgt_waddr, wgt_raddr;
+  logic [DSTW-1:0] acc_waddr, acc_raddr, out_waddr, out_raddr;
+  logic [31:0] uop_wdata, uop_rdata;
+  logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_wdata, inp_rdata;
+  logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_wdata, wgt_rdata;
+  logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_wdata, acc_rdata;
+  logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_wdata, out_rdata;
+  kiln_sram #(.WIDTH(32), .DEPTH(kiln_cfg_pkg::UOP_DEPTH)) uop_buf (
+    .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
+    .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::INP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::INP_DEPTH)) inp_buf (
+    .clk_i, .we_i(inp_we), .waddr_i(inp_waddr), .wdata_i(inp_wdata),
+    .re_i(inp_re), .raddr_i(inp_raddr), .rdata_o(inp_rdata));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::WGT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::WGT_DEPTH)) wgt_buf (
+    .clk_i, .we_i(wgt_we), .waddr_i(wgt_waddr), .wdata_i(wgt_wdata),
+    .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::ACC_ELEM_BITS), .DEPTH(kiln_cfg_pkg::ACC_DEPTH)) acc_buf (
+    .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
+    .re_i(acc_re), .raddr_i(acc_raddr), .rdata_o(acc_rdata));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::OUT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::OUT_DEPTH)) out_buf (
+    .clk_i, .we_i(out_we), .waddr_i(out_waddr), .wdata_i(out_wdata),
+    .re_i(out_re), .raddr_i(out_raddr), .rdata_o(out_rdata));
+
+  // ---- State -------------------------------------------------------------------------
+  typedef enum logic [3:0] {
+    IDLE = 4'd0, FETCH = 4'd1, DECODE = 4'd2, XFER = 4'd3, ST_READ = 4'd4, ST_WRITE = 4'd5,
+    UOP = 4'd6, ROW = 4'd7, SRC = 4'd8, LANE = 4'd9, WRITE = 4'd10, RETIRE = 4'd11,
+    DONE = 4'd12
+  } state_e;
+  state_e state_q;
+  logic [127:0] insn_q;
+  logic [31:0] pc_q;            // instructions fetched
+  logic [MAXB-65:0] buf_q;      // element assembly: the words read so far, at the top
+  logic [31:0] tok_q;           // 8-bit counts: l2c, c2l, c2s, s2c (queue t at [8t +: 8])
+
+  // Memory port: a word request in flight waits for its response.
+  logic rd_wait_q, mem_fire, rd_done;
+  assign mem_fire = mem_valid_o && mem_ready_i;
+  assign rd_done = rd_wait_q && mem_rvalid_i;
+
+  // ---- Decode -------------------------------------------------------------------------
+  logic [2:0] opcode, mem_type;
+  logic pop_prev, pop_next, push_prev, push_next;
+  assign opcode    = insn_q[kiln_cfg_pkg::GEMM_OPCODE_LSB +: 3];
+  assign pop_prev  = insn_q[kiln_cfg_pkg::GEMM_POP_PREV_DEP_LSB];
+  assign pop_next  = insn_q[kiln_cfg_pkg::GEMM_POP_NEXT_DEP_LSB];
+  assign push_prev = insn_q[kiln_cfg_pkg::GEMM_PUSH_PREV_DEP_LSB];
+  assign push_next = insn_q[kiln_cfg_pkg::GEMM_PUSH_NEXT_DEP_LSB];
+  assign mem_type  = insn_q[kiln_cfg_pkg::MEM_MEMORY_TYPE_LSB +: 3];
+
+  logic is_load, is_store, is_gemm, is_alu, is_finish, to_load_module, to_store_module;
+  logic bad_insn;
+  assign is_load = opcode == 3'(kiln_cfg_pkg::OP_LOAD);
+  assign is_store = opcode == 3'(kiln_cfg_pkg::OP_STORE);
+  assign is_gemm = opcode == 3'(kiln_cfg_pkg::OP_GEMM);
+  assign is_finish = opcode == 3'(kiln_cfg_pkg::OP_FINISH);
+  assign to_load_module = is_load && (mem_type == 3'(kiln_cfg_pkg::MEM_INP) || mem_type == 3'(kiln_cfg_pkg::MEM_WGT));
+  assign to_store_module = is_store;
+  assign bad_insn = !(is_load || is_store || is_gemm || is_alu || is_finish) ||
+                    (is_load && mem_type > 3'(kiln_cfg_pkg::MEM_ACC)) ||
+                    (is_store && mem_type != 3'(kiln_cfg_pkg::MEM_OUT));
+
+  // Token counters of the instruction's module: which it pops and pushes (-1: none).
+  // Queues: 0 load->compute, 1 compute->load, 2 compute->store, 3 store->compute.
+  logic [1:0] pop_a, pop_b, push_a, push_b;
+  logic has_pop_a, has_pop_b, has_push_a, has_push_b;
+  always_comb begin
+    pop_a = 2'd0; pop_b = 2'd0; push_a = 2'd0; push_b = 2'd0;
+    has_pop_a = 1'b0; has_pop_b = 1'b0; has_push_a = 1'b0; has_push_b = 1'b0;
+    if (to_load_module) begin        // next = compute
+      has_pop_b = pop_next;   pop_b = 2'd1;
+      has_push_b = push_next; push_b = 2'd0;
+    end else if (to_store_module) begin  // prev = compute
+      has_pop_a = pop_prev;   pop_a = 2'd2;
+      has_push_a = push_prev; push_a = 2'd3;
+    end else begin                   // compute: prev = load, next = store
+      has_pop_a = pop_prev;   pop_a = 2'd0;
+      has_pop_b = pop_next;   pop_b = 2'd3;
+      has_push_a = push_prev; push_a = 2'd1;
+      has_push_b = push_next; push_b = 2'd2;
+    end
+  end
+  logic tok_missing, tok_overflow;
+  logic [3:0] pops, pushes, empty, at_max;
+  always_comb begin
+    for (int t = 0; t < 4; t++) begin
+      pops[t] = (has_pop_a && pop_a == 2'(t)) || (has_pop_b && pop_b == 2'(t));
+      pushes[t] = (has_push_a && push_a == 2'(t)) || (has_push_b && push_b == 2'(t));
+      empty[t] = tok_q[t * 8 +: 8] == '0;
+      at_max[t] = tok_q[t * 8 +: 8] == 8'(TOKEN_MAX);
+    end
+  end
+  assign tok_missing = |(pops & empty);
+  assign tok_overflow = |(pushes & at_max);
+
+  // LOAD / STORE fields
+  logic [15:0] sram_base, y_size, x_size, x_stride;
+  logic [31:0] dram_base;
+  logic [3:0] y_pad_0, y_pad_1, x_pad_0, x_pad_1;
+  assign sram_base = insn_q[kiln_cfg_pkg::MEM_SRAM_BASE_LSB +: 16];
+  assign dram_base = insn_q[kiln_cfg_pkg::MEM_DRAM_BASE_LSB +: 32];
+  assign y_size    = insn_q[kiln_cfg_pkg::MEM_Y_SIZE_LSB +: 16];
+  assign x_size    = insn_q[kiln_cfg_pkg::MEM_X_SIZE_LSB +: 16];
+  assign x_stride  = insn_q[kiln_cfg_pkg::MEM_X_STRIDE_LSB +: 16];
+  assign y_pad_0   = insn_q[kiln_cfg_pkg::MEM_Y_PAD_0_LSB +: 4];
+  assign y_pad_1   = insn_q[kiln_cfg_pkg::MEM_Y_PAD_1_LSB +: 4];
+  assign x_pad_0   = insn_q[kiln_cfg_pkg::MEM_X_PAD_0_LSB +: 4];
+  assign x_pad_1   = insn_q[kiln_cfg_pkg::MEM_X_PAD_1_LSB +: 4];
+
+  // GEMM / ALU fields (shared layout up to the dst factors)
+  logic reset_f, use_imm;
+  logic [UW-1:0] uop_bgn;
+  logic [UW:0] uop_end;
+  logic [13:0] iter_out, iter_in;
+  logic [DSTW-1:0] dfo, dfi;
+  logic [SRCW-1:0] sfo, sfi;
+  logic [WGTW-1:0] wfo, wfi;
+  logic [2:0] alu_op;
+  logic [15:0] imm;
+  logic empty_loop;
+  kiln_loop_fields loop_fields (
+    .insn_i(insn_q), .is_alu_o(is_alu), .reset_o(reset_f), .uop_bgn_o(uop_bgn),
+    .uop_end_o(uop_end), .iter_out_o(iter_out), .iter_in_o(iter_in),
+    .dst_factor_out_o(dfo), .dst_factor_in_o(dfi), .src_factor_out_o(sfo),
+    .src_factor_in_o(sfi), .wgt_factor_out_o(wfo), .wgt_factor_in_o(wfi),
+    .alu_op_o(alu_op), .use_imm_o(use_imm), .imm_o(imm), .empty_o(empty_loop));
+
+  logic empty_xfer;
+  assign empty_xfer = x_size == '0 || y_size == '0;
+
+  // ---- Element geometry of the LOAD or STORE ------------------------------------------
+  // Element bytes 2^le; an element of 8 bytes or more is nw + 1 words, a smaller one
+  // is part of a word.
+  logic [3:0] le;
+  logic [7:0] nw;
+  logic sub_word;
+  always_comb begin
+    case (mem_type)
+      3'(kiln_cfg_pkg::MEM_UOP): le = 4'($clog2(kiln_cfg_pkg::UOP_ELEM_BYTES));
+      3'(kiln_cfg_pkg::MEM_WGT): le = 4'($clog2(kiln_cfg_pkg::WGT_ELEM_BYTES));
+      3'(kiln_cfg_pkg::MEM_INP): le = 4'($clog2(kiln_cfg_pkg::INP_ELEM_BYTES));
+      3'(kiln_cfg_pkg::MEM_ACC): le = 4'($clog2(kiln_cfg_pkg::ACC_ELEM_BYTES));
+      default:     le = 4'($clog2(kiln_cfg_pkg::OUT_ELEM_BYTES));
+    endcase
+    sub_word = le < 4'd3;
+    nw = sub_word ? 8'd0 : 8'((1 << (le - 4'd3)) - 1);
+  end
+
+  // ---- LOAD and STORE walk ----------------------------------------------------------
+  // A load writes (y_pad_0 + y_size + y_pad_1) x (x_pad_0 + x_size + x_pad_1) elements
+  // from sram_base; a store reads y_size x x_size elements. elem_q is the DRAM element
+  // index of the next data element, row_q's of the current data row.
+  logic [16:0] r_q, c_q, y_total, x_total;
+  logic [15:0] idx_q;
+  logic [31:0] elem_q, row_elem_q;
+  logic [7:0] w_q;
+  assign y_total = is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size) + 17'(y_pad_1);
+  assign x_total = is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size) + 17'(x_pad_1);
+  logic in_rows, in_cols, is_pad, last_col, last_elem;
+  assign in_rows = is_store || (r_q >= 17'(y_pad_0) && r_q < 17'(y_pad_0) + 17'(y_size));
+  assign in_cols = is_store || (c_q >= 17'(x_pad_0) && c_q < 17'(x_pad_0) + 17'(x_size));
+  assign is_pad = !(in_rows && in_cols);
+  assign last_col = c_q == x_total - 1'b1;
+  assign last_elem = last_col && r_q == y_total - 1'b1;
+
+  logic [31:0] elem_byte, word_addr;
+  assign elem_byte = elem_q << le;
+  assign word_addr = sub_word ? {elem_byte[31:3], 3'b0} : elem_byte + {21'b0, w_q, 3'b0};
+
+  // The element just read: sub-word elements from their place in the word.
+  logic [63:0] sub_elem;
+  always_comb begin
+    case (le)
+      4'd0: sub_elem = 64'(mem_rdata_i[elem_byte[2:0] * 8 +: 8]);
+      4'd1: sub_elem = 64'(mem_rdata_i[elem_byte[2:1] * 16 +: 16]);
+      default: sub_elem = 64'(mem_rdata_i[elem_byte[2] * 32 +: 32]);
+    endcase
+  end
+  logic [MAXB-1:0] shifted;  // buf_q with the response shifted in from the top
+  assign shifted = {mem_rdata_i, buf_q};
+
+  // Scratchpad writes of a LOAD: a padding element, or the element completed this cycle.
+  // An element of 8 bytes or more is the top of `shifted` after its last word.
+  logic ld_write, ld_data_done;
+  assign ld_data_done = state_q == XFER && !is_pad && rd_done && (sub_word || w_q == nw);
+  assign ld_write = state_q == XFER && is_load && (is_pad || ld_data_done);
+  logic [31:0] uop_elem;
+  logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_elem;
+  logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_elem;
+  logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_elem;
+  assign uop_elem = is_pad ? '0 : 32'(sub_elem);
+  assign inp_elem = is_pad ? '0 : (kiln_cfg_pkg::INP_ELEM_BYTES < 8) ? kiln_cfg_pkg::INP_ELEM_BITS'(sub_elem)
+                                                       : shifted[MAXB-1 -: kiln_cfg_pkg::INP_ELEM_BITS];
+  assign wgt_elem = is_pad ? '0 : (kiln_cfg_pkg::WGT_ELEM_BYTES < 8) ? kiln_cfg_pkg::WGT_ELEM_BITS'(sub_elem)
+                                                       : shifted[MAXB-1 -: kiln_cfg_pkg::WGT_ELEM_BITS];
+  assign acc_elem = is_pad ? '0 : (kiln_cfg_pkg::ACC_ELEM_BYTES < 8) ? kiln_cfg_pkg::ACC_ELEM_BITS'(sub_elem)
+                                                       : shifted[MAXB-1 -: kiln_cfg_pkg::ACC_ELEM_BITS];
+
+  // ---- GEMM and ALU loop ------------------------------------------------------------
+  logic [UW:0] k_q;
+  logic [13:0] i_q, j_q;
+  logic [DSTW-1:0] dst_base_q, dst_off_q;
+  logic [SRCW-1:0] src_base_q, src_off_q;
+  logic [WGTW-1:0] wgt_base_q, wgt_off_q;
+  logic [DSTW-1:0] d_idx, d_q;
+  logic [SRCW-1:0] s_idx;
+  logic [WGTW-1:0] w_idx;
+  assign d_idx = DSTW'(uop_rdata[kiln_cfg_pkg::UOP_DST_LSB +: kiln_cfg_pkg::UOP_DST_WIDTH]) + dst_off_q;
+  assign s_idx = SRCW'(uop_rdata[kiln_cfg_pkg::UOP_SRC_LSB +: kiln_cfg_pkg::UOP_SRC_WIDTH]) + src_off_q;
+  assign w_idx = WGTW'(uop_rdata[kiln_cfg_pkg::UOP_WGT_LSB +: kiln_cfg_pkg::UOP_WGT_WIDTH]) + wgt_off_q;
+  logic unused_uop_bits;  // bits above the three index fields are zero in a legal micro-op
+  assign unused_uop_bits = ^uop_rdata;
+  logic loop_last;
+  assign loop_last = k_q == uop_end - 1'b1 && j_q == iter_in - 1'b1 && i_q == iter_out - 1'b1;
+  logic tensor_alu;
+  assign tensor_alu = is_alu && !use_imm && !reset_f;
+
+  // Lanes: stage 1 registers lane l's operands, stage 2 computes into res_q.
+  // res_q holds the tensor operand row (ALU) until each lane is overwritten.
+  logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] res_q;
+  logic [LW-1:0] lane_q, s2_lane_q;
+  logic s1_valid, s2_valid_q;
+  logic [AW-1:0] s2_acc_q, s2_b_q;
+  logic [BI*kiln_cfg_pkg::INP_WIDTH-1:0] s2_inp_q;
+  logic [BI*kiln_cfg_pkg::WGT_WIDTH-1:0] s2_wgt_q;
+  assign s1_valid = state_q == LANE && !reset_f;
+  logic [LW-1:0] s1_b, s1_o;  // batch row and output column of the lane
+  assign s1_b = LW'(32'(lane_q) / BO);
+  assign s1_o = LW'(32'(lane_q) % BO);
+  logic [AW-1:0] imm_ext;
+  assign imm_ext = AW'($signed(imm));
+
+  logic [AW-1:0] gemm_lane, alu_lane;
+  kiln_gemm #(.ROWS(1), .COLS(1)) gemm (
+    .inp_i(s2_inp_q), .wgt_i(s2_wgt_q), .acc_i(s2_acc_q), .acc_o(gemm_lane));
+  kiln_alu #(.LANES(1)) alu (.op_i(alu_op), .a_i(s2_acc_q), .b_i(s2_b_q), .r_o(alu_lane));
+
+  // ---- Memory requests ---------------------------------------------------------------
+  localparam bit ST_SUB = kiln_cfg_pkg::OUT_ELEM_BYTES < 8;  // an OUT element is part of a word
+  localparam int ST_NW = ST_SUB ? 0 : kiln_cfg_pkg::OUT_ELEM_BYTES / 8 - 1;
+  logic [63:0] st_wdata;
+  logic [7:0] st_wstrb;
+  if (ST_SUB) begin : g_st_part  // the element in every slot, enabled in its own
+    assign st_wdata = {(8 / kiln_cfg_pkg::OUT_ELEM_BYTES){out_rdata}};
+    assign st_wstrb = 8'(((1 << kiln_cfg_pkg::OUT_ELEM_BYTES) - 1) << elem_byte[2:0]);
+  end else begin : g_st_words     // word w_q of the element
+    assign st_wdata = out_rdata[32'(w_q) * 64 +: 64];
+    assign st_wstrb = 8'hff;
+  end
+  always_comb begin
+    mem_valid_o = 1'b0;
+    mem_we_o = 1'b0;
+    mem_addr_o = word_addr;
+    mem_wdata_o = '0;
+    mem_wstrb_o = '0;
+    if (state_q == FETCH) begin
+      mem_valid_o = !rd_wait_q && pc_q != insn_count;
+      mem_addr_o = insn_addr[31:0] + {pc_q[27:0], 4'b0} + {28'b0, w_q[0], 3'b0};
+    end else if (state_q == XFER && !is_pad) begin
+      mem_valid_o = !rd_wait_q;
+    end else if (state_q == ST_WRITE) begin
+      mem_valid_o = 1'b1;
+      mem_we_o = 1'b1;
+      mem_wdata_o = st_wdata;
+      mem_wstrb_o = st_wstrb;
+    end
+  end
+
+  // ---- Scratchpad ports ------------------------------------------------------------
+  always_comb begin
+    uop_we = ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_UOP);
+    inp_we = ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_INP);
+    wgt_we = ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_WGT);
+    uop_waddr = UW'(idx_q);
+    inp_waddr = INPW'(idx_q);
+    wgt_waddr = WGTW'(idx_q);
+    uop_wdata = uop_elem;
+    inp_wdata = inp_elem;
+    wgt_wdata = wgt_elem;
+
+    uop_re = state_q == UOP;
+    uop_raddr = UW'(k_q);
+    inp_re = state_q == ROW && !is_alu;
+    inp_raddr = INPW'(s_idx);
+    wgt_re = state_q == ROW && !is_alu;
+    wgt_raddr = w_idx;
+    acc_re = state_q == ROW || state_q == SRC;
+    acc_raddr = (state_q == ROW && tensor_alu) ? DSTW'(s_idx) : (state_q == ROW ? d_idx : d_q);
+
+    acc_we = (ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_ACC)) || (state_q == WRITE && !s2_valid_q);
+    acc_waddr = state_q == WRITE ? d_q : DSTW'(idx_q);
+    acc_wdata = state_q == WRITE ? res_q : acc_elem;
+    out_we = state_q == WRITE && !s2_valid_q;
+    out_waddr = d_q;
+    for (int l = 0; l < LANES; l++)
+      out_wdata[l * kiln_cfg_pkg::OUT_WIDTH +: kiln_cfg_pkg::OUT_WIDTH] = res_q[l * AW +: kiln_cfg_pkg::OUT_WIDTH];
+    out_re = state_q == ST_READ;
+    out_raddr = DSTW'(idx_q);
+  end
+
+  // ---- Sequencer -------------------------------------------------------------------
+  logic retire;
+  assign retire = state_q == RETIRE;
+  logic fail;
+  logic [3:0] fail_cause;
+  always_comb begin
+    fail = 1'b0;
+    fail_cause = '0;
+    if ((mem_fire || rd_done) && mem_error_i) begin
+      fail = 1'b1;
+      fail_cause = 4'(kiln_cfg_pkg::ERR_DRAM);
+    end else if (state_q == FETCH && pc_q == insn_count && !rd_wait_q) begin
+      fail = 1'b1;  // the stream ended without FINISH
+      fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
+    end else if (state_q == DECODE) begin
+      if (bad_insn) begin
+        fail = 1'b1;
+        fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
+      end else if (tok_missing) begin
+        fail = 1'b1;
+        fail_cause = 4'(kiln_cfg_pkg::ERR_TOKEN_MISSING);
+      end else if (tok_overflow) begin
+        fail = 1'b1;
+        fail_cause = 4'(kiln_cfg_pkg::ERR_TOKEN_OVERFLOW);
+      end
+    end
+  end
+  assign err_pulse = fail && state_q != IDLE && state_q != DONE;
+  assign err_cause = fail_cause;
+  assign finished = state_q == DONE;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q <= IDLE;
+      rd_wait_q <= 1'b0;
+      pc_q <= '0;
+      w_q <= '0;
+      tok_q <= '0;
+    end else if (start) begin
+      state_q <= FETCH;
+      rd_wait_q <= 1'b0;
+      pc_q <= '0;
+      w_q <= '0;
+      tok_q <= '0;
+    end else if (err_pulse) begin
+      state_q <= DONE;
+      rd_wait_q <= 1'b0;
+    end else begin
+      if (mem_fire && !mem_we_o) rd_wait_q <= 1'b1;
+      if (rd_done) rd_wait_q <= 1'b0;
+      case (state_q)
+        IDLE, DONE: ;
+        FETCH: if (rd_done) begin
+          buf_q <= shifted[MAXB-1:64];
+          if (w_q[0]) begin
+            insn_q <= shifted[MAXB-1 -: 128];
+            pc_q <= pc_q + 1'b1;
+            w_q <= '0;
+            state_q <= DECODE;
+          end else begin
+            w_q <= 8'd1;
+          end
+        end
+        DECODE: begin
+          for (int t = 0; t < 4; t++)
+            if (pops[t]) tok_q[t * 8 +: 8] <= tok_q[t * 8 +: 8] - 1'b1;
+          r_q <= '0;
+          c_q <= '0;
+          w_q <= '0;
+          idx_q <= sram_base;
+          elem_q <= dram_base;
+          row_elem_q <= dram_base;
+          k_q <= {1'b0, uop_bgn};
+          i_q <= '0;
+          j_q <= '0;
+          dst_base_q <= '0;
+          dst_off_q <= '0;
+          src_base_q <= '0;
+          src_off_q <= '0;
+          wgt_base_q <= '0;
+          wgt_off_q <= '0;
+          if (is_finish) state_q <= DONE;
+          else if (is_load || is_store) state_q <= empty_xfer ? RETIRE : (is_load ? XFER : ST_READ);
+          else state_q <= empty_loop ? RETIRE : UOP;
+        end
+        // LOAD: one element per pass; data elements take nw + 1 word reads.
+        XFER: if (is_pad || rd_done) begin
+          if (!is_pad) buf_q <= shifted[MAXB-1:64];
+          if (is_pad || sub_word || w_q == nw) begin
+            w_q <= '0;
+            idx_q <= idx_q + 1'b1;
+            if (!is_pad) elem_q <= elem_q + 1'b1;
+            if (last_col) begin
+              c_q <= '0;
+              r_q <= r_q + 1'b1;
+              if (in_rows) begin
+                row_elem_q <= row_elem_q + 32'(x_stride);
+                elem_q <= row_elem_q + 32'(x_stride);
+              end else begin
+                elem_q <= row_elem_q;
+              end
+            end else begin
+              c_q <= c_q + 1'b1;
+            end
+            if (last_elem) state_q <= RETIRE;
+          end else begin
+            w_q <= w_q + 1'b1;
+          end
+        end
+        // STORE: read the OUT element, then write its words.
+        ST_READ: state_q <= ST_WRITE;
+        ST_WRITE: if (mem_ready_i) begin
+          if (ST_SUB || w_q == 8'(ST_NW)) begin
+            w_q <= '0;
+            idx_q <= idx_q + 1'b1;
+            elem_q <= elem_q + 1'b1;
+            if (last_col) begin
+              c_q <= '0;
+              r_q <= r_q + 1'b1;
+              row_elem_q <= row_elem_q + 32'(x_stride);
+              elem_q <= row_elem_q + 32'(x_stride);
+            end else begin
+              c_q <= c_q + 1'b1;
+            end
+            state_q <= last_elem ? RETIRE : ST_READ;
+          end else begin
+            w_q <= w_q + 1'b1;
+          end
+        end
+        // GEMM / ALU: read the micro-op, then its rows, then walk the lanes.
+        UOP: state_q <= ROW;
+        ROW: begin
+          d_q <= d_idx;
+          lane_q <= '0;
+          state_q <= tensor_alu ? SRC : LANE;
+        end
+        SRC: begin
+          res_q <= acc_rdata;  // the tensor operand; acc[d] is read now
+          state_q <= LANE;
+        end
+        LANE: begin
+          if (reset_f) begin
+            res_q <= '0;
+            state_q <= WRITE;
+          end else if (lane_q == LW'(LANES - 1)) begin
+            state_q <= WRITE;
+          end else begin
+            lane_q <= lane_q + 1'b1;
+          end
+        end
+        WRITE: if (!s2_valid_q) begin
+          // advance k innermost, then j, then i
+          if (loop_last) begin
+            state_q <= RETIRE;
+          end else begin
+            state_q <= UOP;
+            if (k_q != uop_end - 1'b1) begin
+              k_q <= k_q + 1'b1;
+            end else begin
+              k_q <= {1'b0, uop_bgn};
+              if (j_q != iter_in - 1'b1) begin
+                j_q <= j_q + 1'b1;
+                dst_off_q <= dst_off_q + dfi;
+                src_off_q <= src_off_q + sfi;
+                wgt_off_q <= wgt_off_q + wfi;
+              end else begin
+                j_q <= '0;
+                i_q <= i_q + 1'b1;
+                dst_base_q <= dst_base_q + dfo;
+                src_base_q <= src_base_q + sfo;
+                wgt_base_q <= wgt_base_q + wfo;
+                dst_off_q <= dst_base_q + dfo;
+                src_off_q <= src_base_q + sfo;
+                wgt_off_q <= wgt_base_q + wfo;
+              end
+            end
+          end
+        end
+        RETIRE: begin
+          for (int t = 0; t < 4; t++)
+            if (pushes[t]) tok_q[t * 8 +: 8] <= tok_q[t * 8 +: 8] + 1'b1;
+          state_q <= FETCH;
+        end
+        default: state_q <= IDLE;
+      endcase
+      // Stage 2 of the lane pipeline
+      if (s2_valid_q) res_q[32'(s2_lane_q) * AW +: AW] <= is_alu ? alu_lane : gemm_lane;
+    end
+  end
+
+  // Lane pipeline. WRITE waits one cycle for the last lane's stage 2.
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      s2_valid_q <= 1'b0;
+    end else begin
+      s2_valid_q <= s1_valid;
+    end
+    if (s1_valid) begin
+      s2_lane_q <= lane_q;
+      s2_acc_q <= acc_rdata[32'(lane_q) * AW +: AW];
+      s2_b_q <= use_imm ? imm_ext : res_q[32'(lane_q) * AW +: AW];
+      s2_inp_q <= inp_rdata[32'(s1_b) * BI * kiln_cfg_pkg::INP_WIDTH +: BI * kiln_cfg_pkg::INP_WIDTH];
+      s2_wgt_q <= wgt_rdata[32'(s1_o) * BI * kiln_cfg_pkg::WGT_WIDTH +: BI * kiln_cfg_pkg::WGT_WIDTH];
+    end
+  end
+
+  // ---- Counters and the simulation view ---------------------------------------------
+  logic [1:0] module_of;  // 0 load, 1 compute, 2 store
+  assign module_of = to_load_module ? 2'd0 : (to_store_module ? 2'd2 : 2'd1);
+  always_comb begin
+    cnt_add = '0;
+    cnt_add[kiln_cfg_pkg::CNT_CYCLES * 32 +: 32] = 32'd1;
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * 32 +: 32] = 32'(retire && module_of == 2'd0);
+    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * 32 +: 32] = 32'((retire && module_of == 2'd1) ||
+                                                (state_q == DECODE && is_finish && !fail));
+    cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * 32 +: 32] = 32'(retire && module_of == 2'd2);
+    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(state_q == UOP && is_gemm);
+    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(state_q == UOP && is_alu);
+  end
+
+  assign dbg_state_o = {7'b0, rd_wait_q, state_q, 3'b0, running};
+  assign dbg_progress_o = mem_fire || rd_done || retire || state_q == UOP;
+endmodule
