@@ -8,6 +8,9 @@
 #ifdef KILN_HAVE_RTL
 #include "hw/driver/rtl/rtl_device.h"
 #endif
+#ifdef KILN_HAVE_UART
+#include "hw/driver/uart/uart_device.h"
+#endif
 
 namespace kiln::driver {
 
@@ -27,6 +30,12 @@ constexpr Entry kDevices[] = {
     {"fsim", &make<FsimDevice>},
 #ifdef KILN_HAVE_RTL
     {"rtl", &make_rtl_device},
+#endif
+#ifdef KILN_HAVE_UART
+    {"uart", &make_uart_device},
+#ifdef KILN_HAVE_UART_SIM
+    {"uart-sim", &make_uart_sim_device},
+#endif
 #endif
 };
 

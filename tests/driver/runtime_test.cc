@@ -688,9 +688,13 @@ TEST_P(RuntimeTest, RandomShapesMatchReference) {
 }
 
 // Built once per device (tests/driver/CMakeLists.txt) so that CTest labels each
-// device's cases with its name.
+// device's cases with its name (a test name has no '-': uart-sim is uart_sim).
 INSTANTIATE_TEST_SUITE_P(Devices, RuntimeTest, ::testing::Values(std::string(KILN_TEST_DEVICE)),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace kiln::runtime

@@ -1,0 +1,304 @@
+// The host link's protocol (docs/hardware.md, "Board top and UART host link"): commands
+// arrive as bytes from the UART receiver, replies leave through the transmitter. The
+// bridge is an AXI4-Lite master on the core's register file and a client of device
+// memory, and can hold the core in reset. Every command is answered: its acknowledgement
+// (command | 0x80, then data) or one error byte (0xE1..0xE6). An unknown command byte, a
+// frame that stops arriving (TIMEOUT_CLKS without a byte) and a framing error end in an
+// error reply and a bridge waiting for the next command: nothing locks it up.
+module kiln_host_bridge #(
+  parameter int MEM_BYTES = 131072,
+  parameter int TIMEOUT_CLKS = 3000000  // idle cycles inside a frame before it is dropped
+) (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  // bytes from and to the UART
+  input  logic        rx_valid_i,
+  input  logic [7:0]  rx_data_i,
+  input  logic        rx_frame_err_i,
+  output logic        tx_valid_o,
+  input  logic        tx_ready_i,
+  output logic [7:0]  tx_data_o,
+  // AXI4-Lite master on the core's register file
+  output logic        m_awvalid_o,
+  input  logic        m_awready_i,
+  output logic [7:0]  m_awaddr_o,
+  output logic        m_wvalid_o,
+  input  logic        m_wready_i,
+  output logic [31:0] m_wdata_o,
+  output logic [3:0]  m_wstrb_o,
+  input  logic        m_bvalid_i,
+  output logic        m_bready_o,
+  input  logic [1:0]  m_bresp_i,
+  output logic        m_arvalid_o,
+  input  logic        m_arready_i,
+  output logic [7:0]  m_araddr_o,
+  input  logic        m_rvalid_i,
+  output logic        m_rready_o,
+  input  logic [31:0] m_rdata_i,
+  input  logic [1:0]  m_rresp_i,
+  // device memory
+  output logic        mem_valid_o,
+  input  logic        mem_ready_i,
+  output logic        mem_we_o,
+  output logic [31:0] mem_addr_o,
+  output logic [63:0] mem_wdata_o,
+  output logic [7:0]  mem_wstrb_o,
+  input  logic        mem_rvalid_i,
+  input  logic [63:0] mem_rdata_i,
+  input  logic        mem_error_i,
+  // the core's reset, while the host asks for it
+  output logic        core_rst_o
+);
+  // Commands and replies (docs/hardware.md)
+  localparam logic [7:0] CMD_PING = 8'h01, CMD_REG_WRITE = 8'h02, CMD_REG_READ = 8'h03,
+                         CMD_MEM_WRITE = 8'h04, CMD_MEM_READ = 8'h05, CMD_RESET = 8'h06;
+  localparam logic [7:0] ACK = 8'h80;  // an acknowledgement is the command | ACK
+  localparam logic [7:0] ERR_COMMAND = 8'hE1, ERR_RANGE = 8'hE2, ERR_CHECKSUM = 8'hE3,
+                         ERR_TIMEOUT = 8'hE4, ERR_BUS = 8'hE5, ERR_FRAMING = 8'hE6;
+  localparam logic [7:0] PROTOCOL_VERSION = 8'd1;
+  localparam logic [7:0] LOG2_MEM_BYTES = 8'($clog2(MEM_BYTES));
+  localparam int TW = $clog2(TIMEOUT_CLKS + 1);
+
+  typedef enum logic [3:0] {
+    S_CMD = 4'd0,      // waiting for a command byte
+    S_ARGS = 4'd1,     // receiving the command's fixed arguments
+    S_EXEC = 4'd2,     // arguments complete: start the command
+    S_REG_WR = 4'd3,   // AXI4-Lite write in flight
+    S_REG_RD = 4'd4,   // AXI4-Lite read in flight
+    S_WDATA = 4'd5,    // receiving MEM_WRITE data
+    S_WMEM = 4'd6,     // writing a gathered word
+    S_WSUM = 4'd7,     // receiving MEM_WRITE's checksum
+    S_RMEM = 4'd8,     // asking for a word to send
+    S_RWAIT = 4'd9,    // waiting for its data
+    S_RSEND = 4'd10,   // sending its bytes
+    S_SEND = 4'd11,    // sending the reply buffer, then going to after_q
+    S_RESET = 4'd12    // holding the core in reset
+  } state_e;
+
+  state_e state_q, after_q;
+  logic [7:0] cmd_q;
+  logic [47:0] args_q;      // arguments, shifted in from the top
+  logic [2:0] args_left_q;
+  logic [39:0] reply_q;     // bytes to send, from bit 0
+  logic [2:0] reply_n_q;
+  logic [31:0] addr_q;      // MEM_*: next byte address
+  logic [15:0] left_q;      // MEM_*: bytes left
+  logic [7:0] sum_q;        // MEM_*: sum of the data bytes so far, modulo 256
+  logic bad_range_q;        // MEM_WRITE: outside memory, data dropped
+  logic [63:0] word_q;      // gathered (write) or fetched (read) word
+  logic [7:0] strb_q;
+  logic [31:3] word_addr_q; // MEM_WRITE: word_q's word address
+  logic aw_done_q, w_done_q, ar_done_q;
+  logic [TW-1:0] idle_q;    // cycles without a byte inside a frame
+  logic [3:0] rst_cnt_q;
+
+  logic receiving, timed_out;
+  assign receiving = state_q == S_CMD || state_q == S_ARGS || state_q == S_WDATA ||
+                     state_q == S_WSUM;
+  assign timed_out = state_q != S_CMD && receiving && idle_q == TW'(TIMEOUT_CLKS);
+
+  // MEM_* arguments: address and length; the range ends past memory?
+  logic [31:0] arg_addr;
+  logic [15:0] arg_len;
+  logic arg_out_of_range;
+  assign arg_addr = args_q[31:0];
+  assign arg_len = args_q[47:32];
+  assign arg_out_of_range = {1'b0, arg_addr} + 33'(arg_len) > 33'(MEM_BYTES);
+
+  logic [7:0] rd_byte;  // the byte of word_q at addr_q
+  assign rd_byte = word_q[8 * addr_q[2:0] +: 8];
+
+  // Outputs
+  assign tx_valid_o = state_q == S_SEND || state_q == S_RSEND;
+  assign tx_data_o = state_q == S_RSEND ? rd_byte : reply_q[7:0];
+  assign m_awvalid_o = state_q == S_REG_WR && !aw_done_q;
+  assign m_wvalid_o = state_q == S_REG_WR && !w_done_q;
+  assign m_awaddr_o = args_q[15:8];
+  assign m_wdata_o = args_q[47:16];
+  assign m_wstrb_o = 4'hf;
+  assign m_bready_o = state_q == S_REG_WR;
+  assign m_arvalid_o = state_q == S_REG_RD && !ar_done_q;
+  assign m_araddr_o = args_q[47:40];
+  assign m_rready_o = state_q == S_REG_RD;
+  assign mem_valid_o = state_q == S_WMEM || state_q == S_RMEM;
+  assign mem_we_o = state_q == S_WMEM;
+  assign mem_addr_o = state_q == S_WMEM ? {word_addr_q, 3'b0} : {addr_q[31:3], 3'b0};
+  assign mem_wdata_o = word_q;
+  assign mem_wstrb_o = strb_q;
+  assign core_rst_o = state_q == S_RESET;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q <= S_CMD;
+      after_q <= S_CMD;
+      cmd_q <= '0;
+      args_q <= '0;
+      args_left_q <= '0;
+      reply_q <= '0;
+      reply_n_q <= '0;
+      addr_q <= '0;
+      left_q <= '0;
+      sum_q <= '0;
+      bad_range_q <= 1'b0;
+      word_q <= '0;
+      strb_q <= '0;
+      word_addr_q <= '0;
+      aw_done_q <= 1'b0;
+      w_done_q <= 1'b0;
+      ar_done_q <= 1'b0;
+      idle_q <= '0;
+      rst_cnt_q <= '0;
+    end else begin
+      if (!receiving || rx_valid_i) idle_q <= '0;
+      else if (!timed_out) idle_q <= idle_q + 1'b1;
+
+      if (timed_out || (receiving && rx_frame_err_i)) begin
+        reply_q <= {32'b0, timed_out ? ERR_TIMEOUT : ERR_FRAMING};
+        reply_n_q <= 3'd1;
+        after_q <= S_CMD;
+        state_q <= S_SEND;
+      end else begin
+        case (state_q)
+          S_CMD: if (rx_valid_i) begin
+            cmd_q <= rx_data_i;
+            reply_n_q <= 3'd1;
+            after_q <= S_CMD;
+            case (rx_data_i)
+              CMD_PING: begin
+                reply_q <= {16'b0, LOG2_MEM_BYTES, PROTOCOL_VERSION, CMD_PING | ACK};
+                reply_n_q <= 3'd3;
+                state_q <= S_SEND;
+              end
+              CMD_REG_WRITE: begin
+                args_left_q <= 3'd5;
+                state_q <= S_ARGS;
+              end
+              CMD_REG_READ: begin
+                args_left_q <= 3'd1;
+                state_q <= S_ARGS;
+              end
+              CMD_MEM_WRITE, CMD_MEM_READ: begin
+                args_left_q <= 3'd6;
+                state_q <= S_ARGS;
+              end
+              CMD_RESET: begin
+                rst_cnt_q <= '1;
+                state_q <= S_RESET;
+              end
+              default: begin
+                reply_q <= {32'b0, ERR_COMMAND};
+                state_q <= S_SEND;
+              end
+            endcase
+          end
+          S_ARGS: if (rx_valid_i) begin
+            args_q <= {rx_data_i, args_q[47:8]};
+            args_left_q <= args_left_q - 1'b1;
+            if (args_left_q == 3'd1) state_q <= S_EXEC;
+          end
+          S_EXEC: begin
+            aw_done_q <= 1'b0;
+            w_done_q <= 1'b0;
+            ar_done_q <= 1'b0;
+            addr_q <= arg_addr;
+            left_q <= arg_len;
+            sum_q <= '0;
+            strb_q <= '0;
+            bad_range_q <= arg_out_of_range;
+            case (cmd_q)
+              CMD_REG_WRITE: state_q <= S_REG_WR;
+              CMD_REG_READ: state_q <= S_REG_RD;
+              CMD_MEM_WRITE: state_q <= arg_len == 16'd0 ? S_WSUM : S_WDATA;
+              default: begin  // CMD_MEM_READ
+                state_q <= S_SEND;
+                if (arg_out_of_range) begin
+                  reply_q <= {32'b0, ERR_RANGE};
+                end else if (arg_len == 16'd0) begin
+                  reply_q <= {24'b0, 8'd0, CMD_MEM_READ | ACK};  // the checksum of nothing
+                  reply_n_q <= 3'd2;
+                end else begin
+                  reply_q <= {32'b0, CMD_MEM_READ | ACK};
+                  after_q <= S_RMEM;
+                end
+              end
+            endcase
+          end
+          S_REG_WR: begin
+            if (m_awvalid_o && m_awready_i) aw_done_q <= 1'b1;
+            if (m_wvalid_o && m_wready_i) w_done_q <= 1'b1;
+            if (m_bvalid_i) begin
+              reply_q <= {32'b0, m_bresp_i == 2'b00 ? CMD_REG_WRITE | ACK : ERR_BUS};
+              state_q <= S_SEND;
+            end
+          end
+          S_REG_RD: begin
+            if (m_arvalid_o && m_arready_i) ar_done_q <= 1'b1;
+            if (m_rvalid_i) begin
+              if (m_rresp_i == 2'b00) begin
+                reply_q <= {m_rdata_i, CMD_REG_READ | ACK};
+                reply_n_q <= 3'd5;
+              end else begin
+                reply_q <= {32'b0, ERR_BUS};
+              end
+              state_q <= S_SEND;
+            end
+          end
+          S_WDATA: if (rx_valid_i) begin
+            word_q[8 * addr_q[2:0] +: 8] <= rx_data_i;
+            strb_q[addr_q[2:0]] <= 1'b1;
+            word_addr_q <= addr_q[31:3];
+            sum_q <= sum_q + rx_data_i;
+            addr_q <= addr_q + 1'b1;
+            left_q <= left_q - 1'b1;
+            // A word is complete, or the data ends: write it (nothing when out of range).
+            if (addr_q[2:0] == 3'd7 || left_q == 16'd1) begin
+              if (!bad_range_q) state_q <= S_WMEM;
+              else if (left_q == 16'd1) state_q <= S_WSUM;
+            end
+          end
+          S_WMEM: if (mem_ready_i) begin
+            if (mem_error_i) bad_range_q <= 1'b1;
+            strb_q <= '0;
+            state_q <= left_q == 16'd0 ? S_WSUM : S_WDATA;
+          end
+          S_WSUM: if (rx_valid_i) begin
+            reply_q <= {32'b0, bad_range_q ? ERR_RANGE :
+                               rx_data_i != sum_q ? ERR_CHECKSUM : CMD_MEM_WRITE | ACK};
+            state_q <= S_SEND;
+          end
+          S_RMEM: if (mem_ready_i) state_q <= S_RWAIT;  // in range: checked by S_EXEC
+          S_RWAIT: if (mem_rvalid_i) begin
+            word_q <= mem_rdata_i;
+            state_q <= S_RSEND;
+          end
+          S_RSEND: if (tx_ready_i) begin
+            sum_q <= sum_q + rd_byte;
+            addr_q <= addr_q + 1'b1;
+            left_q <= left_q - 1'b1;
+            if (left_q == 16'd1) begin
+              reply_q <= {32'b0, sum_q + rd_byte};
+              reply_n_q <= 3'd1;
+              after_q <= S_CMD;
+              state_q <= S_SEND;
+            end else if (addr_q[2:0] == 3'd7) begin
+              state_q <= S_RMEM;
+            end
+          end
+          S_SEND: if (tx_ready_i) begin
+            reply_q <= {8'b0, reply_q[39:8]};
+            reply_n_q <= reply_n_q - 1'b1;
+            if (reply_n_q == 3'd1) state_q <= after_q;
+          end
+          S_RESET: begin
+            rst_cnt_q <= rst_cnt_q - 1'b1;
+            if (rst_cnt_q == 4'd0) begin
+              reply_q <= {32'b0, CMD_RESET | ACK};
+              state_q <= S_SEND;
+            end
+          end
+          default: state_q <= S_CMD;
+        endcase
+      end
+    end
+  end
+endmodule
