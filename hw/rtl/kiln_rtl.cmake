@@ -32,7 +32,7 @@ set(KILN_RTL_INORDER_SOURCES
   ${KILN_RTL_DIR}/kiln_loop_fields.sv
   ${KILN_RTL_DIR}/kiln_inorder_top.sv)
 set(KILN_RTL_INORDER_AXI_SOURCES ${KILN_RTL_INORDER_SOURCES} ${KILN_RTL_DIR}/kiln_inorder_axi.sv)
-set(KILN_RTL_INORDER_CONFIGS "tiny;default" CACHE STRING
+set(KILN_RTL_INORDER_CONFIGS "default;tiny;small" CACHE STRING
     "Configurations to build Verilated models of the in-order core for (rtl device, core inorder)")
 
 # One Verilated model per configuration (hw/config/<name>.json), all linked into one
