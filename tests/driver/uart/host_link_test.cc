@@ -3,17 +3,23 @@
 // uart-sim Device's errors. The runtime suite runs on the same device next door
 // (runtime_tests_uart_sim).
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hw/driver/device.h"
 #include "hw/driver/uart/host_link.h"
+#include "hw/driver/uart/serial_link.h"
 #include "hw/driver/uart/sim_link.h"
 #include "hw/driver/uart/uart_device.h"
 #include "hw/spec/error.h"
@@ -266,6 +272,74 @@ TEST(UartSimDevice, SerialPortThatIsNotThereNamed) {
                {"/nonexistent/ttyKiln", "cannot open"});
   opts.uart_baud = 12345;
   expect_error([&] { make_device("uart", config("tiny"), opts); }, {"12345"});
+}
+
+// The uart device's serial port code (termios, poll, resync) against the simulated
+// board: a pseudo-terminal stands in for the FTDI chip, a thread moves its bytes to and
+// from the Verilated board top's UART lines.
+class PtyBoard {
+ public:
+  explicit PtyBoard(const hw::Config& cfg) : sim_(cfg) {
+    master_ = ::posix_openpt(O_RDWR | O_NOCTTY);
+    if (master_ < 0 || ::grantpt(master_) != 0 || ::unlockpt(master_) != 0)
+      throw hw::Error("no pseudo-terminal for the test");
+    ::fcntl(master_, F_SETFL, O_NONBLOCK);
+    path_ = ::ptsname(master_);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~PtyBoard() {
+    stop_ = true;
+    thread_.join();
+    ::close(master_);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  void serve() {
+    std::vector<uint8_t> buf(4096);
+    while (!stop_) {
+      ssize_t n = ::read(master_, buf.data(), buf.size());
+      if (n > 0) sim_.send(std::span(buf.data(), static_cast<size_t>(n)));
+      sim_.run(2000);
+      if (size_t got = sim_.received(); got > 0) {
+        std::vector<uint8_t> out(got);
+        sim_.receive(out, 0);
+        for (size_t done = 0; done < out.size();) {
+          ssize_t w = ::write(master_, out.data() + done, out.size() - done);
+          if (w > 0) done += static_cast<size_t>(w);
+        }
+      }
+      if (n <= 0 && !sim_.queued()) {
+        pollfd p{master_, POLLIN, 0};
+        ::poll(&p, 1, 1);
+      }
+    }
+  }
+
+  sim::UartSim sim_;
+  int master_ = -1;
+  std::string path_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(UartSerialDevice, RunsThroughASerialPort) {
+  hw::Config cfg = config("tiny");
+  PtyBoard board(cfg);
+  auto link = std::make_unique<SerialLink>(board.path(), 1000000, 5.0, 0.01);
+  UartDevice dev("uart", cfg, DeviceOptions{}, std::move(link));
+  EXPECT_EQ(dev.dram_bytes(), 131072u);
+  std::vector<uint8_t> data(6000);
+  std::iota(data.begin(), data.end(), uint8_t{3});
+  dev.write(100, data);
+  std::vector<uint8_t> back(data.size());
+  dev.read(100, back);
+  EXPECT_EQ(back, data);
+  hw::InsnLayout layout(cfg);
+  std::vector<hw::Insn> finish(1);
+  dev.write(0, hw::encode_program(layout, finish));
+  EXPECT_NO_THROW(dev.run(0, 1));
+  EXPECT_EQ(dev.counters().at(r::Counter::kComputeInsns), 1u);
 }
 
 }  // namespace
