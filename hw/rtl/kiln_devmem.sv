@@ -1,9 +1,10 @@
 // Device memory shared by the host bridge and the core: MEM_BYTES bytes of 64-bit words
 // (kiln_devmem_array), two request ports with kiln_inorder_top's memory handshake. The
 // host port wins a cycle both ask for (it asks at most once per received or sent byte,
-// so the core is never starved, and the host never waits longer than a cycle). A request
-// outside memory raises that port's error with its acceptance and touches nothing; a
-// read still gets (zero) data a cycle later, so no client waits for it forever.
+// so the core is never starved, and the host never waits). The core's requests take two
+// cycles (below). A request outside memory raises that port's error with its acceptance
+// and touches nothing; a read still gets (zero) data a cycle later, so no client waits
+// for it forever.
 module kiln_devmem #(
   parameter int MEM_BYTES = 131072  // a power of two, at most 128 KiB under SYNTHESIS
 ) (
@@ -33,24 +34,44 @@ module kiln_devmem #(
   localparam int WORDS = MEM_BYTES / 8;
   localparam int AW = $clog2(WORDS);
 
-  logic host;  // the host port has this cycle's access
-  logic [31:0] addr;
-  logic we, in_range;
-  assign host = h_valid_i;
-  assign h_ready_o = 1'b1;
-  assign c_ready_o = !h_valid_i;
-  assign addr = host ? h_addr_i : c_addr_i;
-  assign we = host ? h_we_i : c_we_i;
-  assign in_range = addr < 32'(MEM_BYTES);
-  assign h_error_o = h_valid_i && !in_range;
-  assign c_error_o = c_valid_i && !h_valid_i && !in_range;
+  // The core's request is registered the cycle it appears and accepted the next cycle
+  // the host port leaves memory free: its address (a long path in the core) then
+  // reaches neither the SPRAM's address pins nor, through the range check, the core's
+  // own error logic in the same cycle. The core holds a request until it is accepted.
+  logic c_held_q, c_we_q, c_ok_q, c_fire;
+  logic [AW-1:0] c_word_q;
+  assign c_ready_o = c_held_q && !h_valid_i;
+  assign c_fire = c_valid_i && c_ready_o;
+  assign c_error_o = c_fire && !c_ok_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      c_held_q <= 1'b0;
+      c_we_q <= 1'b0;
+      c_ok_q <= 1'b0;
+      c_word_q <= '0;
+    end else if (c_fire || !c_valid_i) begin
+      c_held_q <= 1'b0;
+    end else if (!c_held_q) begin
+      c_held_q <= 1'b1;
+      c_we_q <= c_we_i;
+      c_ok_q <= c_addr_i < 32'(MEM_BYTES);
+      c_word_q <= c_addr_i[AW+2:3];
+    end
+  end
 
+  logic h_ok;
+  assign h_ok = h_addr_i < 32'(MEM_BYTES);
+  assign h_ready_o = 1'b1;
+  assign h_error_o = h_valid_i && !h_ok;
+
+  logic host;  // the host port has this cycle's access
   logic [63:0] rdata;
+  assign host = h_valid_i;
   kiln_devmem_array #(.WORDS(WORDS)) u_array (
     .clk_i,
-    .en_i((h_valid_i || c_valid_i) && in_range),
-    .we_i(we),
-    .addr_i(addr[AW+2:3]),
+    .en_i(host ? h_ok : c_fire && c_ok_q),
+    .we_i(host ? h_we_i : c_we_q),
+    .addr_i(host ? h_addr_i[AW+2:3] : c_word_q),
     .wdata_i(host ? h_wdata_i : c_wdata_i),
     .wstrb_i(host ? h_wstrb_i : c_wstrb_i),
     .rdata_o(rdata)
@@ -65,8 +86,8 @@ module kiln_devmem #(
       ok_q <= 1'b0;
     end else begin
       h_rd_q <= h_valid_i && !h_we_i;
-      c_rd_q <= c_valid_i && !h_valid_i && !c_we_i;
-      ok_q <= in_range;
+      c_rd_q <= c_fire && !c_we_q;
+      ok_q <= host ? h_ok : c_ok_q;
     end
   end
   assign h_rvalid_o = h_rd_q;
@@ -75,5 +96,5 @@ module kiln_devmem #(
   assign c_rdata_o = ok_q ? rdata : '0;
 
   logic unused;
-  assign unused = ^{addr[31:AW+3], addr[2:0]};
+  assign unused = ^{h_addr_i[31:AW+3], h_addr_i[2:0], c_addr_i[31:AW+3], c_addr_i[2:0]};
 endmodule

@@ -265,6 +265,35 @@ TEST(UartSimDevice, CoreErrorCauseInTheMessage) {
   EXPECT_EQ(c.count(r::Counter::kLoadInpBytes), 0u);
 }
 
+// A run without progress for watchdog_cycles: the device resets the core, says so, and
+// runs the next stream. (The in-order core reports its own errors at once, so a long
+// GEMM against a watchdog of 0 cycles stands in for a hang: the core's lane-by-lane
+// walk has cycles without progress between micro-ops.)
+TEST(UartSimDevice, WatchdogResetsTheCore) {
+  hw::Config cfg = config("tiny");
+  DeviceOptions opts;
+  opts.watchdog_cycles = 0;
+  auto dev = sim_device(cfg, opts);
+  hw::InsnLayout layout(cfg);
+  std::vector<hw::Uop> uops(1);
+  dev->write(4096, hw::encode_uops(layout, uops));
+  hw::Insn load_uop;
+  load_uop.opcode = hw::Opcode::kLoad;
+  load_uop.memory_type = hw::MemType::kUop;
+  load_uop.dram_base = 4096 / 4;
+  load_uop.y_size = load_uop.x_size = load_uop.x_stride = 1;
+  hw::Insn gemm;
+  gemm.opcode = hw::Opcode::kGemm;
+  gemm.uop_end = 1;
+  gemm.iter_out = gemm.iter_in = 16383;
+  std::vector<hw::Insn> prog = {load_uop, gemm, hw::Insn{}};
+  dev->write(0, hw::encode_program(layout, prog));
+  expect_error([&] { dev->run(0, 3); }, {"uart-sim watchdog: no progress for", "core was reset"});
+  std::vector<hw::Insn> finish(1);
+  dev->write(0, hw::encode_program(layout, finish));
+  EXPECT_NO_THROW(dev->run(0, 1));
+}
+
 TEST(UartSimDevice, SerialPortThatIsNotThereNamed) {
   DeviceOptions opts;
   opts.uart_port = "/nonexistent/ttyKiln";
