@@ -42,7 +42,9 @@ module kiln_devmem #(
   logic [AW-1:0] c_word_q;
   assign c_ready_o = c_held_q && !h_valid_i;
   assign c_fire = c_valid_i && c_ready_o;
-  assign c_error_o = c_fire && !c_ok_q;
+  // With ready, not with valid: the core's valid is a long path of its own, and the core
+  // looks at the error only when its request is accepted.
+  assign c_error_o = c_ready_o && !c_ok_q;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       c_held_q <= 1'b0;
