@@ -58,6 +58,8 @@ module kiln_host_bridge #(
   localparam logic [7:0] PROTOCOL_VERSION = 8'd1;
   localparam logic [7:0] LOG2_MEM_BYTES = 8'($clog2(MEM_BYTES));
   localparam int TW = $clog2(TIMEOUT_CLKS + 1);
+  localparam int MW = $clog2(MEM_BYTES);           // memory address bits
+  localparam int SW = (MW > 16 ? MW : 16) + 1;     // address + length without overflow
 
   typedef enum logic [3:0] {
     S_CMD = 4'd0,      // waiting for a command byte
@@ -81,13 +83,13 @@ module kiln_host_bridge #(
   logic [2:0] args_left_q;
   logic [39:0] reply_q;     // bytes to send, from bit 0
   logic [2:0] reply_n_q;
-  logic [31:0] addr_q;      // MEM_*: next byte address
+  logic [MW-1:0] addr_q;    // MEM_*: next byte address (the range is checked first)
   logic [15:0] left_q;      // MEM_*: bytes left
   logic [7:0] sum_q;        // MEM_*: sum of the data bytes so far, modulo 256
   logic bad_range_q;        // MEM_WRITE: outside memory, data dropped
   logic [63:0] word_q;      // gathered (write) or fetched (read) word
   logic [7:0] strb_q;
-  logic [31:3] word_addr_q; // MEM_WRITE: word_q's word address
+  logic [MW-1:3] word_addr_q;  // MEM_WRITE: word_q's word address
   logic aw_done_q, w_done_q, ar_done_q;
   logic [TW-1:0] idle_q;    // cycles without a byte inside a frame
   logic [3:0] rst_cnt_q;
@@ -103,7 +105,8 @@ module kiln_host_bridge #(
   logic arg_out_of_range;
   assign arg_addr = args_q[31:0];
   assign arg_len = args_q[47:32];
-  assign arg_out_of_range = {1'b0, arg_addr} + 33'(arg_len) > 33'(MEM_BYTES);
+  assign arg_out_of_range = arg_addr[31:MW] != '0 ||
+                            SW'(arg_addr[MW-1:0]) + SW'(arg_len) > SW'(MEM_BYTES);
 
   logic [7:0] rd_byte;  // the byte of word_q at addr_q
   assign rd_byte = word_q[8 * addr_q[2:0] +: 8];
@@ -122,7 +125,7 @@ module kiln_host_bridge #(
   assign m_rready_o = state_q == S_REG_RD;
   assign mem_valid_o = state_q == S_WMEM || state_q == S_RMEM;
   assign mem_we_o = state_q == S_WMEM;
-  assign mem_addr_o = state_q == S_WMEM ? {word_addr_q, 3'b0} : {addr_q[31:3], 3'b0};
+  assign mem_addr_o = 32'({state_q == S_WMEM ? word_addr_q : addr_q[MW-1:3], 3'b0});
   assign mem_wdata_o = word_q;
   assign mem_wstrb_o = strb_q;
   assign core_rst_o = state_q == S_RESET;
@@ -200,7 +203,7 @@ module kiln_host_bridge #(
             aw_done_q <= 1'b0;
             w_done_q <= 1'b0;
             ar_done_q <= 1'b0;
-            addr_q <= arg_addr;
+            addr_q <= arg_addr[MW-1:0];
             left_q <= arg_len;
             sum_q <= '0;
             strb_q <= '0;
@@ -246,7 +249,7 @@ module kiln_host_bridge #(
           S_WDATA: if (rx_valid_i) begin
             word_q[8 * addr_q[2:0] +: 8] <= rx_data_i;
             strb_q[addr_q[2:0]] <= 1'b1;
-            word_addr_q <= addr_q[31:3];
+            word_addr_q <= addr_q[MW-1:3];
             sum_q <= sum_q + rx_data_i;
             addr_q <= addr_q + 1'b1;
             left_q <= left_q - 1'b1;
