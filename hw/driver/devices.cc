@@ -11,6 +11,9 @@
 #ifdef KILN_HAVE_UART
 #include "hw/driver/uart/uart_device.h"
 #endif
+#ifdef KILN_HAVE_UIO
+#include "hw/driver/uio/uio_device.h"
+#endif
 
 namespace kiln::driver {
 
@@ -36,6 +39,9 @@ constexpr Entry kDevices[] = {
 #ifdef KILN_HAVE_UART_SIM
     {"uart-sim", &make_uart_sim_device},
 #endif
+#endif
+#ifdef KILN_HAVE_UIO
+    {"uio", &make_uio_device},
 #endif
 };
 

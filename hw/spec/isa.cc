@@ -28,6 +28,17 @@ std::string_view mem_type_name(MemType m) {
   return "?";
 }
 
+int mem_elem_bytes(const Config& cfg, MemType m) {
+  switch (m) {
+    case MemType::kUop: return cfg.uop_elem_bytes();
+    case MemType::kWgt: return cfg.wgt_elem_bytes();
+    case MemType::kInp: return cfg.inp_elem_bytes();
+    case MemType::kAcc: return cfg.acc_elem_bytes();
+    case MemType::kOut: return cfg.out_elem_bytes();
+  }
+  return 1;
+}
+
 std::string_view alu_op_name(AluOp op) {
   switch (op) {
     case AluOp::kMin: return "min";

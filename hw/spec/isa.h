@@ -21,6 +21,8 @@ enum class AluOp : uint8_t { kMin = 0, kMax = 1, kAdd = 2, kShr = 3, kMul = 4 };
 std::string_view opcode_name(Opcode op);    // "load", "store", "gemm", "finish", "alu"
 std::string_view mem_type_name(MemType m);  // "uop", "wgt", "inp", "acc", "out"
 std::string_view alu_op_name(AluOp op);     // "min", "max", "add", "shr", "mul"
+// Bytes of one element of a buffer: the unit of a LOAD's or STORE's DRAM fields.
+int mem_elem_bytes(const Config& cfg, MemType m);
 
 // One instruction with every field of every format; a format uses its own subset.
 // Field names are exactly those of shared/ISA.md.

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "hw/driver/device.h"
 #include "hw/spec/error.h"
@@ -25,10 +28,27 @@ struct SimArgs {
   int dram_bytes_per_cycle = -1;
   bool backpressure = false;
   uint64_t seed = 1;
+  std::string uio_registers, uio_buffer;
+  std::optional<uint64_t> uio_buffer_phys;
+  double timeout = 0;
   bool json = false;
 };
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
+// "PATH" or "PATH@OFFSET" (an mmap offset: with /dev/mem, the physical address).
+std::pair<std::string, uint64_t> path_at(const std::string& arg, const char* option) {
+  size_t at = arg.rfind('@');
+  if (at == std::string::npos) return {arg, 0};
+  try {
+    size_t used = 0;
+    uint64_t offset = std::stoull(arg.substr(at + 1), &used, 0);
+    if (used == arg.size() - at - 1) return {arg.substr(0, at), offset};
+  } catch (const std::exception&) {
+  }
+  throw hw::Error(fmt::format("{} {}: expected PATH or PATH@OFFSET (say /dev/mem@0x43c00000)",
+                              option, arg));
+}
 
 void run_sim(const SimArgs& a) {
   hw::Config cfg = load_config(a.config);
@@ -61,6 +81,12 @@ void run_sim(const SimArgs& a) {
   opts.dram_bytes_per_cycle = a.dram_bytes_per_cycle;
   opts.dram_backpressure = a.backpressure;
   opts.seed = a.seed;
+  if (!a.uio_registers.empty())
+    std::tie(opts.uio_registers, opts.uio_registers_offset) = path_at(a.uio_registers, "--uio-registers");
+  if (!a.uio_buffer.empty())
+    std::tie(opts.uio_buffer, opts.uio_buffer_offset) = path_at(a.uio_buffer, "--uio-buffer");
+  opts.uio_buffer_phys = a.uio_buffer_phys;
+  if (a.timeout > 0) opts.uio_timeout_s = a.timeout;
   std::unique_ptr<driver::Device> dev = driver::make_device(a.device, cfg, opts);
   dev->write(0, image);
   dev->write(insn_addr, prog);
@@ -118,6 +144,13 @@ void add_sim_command(CLI::App& app) {
   sim->add_option("--dram-bytes-per-cycle", a->dram_bytes_per_cycle, "rtl: DRAM bandwidth");
   sim->add_flag("--backpressure", a->backpressure, "rtl: random AXI back-pressure from DRAM");
   sim->add_option("--seed", a->seed, "rtl: seed of the back-pressure pattern");
+  sim->add_option("--uio-registers", a->uio_registers,
+                  "uio: the register file, PATH[@OFFSET] (default: the UIO device named kiln)");
+  sim->add_option("--uio-buffer", a->uio_buffer,
+                  "uio: the DMA buffer that is device DRAM, PATH[@OFFSET] (default /dev/udmabuf0)");
+  sim->add_option("--uio-buffer-phys", a->uio_buffer_phys,
+                  "uio: the buffer's bus address (default: u-dma-buf's sysfs, or /dev/mem's offset)");
+  sim->add_option("--timeout", a->timeout, "uio: seconds a run may take (default 10)");
   sim->callback([a] { run_sim(*a); });
 }
 

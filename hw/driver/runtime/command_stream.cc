@@ -39,17 +39,6 @@ void check_pair(Stage from, Stage to, const char* what) {
                               what, stage_name(from), stage_name(to)));
 }
 
-int elem_bytes(const hw::Config& cfg, hw::MemType type) {
-  switch (type) {
-    case hw::MemType::kUop: return cfg.uop_elem_bytes();
-    case hw::MemType::kWgt: return cfg.wgt_elem_bytes();
-    case hw::MemType::kInp: return cfg.inp_elem_bytes();
-    case hw::MemType::kAcc: return cfg.acc_elem_bytes();
-    case hw::MemType::kOut: return cfg.out_elem_bytes();
-  }
-  return 1;
-}
-
 uint32_t depth(const hw::Config& cfg, hw::MemType type) {
   switch (type) {
     case hw::MemType::kUop: return cfg.uop_depth();
@@ -169,7 +158,7 @@ void CommandStream::load_2d(hw::MemType type, uint32_t sram, driver::DevAddr dra
                                 mem, sram, sram + rows * cols, pad.top, y_size, pad.bottom,
                                 pad.left, x_size, pad.right, mem, depth(cfg_, type)));
   }
-  int elem = elem_bytes(cfg_, type);
+  int elem = hw::mem_elem_bytes(cfg_, type);
   uint64_t end = dram + (uint64_t{y_size - 1} * x_stride + x_size) * elem;
   if (end > dev_.dram_bytes())
     throw hw::Error(fmt::format("load_2d({}): DRAM bytes [0x{:x}, 0x{:x}) are outside the {} "
