@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -116,6 +117,20 @@ void copy_from_device(uint8_t* dst, const uint8_t* src, size_t n) {
 }
 
 bool is_dev_mem(const std::string& path) { return path == "/dev/mem"; }
+
+// A full barrier for memory another bus master shares (Linux's mb(), in user space): the
+// buffer's writes land before the start that lets the accelerator read them, and the
+// buffer is read only after STATUS said done. The buffer and the registers are mapped
+// with different memory types, which the CPU may otherwise reorder.
+void io_barrier() {
+#if defined(__aarch64__)
+  asm volatile("dsb sy" ::: "memory");
+#elif defined(__arm__)
+  asm volatile("dsb" ::: "memory");
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 
 }  // namespace
 
@@ -266,7 +281,9 @@ void UioDevice::start(uint32_t value) {
   run_count_ = *reg(r::kInsnCount);
   relocate_stream(run_addr_, run_count_);
   error_.clear();
+  io_barrier();
   *reg(r::kCtrl) = value;
+  io_barrier();
 }
 
 void UioDevice::relocate_stream(DevAddr insn_addr, uint32_t insn_count) {
@@ -314,6 +331,7 @@ uint32_t UioDevice::wait_done() {
     bool taken = !(*reg(r::kCtrl) & r::kCtrlStart);
     uint32_t status = *reg(r::kStatus);
     if (taken && (status & (r::kStatusDone | r::kStatusError))) {
+      io_barrier();
       restore_stream();
       if (status & r::kStatusError) {
         // The hardware has a status bit and a cause, not fsim's message naming the
