@@ -12,7 +12,7 @@ module kiln_uart_top #(
   input  logic        rst_ni,         // synchronous, active low
   input  logic        uart_rx_i,      // from the host
   output logic        uart_tx_o,      // to the host
-  output logic        link_active_o,  // a byte is being received or sent (for a LED)
+  output logic        link_active_o,  // a byte came or went this cycle (for a LED)
   // Simulation view (the core's)
   output logic [15:0] dbg_state_o,
   output logic        dbg_progress_o
@@ -26,7 +26,7 @@ module kiln_uart_top #(
   kiln_uart_tx #(.CLKS_PER_BIT(CLKS_PER_BIT)) u_tx (
     .clk_i, .rst_ni, .valid_i(tx_valid), .ready_o(tx_ready), .data_i(tx_data),
     .tx_o(uart_tx_o));
-  assign link_active_o = !uart_rx_i || !tx_ready;
+  assign link_active_o = rx_valid || (tx_valid && tx_ready);  // a byte came or went
 
   // Bridge <-> register file
   logic awvalid, awready, wvalid, wready, bvalid, bready, arvalid, arready, rvalid, rready;

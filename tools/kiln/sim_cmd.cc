@@ -31,6 +31,8 @@ struct SimArgs {
   std::string uio_registers, uio_buffer;
   std::optional<uint64_t> uio_buffer_phys;
   double timeout = 0;
+  std::string uart_port;
+  int uart_baud = 0;
   bool json = false;
 };
 
@@ -86,7 +88,9 @@ void run_sim(const SimArgs& a) {
   if (!a.uio_buffer.empty())
     std::tie(opts.uio_buffer, opts.uio_buffer_offset) = path_at(a.uio_buffer, "--uio-buffer");
   opts.uio_buffer_phys = a.uio_buffer_phys;
-  if (a.timeout > 0) opts.uio_timeout_s = a.timeout;
+  if (a.timeout > 0) opts.uio_timeout_s = opts.uart_timeout_s = a.timeout;
+  if (!a.uart_port.empty()) opts.uart_port = a.uart_port;
+  if (a.uart_baud > 0) opts.uart_baud = a.uart_baud;
   std::unique_ptr<driver::Device> dev = driver::make_device(a.device, cfg, opts);
   dev->write(0, image);
   dev->write(insn_addr, prog);
@@ -150,7 +154,11 @@ void add_sim_command(CLI::App& app) {
                   "uio: the DMA buffer that is device DRAM, PATH[@OFFSET] (default /dev/udmabuf0)");
   sim->add_option("--uio-buffer-phys", a->uio_buffer_phys,
                   "uio: the buffer's bus address (default: u-dma-buf's sysfs, or /dev/mem's offset)");
-  sim->add_option("--timeout", a->timeout, "uio: seconds a run may take (default 10)");
+  sim->add_option("--timeout", a->timeout, "uio, uart: seconds a run may take (default 10)");
+  sim->add_option("--uart-port", a->uart_port,
+                  "uart: the board's serial port (default /dev/ttyUSB1, the iCEBreaker's FTDI channel B)");
+  sim->add_option("--uart-baud", a->uart_baud,
+                  "uart: the bitstream's baud rate (default 1000000, board.json host_link.baud)");
   sim->callback([a] { run_sim(*a); });
 }
 

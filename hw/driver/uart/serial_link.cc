@@ -51,7 +51,7 @@ SerialLink::SerialLink(const std::string& path, int baud, double run_timeout_s,
     throw hw::Error(fmt::format(
         "uart device: cannot open serial port {}: {} (is the board plugged in and the port "
         "right? the iCEBreaker's UART is FTDI channel B, usually /dev/ttyUSB1; set the port "
-        "with DeviceOptions::uart_port)",
+        "with --uart-port, DeviceOptions::uart_port)",
         path, errno_text()));
   }
   termios tio{};
