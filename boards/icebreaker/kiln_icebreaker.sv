@@ -1,9 +1,14 @@
 // The iCEBreaker (iCE40 UP5K) board top: the 12 MHz oscillator through the PLL to
-// 30 MHz, a reset from the PLL lock and the user button, kiln_uart_top on the FTDI
+// 30 MHz (PLL_DIVF), a reset from the PLL lock and the user button, kiln_uart_top on the FTDI
 // FT2232H's channel B UART (1 Mbaud: 30 clocks per bit, board.json host_link) and two
 // LEDs: green while bytes move on the link, red while the core makes progress.
 // Pins: icebreaker.pcf.
-module kiln_icebreaker (
+module kiln_icebreaker #(
+  // The PLL makes 12 MHz * (PLL_DIVF + 1) / 32 (DIVR 0, DIVQ 5; the VCO, 12 MHz *
+  // (PLL_DIVF + 1), must stay within 533..1066 MHz): 79 gives 30 MHz, 63 gives 24 MHz,
+  // 47 gives 18 MHz, each a whole number of clocks per bit at 1 Mbaud.
+  parameter int PLL_DIVF = 79
+) (
   input  logic clk_i,   // 12 MHz oscillator
   input  logic btn_ni,  // user button, active low: resets the board top
   input  logic rx_i,    // from the host (FTDI channel B TXD)
@@ -11,16 +16,16 @@ module kiln_icebreaker (
   output logic led_rn,  // red LED, active low
   output logic led_gn   // green LED, active low
 );
-  localparam int CLK_HZ = 30_000_000;
+  localparam int CLK_HZ = 12_000_000 / 32 * (PLL_DIVF + 1);
   localparam int BAUD = 1_000_000;
 
   logic clk, locked;
 `ifdef SYNTHESIS
-  // icepll -i 12 -o 30: 12 MHz * (DIVF + 1) / 2^DIVQ = 12 * 80 / 32 = 30.000 MHz
+  // icepll -i 12 -o 30: DIVR 0, DIVF 79, DIVQ 5, FILTER_RANGE 1 (12 * 80 / 32 = 30.000 MHz)
   SB_PLL40_PAD #(
     .FEEDBACK_PATH("SIMPLE"),
     .DIVR(4'b0000),
-    .DIVF(7'b1001111),
+    .DIVF(7'(PLL_DIVF)),
     .DIVQ(3'b101),
     .FILTER_RANGE(3'b001)
   ) u_pll (
