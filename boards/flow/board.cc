@@ -80,6 +80,22 @@ Board load_board(const std::string& name_or_path, const fs::path& boards_dir) {
   if (!b.constraints.empty() && !fs::is_regular_file(b.dir / b.constraints))
     throw hw::Error(fmt::format("{}: constraints file {} does not exist", file.string(),
                                 (b.dir / b.constraints).string()));
+  b.top_module = j.value("top_module", "");
+  if (!b.top_module.empty()) {
+    b.top_sources = get<std::vector<std::string>>(j, "top_sources", file);
+    for (const std::string& src : b.top_sources)
+      if (!fs::is_regular_file(b.dir / src))
+        throw hw::Error(fmt::format("{}: top source {} does not exist", file.string(),
+                                    (b.dir / src).string()));
+    b.top_rtl = get<std::string>(j, "top_rtl", file);
+    if (b.top_rtl != "uart_top")
+      throw hw::Error(fmt::format("{}: top_rtl '{}' is not one of: uart_top", file.string(),
+                                  b.top_rtl));
+    if (b.family != "ice40")
+      throw hw::Error(fmt::format("{}: a board top (top_module) is placed and routed for ice40 "
+                                  "only; family is {}",
+                                  file.string(), b.family));
+  }
   auto res = get<nlohmann::json>(j, "resources", file);
   for (const std::string& kind : kResourceKinds) {
     int64_t n = res.value(kind, int64_t{0});

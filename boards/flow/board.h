@@ -25,6 +25,13 @@ struct Board {
   std::string config;     // hw/config name or a path
   std::filesystem::path dir;
   std::string constraints;                   // file in dir; empty when the board has none
+  // The board's own top, when it has one that place and route can take to a bitstream:
+  // its module, its files in dir, and the RTL it is built on ("uart_top": the in-order
+  // core with device memory and the UART host link, hw/rtl/kiln_uart_top.cmake). Without
+  // one, the flow synthesizes the accelerator (kiln_top) alone, as an estimate.
+  std::string top_module;
+  std::vector<std::string> top_sources;
+  std::string top_rtl;
   std::map<std::string, int64_t> available;  // kind -> units the part has
   nlohmann::json json;                       // the whole board.json
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -94,6 +95,51 @@ std::filesystem::path source_dir() {
   return (env != nullptr && *env != '\0') ? fs::path(env) : fs::path(KILN_SOURCE_TREE);
 }
 
+// Runs a tool in out_dir; throws naming its log and the lines that say why.
+void run_tool(const std::string& tool, const std::string& args, const fs::path& out_dir,
+              const std::string& log_name) {
+  std::string cmd = fmt::format("cd {} && {} {} > {} 2>&1", quote(out_dir), tool, args, log_name);
+  int rc = std::system(cmd.c_str());
+  if (rc == 0) return;
+  std::string why, line;
+  std::stringstream lines(slurp(out_dir / log_name));
+  while (std::getline(lines, line))
+    if (line.find("ERROR") != std::string::npos || line.find("not found") != std::string::npos)
+      why += (why.empty() ? "" : "; ") + line;
+  throw hw::Error(fmt::format("{} failed (exit status {}): {}; see {}", tool, rc,
+                              why.empty() ? "no ERROR line" : why,
+                              (out_dir / log_name).string()));
+}
+
+// nextpnr-ice40 on the netlist, then icepack: fmax and the bitstream. Timing that falls
+// short of the target is reported (fmax and a note), not an error: the numbers are the
+// point of the report.
+void place_and_route(const Board& board, const SynthOptions& opt, SynthReport& rep) {
+  if (board.constraints.empty())
+    throw hw::Error(fmt::format("board {} has a top but no constraints (pin) file", board.name));
+  const fs::path& out = rep.out_dir;
+  std::string args = fmt::format(
+      "--{} --package {} --json netlist.json --pcf {} --asc kiln.asc --freq {} --seed {} "
+      "--report nextpnr.json --timing-allow-fail",
+      board.part, board.package, quote(fs::absolute(board.dir / board.constraints)),
+      board.target_mhz, opt.seed);
+  run_tool(opt.nextpnr, args, out, "nextpnr.log");
+  rep.flow += fmt::format("; {} {}; {} kiln.asc kiln.bin", opt.nextpnr,
+                          args.substr(0, args.find(" --json")), opt.icepack);
+  rep.fmax_mhz = parse_nextpnr_fmax(slurp(out / "nextpnr.json"));
+  run_tool(opt.icepack, "kiln.asc kiln.bin", out, "icepack.log");
+  rep.bitstream = out / "kiln.bin";
+  if (!fs::is_regular_file(*rep.bitstream) || fs::file_size(*rep.bitstream) == 0)
+    throw hw::Error(fmt::format("icepack wrote no bitstream at {}", rep.bitstream->string()));
+  if (*rep.fmax_mhz < board.target_mhz) {
+    rep.notes.push_back(fmt::format("timing not met: fmax {:.1f} MHz, target {} MHz",
+                                    *rep.fmax_mhz, board.target_mhz));
+  } else {
+    rep.notes.push_back(fmt::format("placed and routed: fmax {:.1f} MHz, target {} MHz",
+                                    *rep.fmax_mhz, board.target_mhz));
+  }
+}
+
 }  // namespace
 
 fs::path boards_dir() { return source_dir() / "boards"; }
@@ -103,6 +149,8 @@ SynthOptions default_synth_options(const fs::path& out_dir) {
   opt.rtl_dir = source_dir() / "hw" / "rtl";
   std::stringstream list(KILN_RTL_SOURCE_FILES);
   for (std::string f; std::getline(list, f, ',');) opt.rtl_sources.push_back(f);
+  std::stringstream uart(KILN_UART_TOP_SOURCE_FILES);
+  for (std::string f; std::getline(uart, f, ',');) opt.uart_top_sources.push_back(f);
   opt.out_dir = out_dir;
   return opt;
 }
@@ -164,6 +212,22 @@ std::map<std::string, int64_t> parse_yosys_stat_json(const std::string& text) {
   return cells;
 }
 
+double parse_nextpnr_fmax(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("fmax") || !j["fmax"].is_object() || j["fmax"].empty())
+    throw hw::Error("nextpnr's report has no fmax");
+  double fmax = 0;
+  bool first = true;
+  for (const auto& [clock, t] : j["fmax"].items()) {
+    if (!t.contains("achieved") || !t["achieved"].is_number())
+      throw hw::Error(fmt::format("nextpnr's report: clock {} has no achieved fmax", clock));
+    double f = t["achieved"].get<double>();
+    fmax = first ? f : std::min(fmax, f);
+    first = false;
+  }
+  return fmax;
+}
+
 std::vector<Resource> count_resources(const std::string& family,
                                       const std::map<std::string, int64_t>& cells,
                                       const std::map<std::string, int64_t>& available) {
@@ -194,29 +258,38 @@ SynthReport run_synth(const Board& board, const hw::Config& cfg, const SynthOpti
   fs::path pkg = out / hw::kRtlParamsFile;
   write_text(pkg, hw::rtl_params_package(cfg, opt.axi_data_bits));
   std::string sources = ys_quote(pkg);
-  for (const std::string& s : opt.rtl_sources) {
-    fs::path p = fs::absolute(opt.rtl_dir / s);
+  const bool board_top = !board.top_module.empty();
+  std::vector<fs::path> files;
+  for (const std::string& s : board_top ? opt.uart_top_sources : opt.rtl_sources)
+    files.push_back(opt.rtl_dir / s);
+  for (const std::string& s : board.top_sources) files.push_back(board.dir / s);
+  for (const fs::path& f : files) {
+    fs::path p = fs::absolute(f);
     if (!fs::is_regular_file(p)) throw hw::Error(fmt::format("RTL source {} not found", p.string()));
     sources += " " + ys_quote(p);
   }
+  const std::string top = board_top ? board.top_module : opt.top;
   std::string synth = yosys_synth_command(board);
   // Xilinx DSP48s (25 x 18) hold two int8 GEMM products each (kiln_gemm.sv).
   std::string top_params = board.family == "ice40" ? "" : " -chparam GEMM_PAIR_PRODUCTS 1";
   fs::path stat = out / "stat.json";
   fs::path log = out / "yosys.log";
-  rep.flow = fmt::format("yosys: {} -top {}{}", synth, opt.top, top_params);
+  rep.flow = fmt::format("yosys: {} -top {}{}", synth, top, top_params);
   // Yosys runs in out_dir and writes its reports by bare name: `tee -o` and the
   // backends take a file name verbatim, quotes included.
   std::string script = fmt::format(
       "read_verilog -sv {srcs}\n"
+      "{cells}"
       "hierarchy -check -top {top}{params}\n"
       "{synth} -top {top}\n"
       "check\n"
       "tee -q -o stat.json stat -json\n"
       "tee -o stat.txt stat\n"
       "{write_netlist}\n",
-      fmt::arg("srcs", sources), fmt::arg("top", opt.top), fmt::arg("params", top_params),
+      fmt::arg("srcs", sources), fmt::arg("top", top), fmt::arg("params", top_params),
       fmt::arg("synth", synth),
+      // A board top instantiates the family's primitives (PLL, SPRAM): their cell library.
+      fmt::arg("cells", board.family == "ice40" ? "read_verilog -lib +/ice40/cells_sim.v\n" : ""),
       fmt::arg("write_netlist", board.family == "ice40" ? "write_json netlist.json" : ""));
   fs::path ys = out / "synth.ys";
   write_text(ys, script);
@@ -240,11 +313,17 @@ SynthReport run_synth(const Board& board, const hw::Config& cfg, const SynthOpti
     if (r.used > static_cast<double>(r.available))
       rep.notes.push_back(fmt::format("does not fit: {} {} used, {} available", r.kind, r.used,
                                       r.available));
-  rep.notes.push_back(board.family == "ice40"
-                          ? "Yosys estimate of the accelerator top; no board top for place and "
-                            "route yet, so no fmax and no bitstream"
-                          : "Yosys estimate before placement; Vivado (boards/" + board.name +
-                                "/vivado.tcl) builds the bitstream and reports timing");
+  if (board_top && rep.fits()) {
+    place_and_route(board, opt, rep);
+  } else if (board_top) {
+    rep.notes.push_back("no place and route: the board top does not fit the part");
+  } else {
+    rep.notes.push_back(board.family == "ice40"
+                            ? "Yosys estimate of the accelerator top (kiln_top) alone; the board "
+                              "has no top for place and route, so no fmax and no bitstream"
+                            : "Yosys estimate before placement; Vivado (boards/" + board.name +
+                                  "/vivado.tcl) builds the bitstream and reports timing");
+  }
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }

@@ -8,7 +8,9 @@
 //   xcup:  synth_xilinx -family xcup (ZynqMP:    LUT6, FDRE, DSP48E2, RAMB36E2/18E2)
 //
 // These are Yosys's counts before placement: estimates for the Xilinx parts (Vivado
-// packs and optimizes differently), no fmax.
+// packs and optimizes differently), no fmax. A board with its own top (board.json
+// top_module: the iCEBreaker's) goes on through place and route (nextpnr-ice40, whose
+// report gives fmax) and icepack to a bitstream.
 
 #include <cstdint>
 #include <filesystem>
@@ -54,8 +56,13 @@ struct SynthOptions {
   std::filesystem::path rtl_dir;          // hw/rtl
   std::vector<std::string> rtl_sources;   // file names under rtl_dir, in compile order
   std::string top = "kiln_top";
+  // The RTL under a board top of top_rtl "uart_top" (hw/rtl/kiln_uart_top.cmake).
+  std::vector<std::string> uart_top_sources;
   std::filesystem::path out_dir;          // created if missing
   std::string yosys = "yosys";
+  std::string nextpnr = "nextpnr-ice40";
+  std::string icepack = "icepack";
+  int seed = 1;                           // nextpnr's placement seed
   int axi_data_bits = 64;
 };
 
@@ -73,6 +80,8 @@ SynthReport run_synth(const Board& board, const hw::Config& cfg, const SynthOpti
 // Parsing and counting, separate so that they are tested without running Yosys.
 // Cells by type of the design in the output of Yosys's `stat -json`.
 std::map<std::string, int64_t> parse_yosys_stat_json(const std::string& text);
+// The lowest fmax over the clocks of a nextpnr `--report` JSON file's text, in MHz.
+double parse_nextpnr_fmax(const std::string& text);
 // Resource use of a mapped netlist of `family` (see the table in synth.cc).
 std::vector<Resource> count_resources(const std::string& family,
                                       const std::map<std::string, int64_t>& cells,

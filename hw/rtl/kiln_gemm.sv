@@ -1,8 +1,7 @@
 // The GEMM core's arithmetic: for each batch row b and output column o,
 // acc[b][o] + sum_i inp[b][i] * wgt[o][i], wrapping in the accumulator width.
 // BATCH x BLOCK_IN x BLOCK_OUT multiply-accumulates, combinational (the compute
-// pipeline registers the result). ROWS and COLS narrow it to part of the tile: one row
-// and one column is the single dot product of a core that walks the tile lane by lane.
+// pipeline registers the result).
 //
 // PAIR_PRODUCTS computes the two products inp[b][i] * wgt[o][i] and
 // inp[b][i] * wgt[o+1][i], which share their input, on one multiplier:
@@ -12,21 +11,19 @@
 // 25 x 8 multiply, which a Xilinx DSP48 (25 x 18) holds: half the DSPs for the same
 // results. iCE40's 16 x 16 SB_MAC16 cannot hold it, so iCE40 builds leave it off.
 module kiln_gemm #(
-  parameter int PAIR_PRODUCTS = 0,
-  parameter int ROWS = kiln_cfg_pkg::BATCH,      // input rows (batch)
-  parameter int COLS = kiln_cfg_pkg::BLOCK_OUT,  // output columns (weight rows)
-  localparam int BI = kiln_cfg_pkg::BLOCK_IN,
-  localparam int IW = kiln_cfg_pkg::INP_WIDTH,
-  localparam int WW = kiln_cfg_pkg::WGT_WIDTH,
-  localparam int AW = kiln_cfg_pkg::ACC_WIDTH
+  parameter int PAIR_PRODUCTS = 0
 ) (
-  input  logic [ROWS*BI*IW-1:0]   inp_i,
-  input  logic [COLS*BI*WW-1:0]   wgt_i,
-  input  logic [ROWS*COLS*AW-1:0] acc_i,
-  output logic [ROWS*COLS*AW-1:0] acc_o
+  input  logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_i,
+  input  logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_i,
+  input  logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_i,
+  output logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_o
 );
-  localparam int BATCH = ROWS;
-  localparam int BO = COLS;
+  localparam int BATCH = kiln_cfg_pkg::BATCH;
+  localparam int BI = kiln_cfg_pkg::BLOCK_IN;
+  localparam int BO = kiln_cfg_pkg::BLOCK_OUT;
+  localparam int IW = kiln_cfg_pkg::INP_WIDTH;
+  localparam int WW = kiln_cfg_pkg::WGT_WIDTH;
+  localparam int AW = kiln_cfg_pkg::ACC_WIDTH;
   localparam int PW = IW + WW;  // an exact product's width
 
   // Every product, exact and signed: prods[((b * BO + o) * BI + i) * PW +: PW].

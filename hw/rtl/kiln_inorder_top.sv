@@ -72,7 +72,7 @@ module kiln_inorder_top #(
   localparam int MAXB = (MAXB1 > 128) ? MAXB1 : 128;
 
   // ---- Register file ---------------------------------------------------------------
-  logic start, running, finished, err_pulse;
+  logic start, abort, running, finished, err_pulse;
   logic [3:0] err_cause;
   logic [63:0] insn_addr;
   logic [31:0] insn_count;
@@ -85,7 +85,7 @@ module kiln_inorder_top #(
     .bresp_o(s_axil_bresp), .arvalid_i(s_axil_arvalid), .arready_o(s_axil_arready),
     .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
     .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
-    .start_o(start), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
+    .start_o(start), .abort_o(abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished), .error_i(err_pulse), .error_cause_i(err_cause),
     .cnt_add_i(cnt_add), .busy_o(running));
   logic unused_addr_hi;  // device memory is addressed with 32 bits
@@ -248,18 +248,19 @@ module kiln_inorder_top #(
   // A load writes (y_pad_0 + y_size + y_pad_1) x (x_pad_0 + x_size + x_pad_1) elements
   // from sram_base; a store reads y_size x x_size elements. elem_q is the DRAM element
   // index of the next data element, row_q's of the current data row.
-  logic [16:0] r_q, c_q, y_total, x_total;
+  logic [16:0] r_q, c_q;
+  // The walk's bounds, registered at DECODE: data rows [y_lo, y_hi), data columns
+  // [x_lo, x_hi), last row and column.
+  logic [16:0] y_lo_q, y_hi_q, x_lo_q, x_hi_q, y_last_q, x_last_q;
   logic [15:0] idx_q;
   logic [31:0] elem_q, row_elem_q;
   logic [7:0] w_q;
-  assign y_total = is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size) + 17'(y_pad_1);
-  assign x_total = is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size) + 17'(x_pad_1);
   logic in_rows, in_cols, is_pad, last_col, last_elem;
-  assign in_rows = is_store || (r_q >= 17'(y_pad_0) && r_q < 17'(y_pad_0) + 17'(y_size));
-  assign in_cols = is_store || (c_q >= 17'(x_pad_0) && c_q < 17'(x_pad_0) + 17'(x_size));
+  assign in_rows = r_q >= y_lo_q && r_q < y_hi_q;
+  assign in_cols = c_q >= x_lo_q && c_q < x_hi_q;
   assign is_pad = !(in_rows && in_cols);
-  assign last_col = c_q == x_total - 1'b1;
-  assign last_elem = last_col && r_q == y_total - 1'b1;
+  assign last_col = c_q == x_last_q;
+  assign last_elem = last_col && r_q == y_last_q;
 
   logic [31:0] elem_byte, word_addr;
   assign elem_byte = elem_q << le;
@@ -308,30 +309,62 @@ module kiln_inorder_top #(
   assign w_idx = WGTW'(uop_rdata[kiln_cfg_pkg::UOP_WGT_LSB +: kiln_cfg_pkg::UOP_WGT_WIDTH]) + wgt_off_q;
   logic unused_uop_bits;  // bits above the three index fields are zero in a legal micro-op
   assign unused_uop_bits = ^uop_rdata;
-  logic loop_last;
-  assign loop_last = k_q == uop_end - 1'b1 && j_q == iter_in - 1'b1 && i_q == iter_out - 1'b1;
+  logic [UW:0] k_last_q;  // the loop's last values, registered at DECODE
+  logic [13:0] j_last_q, i_last_q;
+  logic k_wrap, j_wrap, loop_last;
+  assign k_wrap = k_q == k_last_q;
+  assign j_wrap = j_q == j_last_q;
+  assign loop_last = k_wrap && j_wrap && i_q == i_last_q;
   logic tensor_alu;
   assign tensor_alu = is_alu && !use_imm && !reset_f;
 
-  // Lanes: stage 1 registers lane l's operands, stage 2 computes into res_q.
+  // Lanes: stage 1 registers lane l's operands, stages 2 and 3 compute into res_q.
   // res_q holds the tensor operand row (ALU) until each lane is overwritten.
   logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] res_q;
   logic [LW-1:0] lane_q, s2_lane_q;
-  logic s1_valid, s2_valid_q;
+  logic s1_valid, s2_valid_q, s3_valid_q;
   logic [AW-1:0] s2_acc_q, s2_b_q;
   logic [BI*kiln_cfg_pkg::INP_WIDTH-1:0] s2_inp_q;
   logic [BI*kiln_cfg_pkg::WGT_WIDTH-1:0] s2_wgt_q;
   assign s1_valid = state_q == LANE && !reset_f;
+  logic lanes_done;  // every lane has left the pipeline (WRITE may write the row)
+  assign lanes_done = !s2_valid_q && !s3_valid_q;
   logic [LW-1:0] s1_b, s1_o;  // batch row and output column of the lane
   assign s1_b = LW'(32'(lane_q) / BO);
   assign s1_o = LW'(32'(lane_q) % BO);
   logic [AW-1:0] imm_ext;
   assign imm_ext = AW'($signed(imm));
 
-  logic [AW-1:0] gemm_lane, alu_lane;
-  kiln_gemm #(.ROWS(1), .COLS(1)) gemm (
-    .inp_i(s2_inp_q), .wgt_i(s2_wgt_q), .acc_i(s2_acc_q), .acc_o(gemm_lane));
+  // Stage 2 registers the lane's BLOCK_IN exact products (on DSPs) or its ALU result;
+  // stage 3 sums the products as a tree onto the accumulator and writes res_q. Each
+  // stage is one multiplier, one adder tree or one ALU deep: iCE40 timing.
+  localparam int PW = kiln_cfg_pkg::INP_WIDTH + kiln_cfg_pkg::WGT_WIDTH;
+  logic [AW-1:0] alu_lane;
   kiln_alu #(.LANES(1)) alu (.op_i(alu_op), .a_i(s2_acc_q), .b_i(s2_b_q), .r_o(alu_lane));
+  logic [LW-1:0] s3_lane_q;
+  logic [AW-1:0] s3_acc_q, s3_alu_q;
+  logic [BI*PW-1:0] s3_prod_q;
+  always_ff @(posedge clk_i) begin
+    if (s2_valid_q) begin
+      for (int i = 0; i < BI; i++)
+        s3_prod_q[i * PW +: PW] <=
+            PW'($signed(s2_inp_q[i * kiln_cfg_pkg::INP_WIDTH +: kiln_cfg_pkg::INP_WIDTH]) *
+                $signed(s2_wgt_q[i * kiln_cfg_pkg::WGT_WIDTH +: kiln_cfg_pkg::WGT_WIDTH]));
+      s3_acc_q <= s2_acc_q;
+      s3_alu_q <= alu_lane;
+      s3_lane_q <= s2_lane_q;
+    end
+  end
+  // The products' sum as a balanced tree: in place, pairs at distance 1, 2, 4, ...
+  logic [BI*AW-1:0] sum_v;
+  always_comb begin
+    for (int i = 0; i < BI; i++) sum_v[i * AW +: AW] = AW'($signed(s3_prod_q[i * PW +: PW]));
+    for (int step = 1; step < BI; step = step * 2)
+      for (int i = 0; i + step < BI; i = i + 2 * step)
+        sum_v[i * AW +: AW] = sum_v[i * AW +: AW] + sum_v[(i + step) * AW +: AW];
+  end
+  logic [AW-1:0] gemm_lane;
+  assign gemm_lane = s3_acc_q + sum_v[AW-1:0];
 
   // ---- Memory requests ---------------------------------------------------------------
   localparam bit ST_SUB = kiln_cfg_pkg::OUT_ELEM_BYTES < 8;  // an OUT element is part of a word
@@ -345,24 +378,34 @@ module kiln_inorder_top #(
     assign st_wdata = out_rdata[32'(w_q) * 64 +: 64];
     assign st_wstrb = 8'hff;
   end
-  always_comb begin
-    mem_valid_o = 1'b0;
-    mem_we_o = 1'b0;
-    mem_addr_o = word_addr;
-    mem_wdata_o = '0;
-    mem_wstrb_o = '0;
-    if (state_q == FETCH) begin
-      mem_valid_o = !rd_wait_q && pc_q != insn_count;
-      mem_addr_o = insn_addr[31:0] + {pc_q[27:0], 4'b0} + {28'b0, w_q[0], 3'b0};
-    end else if (state_q == XFER && !is_pad) begin
-      mem_valid_o = !rd_wait_q;
-    end else if (state_q == ST_WRITE) begin
-      mem_valid_o = 1'b1;
-      mem_we_o = 1'b1;
-      mem_wdata_o = st_wdata;
-      mem_wstrb_o = st_wstrb;
+  // A request is prepared a cycle before it is issued, so the port's outputs come from
+  // registers: the address arithmetic and the memory's decode are then separate paths.
+  logic want_req, req_q, req_we_q;
+  logic [31:0] req_addr_q;
+  logic [63:0] req_wdata_q;
+  logic [7:0] req_wstrb_q;
+  assign want_req = !req_q && !rd_wait_q &&
+                    ((state_q == FETCH && pc_q != insn_count) || (state_q == XFER && !is_pad) ||
+                     state_q == ST_WRITE);
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start || abort || err_pulse) begin
+      req_q <= 1'b0;
+    end else if (want_req) begin
+      req_q <= 1'b1;
+      req_we_q <= state_q == ST_WRITE;
+      req_addr_q <= state_q == FETCH ? insn_addr[31:0] + {pc_q[27:0], 4'b0} + {28'b0, w_q[0], 3'b0}
+                                     : word_addr;
+      req_wdata_q <= st_wdata;
+      req_wstrb_q <= st_wstrb;
+    end else if (mem_fire) begin
+      req_q <= 1'b0;
     end
   end
+  assign mem_valid_o = req_q;
+  assign mem_we_o = req_we_q;
+  assign mem_addr_o = req_addr_q;
+  assign mem_wdata_o = req_wdata_q;
+  assign mem_wstrb_o = req_wstrb_q;
 
   // ---- Scratchpad ports ------------------------------------------------------------
   always_comb begin
@@ -385,10 +428,10 @@ module kiln_inorder_top #(
     acc_re = state_q == ROW || state_q == SRC;
     acc_raddr = (state_q == ROW && tensor_alu) ? DSTW'(s_idx) : (state_q == ROW ? d_idx : d_q);
 
-    acc_we = (ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_ACC)) || (state_q == WRITE && !s2_valid_q);
+    acc_we = (ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_ACC)) || (state_q == WRITE && lanes_done);
     acc_waddr = state_q == WRITE ? d_q : DSTW'(idx_q);
     acc_wdata = state_q == WRITE ? res_q : acc_elem;
-    out_we = state_q == WRITE && !s2_valid_q;
+    out_we = state_q == WRITE && lanes_done;
     out_waddr = d_q;
     for (int l = 0; l < LANES; l++)
       out_wdata[l * kiln_cfg_pkg::OUT_WIDTH +: kiln_cfg_pkg::OUT_WIDTH] = res_q[l * AW +: kiln_cfg_pkg::OUT_WIDTH];
@@ -399,12 +442,19 @@ module kiln_inorder_top #(
   // ---- Sequencer -------------------------------------------------------------------
   logic retire;
   assign retire = state_q == RETIRE;
+  // A failed access stops the run a cycle later (a register between the memory's
+  // decode and the sequencer).
+  logic mem_err_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start) mem_err_q <= 1'b0;
+    else mem_err_q <= (mem_fire || rd_done) && mem_error_i;
+  end
   logic fail;
   logic [3:0] fail_cause;
   always_comb begin
     fail = 1'b0;
     fail_cause = '0;
-    if ((mem_fire || rd_done) && mem_error_i) begin
+    if (mem_err_q) begin
       fail = 1'b1;
       fail_cause = 4'(kiln_cfg_pkg::ERR_DRAM);
     end else if (state_q == FETCH && pc_q == insn_count && !rd_wait_q) begin
@@ -434,6 +484,9 @@ module kiln_inorder_top #(
       pc_q <= '0;
       w_q <= '0;
       tok_q <= '0;
+    end else if (abort) begin
+      state_q <= IDLE;
+      rd_wait_q <= 1'b0;
     end else if (start) begin
       state_q <= FETCH;
       rd_wait_q <= 1'b0;
@@ -471,6 +524,15 @@ module kiln_inorder_top #(
           k_q <= {1'b0, uop_bgn};
           i_q <= '0;
           j_q <= '0;
+          k_last_q <= uop_end - 1'b1;
+          j_last_q <= iter_in - 1'b1;
+          i_last_q <= iter_out - 1'b1;
+          y_lo_q <= is_store ? '0 : 17'(y_pad_0);
+          y_hi_q <= is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size);
+          y_last_q <= (is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size) + 17'(y_pad_1)) - 1'b1;
+          x_lo_q <= is_store ? '0 : 17'(x_pad_0);
+          x_hi_q <= is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size);
+          x_last_q <= (is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size) + 17'(x_pad_1)) - 1'b1;
           dst_base_q <= '0;
           dst_off_q <= '0;
           src_base_q <= '0;
@@ -507,7 +569,7 @@ module kiln_inorder_top #(
         end
         // STORE: read the OUT element, then write its words.
         ST_READ: state_q <= ST_WRITE;
-        ST_WRITE: if (mem_ready_i) begin
+        ST_WRITE: if (mem_fire) begin
           if (ST_SUB || w_q == 8'(ST_NW)) begin
             w_q <= '0;
             idx_q <= idx_q + 1'b1;
@@ -546,17 +608,17 @@ module kiln_inorder_top #(
             lane_q <= lane_q + 1'b1;
           end
         end
-        WRITE: if (!s2_valid_q) begin
+        WRITE: if (lanes_done) begin
           // advance k innermost, then j, then i
           if (loop_last) begin
             state_q <= RETIRE;
           end else begin
             state_q <= UOP;
-            if (k_q != uop_end - 1'b1) begin
+            if (!k_wrap) begin
               k_q <= k_q + 1'b1;
             end else begin
               k_q <= {1'b0, uop_bgn};
-              if (j_q != iter_in - 1'b1) begin
+              if (!j_wrap) begin
                 j_q <= j_q + 1'b1;
                 dst_off_q <= dst_off_q + dfi;
                 src_off_q <= src_off_q + sfi;
@@ -581,17 +643,19 @@ module kiln_inorder_top #(
         end
         default: state_q <= IDLE;
       endcase
-      // Stage 2 of the lane pipeline
-      if (s2_valid_q) res_q[32'(s2_lane_q) * AW +: AW] <= is_alu ? alu_lane : gemm_lane;
+      // Stage 3 of the lane pipeline
+      if (s3_valid_q) res_q[32'(s3_lane_q) * AW +: AW] <= is_alu ? s3_alu_q : gemm_lane;
     end
   end
 
-  // Lane pipeline. WRITE waits one cycle for the last lane's stage 2.
+  // Lane pipeline. WRITE waits for the last lane's stage 3.
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       s2_valid_q <= 1'b0;
+      s3_valid_q <= 1'b0;
     end else begin
       s2_valid_q <= s1_valid;
+      s3_valid_q <= s2_valid_q;
     end
     if (s1_valid) begin
       s2_lane_q <= lane_q;

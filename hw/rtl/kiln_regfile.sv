@@ -28,6 +28,7 @@ module kiln_regfile #(
   output logic [1:0]  rresp_o,
   // To and from the accelerator
   output logic        start_o,
+  output logic        abort_o,      // CTRL bit 1 while busy: reset everything but this file
   output logic [63:0] insn_addr_o,
   output logic [31:0] insn_count_o,
   input  logic        finished_i,   // the run is complete
@@ -57,6 +58,7 @@ module kiln_regfile #(
   assign wready_o = wr_fire;
   assign bresp_o = 2'b00;
   assign start_o = wr_fire && awaddr_i == CTRL && wstrb_i[0] && wdata_i[0] && !busy_q;
+  assign abort_o = wr_fire && awaddr_i == CTRL && wstrb_i[0] && wdata_i[1] && busy_q;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -88,6 +90,11 @@ module kiln_regfile #(
       done_q <= 1'b0;
       error_q <= 1'b0;
       cause_q <= '0;
+    end else if (abort_o) begin  // the run ends with an error that says so
+      busy_q <= 1'b0;
+      done_q <= 1'b1;
+      error_q <= 1'b1;
+      if (!error_q) cause_q <= 4'(kiln_cfg_pkg::ERR_ABORTED);
     end else if (busy_q) begin
       if (error_i) error_q <= 1'b1;
       if (error_i && !error_q) cause_q <= error_cause_i;  // the first error names the run's

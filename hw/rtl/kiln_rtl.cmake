@@ -26,7 +26,6 @@ set(KILN_RTL_TOP kiln_top)
 # device runs when DeviceOptions::core is "inorder".
 set(KILN_RTL_INORDER_SOURCES
   ${KILN_RTL_DIR}/kiln_sram.sv
-  ${KILN_RTL_DIR}/kiln_gemm.sv
   ${KILN_RTL_DIR}/kiln_alu.sv
   ${KILN_RTL_DIR}/kiln_regfile.sv
   ${KILN_RTL_DIR}/kiln_loop_fields.sv

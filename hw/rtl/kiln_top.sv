@@ -71,6 +71,7 @@ module kiln_top #(
 
   // ---- Register file -----------------------------------------------------------------
   logic start, running, finished, dram_error;
+  logic unused_abort;  // CTRL abort: not yet implemented by the decoupled core
   logic [63:0] insn_addr;
   logic [31:0] insn_count;
   logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add;
@@ -82,7 +83,7 @@ module kiln_top #(
     .bresp_o(s_axil_bresp), .arvalid_i(s_axil_arvalid), .arready_o(s_axil_arready),
     .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
     .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
-    .start_o(start), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
+    .start_o(start), .abort_o(unused_abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished), .error_i(dram_error), .error_cause_i(4'(kiln_cfg_pkg::ERR_DRAM)),
     .cnt_add_i(cnt_add), .busy_o(running));
 

@@ -22,6 +22,9 @@ inline constexpr uint32_t kVersion = 0x1c;        // register map version, read-
 inline constexpr uint32_t kCounterBase = 0x40;    // counter k: lo at 0x40 + 8k, hi at +4
 
 inline constexpr uint32_t kCtrlStart = 1u << 0;
+// Ends a run that does not finish (a deadlocked stream): the accelerator is reset, the
+// register file keeps its registers, STATUS shows done and error with cause kAborted.
+inline constexpr uint32_t kCtrlAbort = 1u << 1;
 inline constexpr uint32_t kStatusBusy = 1u << 0;
 inline constexpr uint32_t kStatusDone = 1u << 1;
 inline constexpr uint32_t kStatusError = 1u << 2;
@@ -36,8 +39,9 @@ enum class ErrorCause : uint8_t {
   kTokenMissing = 2,   // an instruction pops a token no earlier instruction pushed
   kBadInstruction = 3, // an opcode or memory type the ISA does not have, or no FINISH
   kTokenOverflow = 4,  // more tokens outstanding than the device counts
+  kAborted = 5,        // the host ended the run (CTRL abort)
 };
-inline constexpr int kNumErrorCauses = 5;
+inline constexpr int kNumErrorCauses = 6;
 constexpr ErrorCause status_cause(uint32_t status) {
   return static_cast<ErrorCause>((status & kStatusCauseMask) >> kStatusCauseShift);
 }
@@ -52,6 +56,8 @@ constexpr std::string_view error_cause_text(ErrorCause c) {
       return "an instruction the ISA does not have, or a stream that ends without FINISH";
     case ErrorCause::kTokenOverflow:
       return "more dependency tokens outstanding than the device counts";
+    case ErrorCause::kAborted:
+      return "the host aborted the run (CTRL bit 1)";
     default:
       return "";
   }

@@ -124,6 +124,7 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
   param(out, "ERR_TOKEN_MISSING", static_cast<int>(regs::ErrorCause::kTokenMissing));
   param(out, "ERR_BAD_INSN", static_cast<int>(regs::ErrorCause::kBadInstruction));
   param(out, "ERR_TOKEN_OVERFLOW", static_cast<int>(regs::ErrorCause::kTokenOverflow));
+  param(out, "ERR_ABORTED", static_cast<int>(regs::ErrorCause::kAborted));
 
   out += "\n  // AXI4 master port to DRAM\n";
   param(out, "AXI_DATA_BITS", axi_data_bits);

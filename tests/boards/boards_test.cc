@@ -32,6 +32,10 @@ TEST(Boards, EveryBoardLoadsWithItsConfiguration) {
   EXPECT_EQ(ice.config, "tiny");
   EXPECT_EQ(ice.available.at("SPRAM"), 4);
   EXPECT_TRUE(fs::is_regular_file(ice.dir / ice.constraints));
+  EXPECT_EQ(ice.top_module, "kiln_icebreaker");
+  EXPECT_EQ(ice.top_rtl, "uart_top");
+  ASSERT_EQ(ice.top_sources.size(), 1u);
+  EXPECT_TRUE(fs::is_regular_file(ice.dir / ice.top_sources[0]));
   EXPECT_EQ(load_board("pynq-z1", boards_dir()).part, "xc7z020clg400-1");
   EXPECT_EQ(load_board("ultra96", boards_dir()).family, "xcup");
 }
@@ -61,7 +65,31 @@ TEST(Boards, UnknownBoardAndBadKeysAreNamed) {
   } catch (const hw::Error& e) {
     EXPECT_NE(std::string(e.what()).find("resources.LUTS"), std::string::npos) << e.what();
   }
+  std::ofstream(dir / "board.json") << R"({"name": "x", "family": "ice40", "part": "p",
+      "package": "q", "target_mhz": 10, "config": "tiny", "resources": {"LUT": 1},
+      "top_module": "t", "top_sources": ["missing.sv"], "top_rtl": "uart_top"})";
+  try {
+    load_board(dir.string(), boards_dir());
+    FAIL();
+  } catch (const hw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("top source"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("missing.sv"), std::string::npos) << e.what();
+  }
   fs::remove_all(dir);
+}
+
+TEST(SynthReport, ParsesNextpnrFmax) {
+  // The shape of nextpnr-ice40's --report: the lowest achieved fmax over the clocks.
+  EXPECT_DOUBLE_EQ(parse_nextpnr_fmax(R"({"fmax": {"clk": {"achieved": 41.5, "constraint": 30.0},
+      "clk2": {"achieved": 33.25, "constraint": 30.0}}, "utilization": {}})"), 33.25);
+  for (const char* bad : {"", "{}", R"({"fmax": {}})", R"({"fmax": {"clk": {"constraint": 30}}})"}) {
+    try {
+      parse_nextpnr_fmax(bad);
+      FAIL() << bad;
+    } catch (const hw::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("nextpnr"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(SynthReport, ParsesStatJsonAndCountsXilinxCells) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -56,6 +57,23 @@ TEST(BoardReport, IsSane) {
   EXPECT_LE(used(r, "BRAM"), available(r, "BRAM")) << r.dump(2);
   EXPECT_GT(used(r, "LUT"), 0);
   EXPECT_GT(used(r, "FF"), 0);
+
+  // A board with its own top is placed, routed and packed: the bitstream exists, the
+  // design meets the board's clock target, and the device memory sits in SPRAM.
+  if (!b.top_module.empty()) {
+    ASSERT_TRUE(r["bitstream"].is_string()) << r.dump(2);
+    std::filesystem::path bin = r["bitstream"].get<std::string>();
+    ASSERT_TRUE(std::filesystem::is_regular_file(bin)) << bin;
+    EXPECT_GT(std::filesystem::file_size(bin), 100000u) << bin;  // a UP5K image is ~104 KB
+    ASSERT_TRUE(r["fmax_mhz"].is_number()) << r.dump(2);
+    EXPECT_GE(r["fmax_mhz"].get<double>(), b.target_mhz) << r.dump(2);
+    EXPECT_LE(used(r, "DSP"), available(r, "DSP")) << r.dump(2);
+    int64_t mem = b.json["device_memory"]["bytes"].get<int64_t>();
+    if (b.json["device_memory"]["kind"] == "spram") {
+      EXPECT_GE(used(r, "SPRAM") * 262144.0 / 8, double(mem)) << r.dump(2);
+    }
+    EXPECT_TRUE(r["fits"].get<bool>()) << r.dump(2);
+  }
 }
 
 }  // namespace
