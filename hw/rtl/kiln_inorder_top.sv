@@ -76,7 +76,7 @@ module kiln_inorder_top #(
   logic [3:0] err_cause;
   logic [63:0] insn_addr;
   logic [31:0] insn_count;
-  logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add;
+  logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add, cnt_add_q;  // registered: a cycle late
   kiln_regfile #(.CNT_BITS(CNT_BITS), .CNT_MASK(CNT_MASK)) regs (
     .clk_i, .rst_ni,
     .awvalid_i(s_axil_awvalid), .awready_o(s_axil_awready), .awaddr_i(s_axil_awaddr),
@@ -87,7 +87,7 @@ module kiln_inorder_top #(
     .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
     .start_o(start), .abort_o(abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished), .error_i(err_pulse), .error_cause_i(err_cause),
-    .cnt_add_i(cnt_add), .busy_o(running));
+    .cnt_add_i(cnt_add_q), .busy_o(running));
   logic unused_addr_hi;  // device memory is addressed with 32 bits
   assign unused_addr_hi = ^insn_addr[63:32];
 
@@ -128,6 +128,8 @@ module kiln_inorder_top #(
   state_e state_q;
   logic [127:0] insn_q;
   logic [31:0] pc_q;            // instructions fetched
+  logic at_end_q;               // pc_q == insn_count, a cycle late (pc_q waits in DECODE)
+  always_ff @(posedge clk_i) at_end_q <= start ? insn_count == '0 : pc_q == insn_count;
   logic [MAXB-65:0] buf_q;      // element assembly: the words read so far, at the top
   logic [31:0] tok_q;           // 8-bit counts: l2c, c2l, c2s, s2c (queue t at [8t +: 8])
 
@@ -255,9 +257,12 @@ module kiln_inorder_top #(
   logic [15:0] idx_q;
   logic [31:0] elem_q, row_elem_q;
   logic [7:0] w_q;
+  // Whether the current row and column hold data, kept as flags that each step of the
+  // walk sets for the next element (the compares stay off the enable paths).
   logic in_rows, in_cols, is_pad, last_col, last_elem;
-  assign in_rows = r_q >= y_lo_q && r_q < y_hi_q;
-  assign in_cols = c_q >= x_lo_q && c_q < x_hi_q;
+  logic [16:0] r_next, c_next;
+  assign r_next = r_q + 1'b1;
+  assign c_next = c_q + 1'b1;
   assign is_pad = !(in_rows && in_cols);
   assign last_col = c_q == x_last_q;
   assign last_elem = last_col && r_q == y_last_q;
@@ -385,20 +390,22 @@ module kiln_inorder_top #(
   logic [63:0] req_wdata_q;
   logic [7:0] req_wstrb_q;
   assign want_req = !req_q && !rd_wait_q &&
-                    ((state_q == FETCH && pc_q != insn_count) || (state_q == XFER && !is_pad) ||
+                    ((state_q == FETCH && !at_end_q) || (state_q == XFER && !is_pad) ||
                      state_q == ST_WRITE);
   always_ff @(posedge clk_i) begin
-    if (!rst_ni || start || abort || err_pulse) begin
-      req_q <= 1'b0;
-    end else if (want_req) begin
-      req_q <= 1'b1;
+    if (!rst_ni || start || abort || err_pulse) req_q <= 1'b0;
+    else if (want_req) req_q <= 1'b1;
+    else if (mem_fire) req_q <= 1'b0;
+  end
+  // The request's fields follow the state while none is pending (no enable from
+  // want_req), and hold while one is.
+  always_ff @(posedge clk_i) begin
+    if (!req_q) begin
       req_we_q <= state_q == ST_WRITE;
       req_addr_q <= state_q == FETCH ? insn_addr[31:0] + {pc_q[27:0], 4'b0} + {28'b0, w_q[0], 3'b0}
                                      : word_addr;
       req_wdata_q <= st_wdata;
       req_wstrb_q <= st_wstrb;
-    end else if (mem_fire) begin
-      req_q <= 1'b0;
     end
   end
   assign mem_valid_o = req_q;
@@ -457,7 +464,7 @@ module kiln_inorder_top #(
     if (mem_err_q) begin
       fail = 1'b1;
       fail_cause = 4'(kiln_cfg_pkg::ERR_DRAM);
-    end else if (state_q == FETCH && pc_q == insn_count && !rd_wait_q) begin
+    end else if (state_q == FETCH && at_end_q && !rd_wait_q && !req_q) begin
       fail = 1'b1;  // the stream ended without FINISH
       fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
     end else if (state_q == DECODE) begin
@@ -473,8 +480,20 @@ module kiln_inorder_top #(
       end
     end
   end
-  assign err_pulse = fail && state_q != IDLE && state_q != DONE;
-  assign err_cause = fail_cause;
+  // The sequencer stops a cycle after the failing one (a register off the long paths).
+  logic fail_q;
+  logic [3:0] fail_cause_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start || abort || err_pulse) begin
+      fail_q <= 1'b0;
+      fail_cause_q <= '0;
+    end else if (fail && !fail_q) begin
+      fail_q <= 1'b1;
+      fail_cause_q <= fail_cause;
+    end
+  end
+  assign err_pulse = fail_q && state_q != IDLE && state_q != DONE;
+  assign err_cause = fail_cause_q;
   assign finished = state_q == DONE;
 
   always_ff @(posedge clk_i) begin
@@ -512,7 +531,7 @@ module kiln_inorder_top #(
             w_q <= 8'd1;
           end
         end
-        DECODE: begin
+        DECODE: if (!fail) begin  // a failing instruction waits here for err_pulse
           for (int t = 0; t < 4; t++)
             if (pops[t]) tok_q[t * 8 +: 8] <= tok_q[t * 8 +: 8] - 1'b1;
           r_q <= '0;
@@ -527,6 +546,8 @@ module kiln_inorder_top #(
           k_last_q <= uop_end - 1'b1;
           j_last_q <= iter_in - 1'b1;
           i_last_q <= iter_out - 1'b1;
+          in_rows <= is_store || y_pad_0 == '0;
+          in_cols <= is_store || x_pad_0 == '0;
           y_lo_q <= is_store ? '0 : 17'(y_pad_0);
           y_hi_q <= is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size);
           y_last_q <= (is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size) + 17'(y_pad_1)) - 1'b1;
@@ -552,7 +573,9 @@ module kiln_inorder_top #(
             if (!is_pad) elem_q <= elem_q + 1'b1;
             if (last_col) begin
               c_q <= '0;
-              r_q <= r_q + 1'b1;
+              r_q <= r_next;
+              in_cols <= x_lo_q == '0;
+              in_rows <= r_next >= y_lo_q && r_next < y_hi_q;
               if (in_rows) begin
                 row_elem_q <= row_elem_q + 32'(x_stride);
                 elem_q <= row_elem_q + 32'(x_stride);
@@ -560,7 +583,8 @@ module kiln_inorder_top #(
                 elem_q <= row_elem_q;
               end
             end else begin
-              c_q <= c_q + 1'b1;
+              c_q <= c_next;
+              in_cols <= c_next >= x_lo_q && c_next < x_hi_q;
             end
             if (last_elem) state_q <= RETIRE;
           end else begin
@@ -679,6 +703,8 @@ module kiln_inorder_top #(
     cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(state_q == UOP && is_gemm);
     cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(state_q == UOP && is_alu);
   end
+  // The last increment (FINISH's) lands in the DONE cycle, while the file still counts.
+  always_ff @(posedge clk_i) cnt_add_q <= cnt_add;
 
   assign dbg_state_o = {7'b0, rd_wait_q, state_q, 3'b0, running};
   assign dbg_progress_o = mem_fire || rd_done || retire || state_q == UOP;
