@@ -20,6 +20,7 @@ namespace {
 
 struct SimArgs {
   std::string device = "fsim";
+  std::string core = "decoupled";
   std::string config;
   std::string program, dram_in, dram_out, wave, trace;
   uint64_t dram_bytes = 0;
@@ -76,6 +77,7 @@ void run_sim(const SimArgs& a) {
     throw hw::Error("--trace records clock cycles: the fsim device has none; use --device rtl");
   driver::DeviceOptions opts;
   opts.dram_bytes = dram_bytes;
+  opts.core = a.core;
   opts.wave_file = a.wave;
   opts.trace_file = a.trace;
   if (a.watchdog) opts.watchdog_cycles = a.watchdog;
@@ -140,6 +142,9 @@ void add_sim_command(CLI::App& app) {
   sim->add_option("--dram-bytes", a->dram_bytes,
                   "DRAM size (default: the image and the program, rounded up to 4 KiB)");
   sim->add_flag("--json", a->json, "print the run's figures as one JSON object");
+  sim->add_option("--core", a->core,
+                  "rtl: the RTL core, decoupled (kiln_top) or inorder (kiln_inorder_top)")
+      ->check(CLI::IsMember({"decoupled", "inorder"}));
   sim->add_option("--wave", a->wave, "rtl: write an FST waveform of the run");
   sim->add_option("--trace", a->trace,
                   "rtl: write a timeline of module activity as Chrome trace JSON (Perfetto)");
