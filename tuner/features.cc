@@ -92,6 +92,7 @@ class Walker : public IRVisitor {
   std::vector<Loop> stack;
   std::vector<Store> stores;
   double flops = 0, loads = 0, num_stores = 0, loops = 0, parallel = 0, unrolled = 0, alloc_bytes = 0;
+  double max_local = 0, max_other = 0;  // the largest single allocation, local scope and other
   int max_lanes = 1;
 
   double trips() const {
@@ -113,7 +114,10 @@ class Walker : public IRVisitor {
   }
   void visit_(const AllocateNode* op) override {
     const int64_t* e = as_const_int(op->extent);
-    alloc_bytes += (e ? static_cast<double>(*e) : 0) * op->dtype.storage_bytes() * trips();
+    double bytes = (e ? static_cast<double>(*e) : 0) * op->dtype.storage_bytes();
+    alloc_bytes += bytes * trips();
+    double& largest = op->scope == "local" ? max_local : max_other;
+    largest = std::max(largest, bytes);
     IRVisitor::visit_(op);
   }
   void visit_(const StoreNode* op) override {
@@ -139,7 +143,8 @@ class Walker : public IRVisitor {
 }  // namespace
 
 std::vector<std::string> loop_feature_names() {
-  std::vector<std::string> n = {"flops", "loads", "stores", "loops", "parallel_loops", "unrolled_loops", "local_bytes", "max_lanes"};
+  std::vector<std::string> n = {"flops", "loads", "stores", "loops", "parallel_loops", "unrolled_loops", "local_bytes", "max_lanes",
+                                "local_tile_bytes", "other_alloc_bytes"};
   for (int l = 0; l < kMaxLoops; ++l) {
     for (const char* f : {"extent", "serial", "parallel", "unrolled", "inner_product"}) n.push_back(fmt::format("loop{}.{}", l, f));
     for (int b = 0; b < kMaxBuffers; ++b) {
@@ -157,7 +162,7 @@ std::vector<float> loop_features(const schedule::LoweredFunc& f) {
   Walker w;
   w.visit(f.body);
   std::vector<float> r = {lg(w.flops), lg(w.loads), lg(w.num_stores), lg(w.loops), lg(w.parallel), lg(w.unrolled),
-                          lg(w.alloc_bytes), lg(w.max_lanes)};
+                          lg(w.alloc_bytes), lg(w.max_lanes), lg(w.max_local), lg(w.max_other)};
   const Store* heavy = nullptr;
   for (const auto& s : w.stores)
     if (!heavy || s.arith.total() * s.trips > heavy->arith.total() * heavy->trips) heavy = &s;

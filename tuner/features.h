@@ -2,9 +2,11 @@
 // Features of a candidate for the cost model: a fixed-length vector made from its
 // lowered loop IR and its knobs (docs/tuning.md, "Features", lists every entry).
 //
-//  - whole function (8): log2(1+x) of floating-point ops, loads, stores (each weighted
-//    by its trip count), of the loop count, parallel loops, unrolled loops, local
-//    allocation bytes, and the widest vector;
+//  - whole function (10): log2(1+x) of floating-point ops, loads, stores (each
+//    weighted by its trip count), of the loop count, parallel loops, unrolled loops,
+//    local allocation bytes (times the trips around them), the widest vector, and the
+//    bytes of the largest single allocation in local scope (the register tile) and in
+//    any other scope (a packed copy);
 //  - the loop nest of the heaviest store (the one with the most arithmetic times trip
 //    count), its innermost kMaxLoops loops, outermost first (padded with zeros in
 //    front), per loop (kLoopFeatures): log2 extent, serial/parallel/unrolled

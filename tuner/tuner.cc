@@ -22,15 +22,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Features of configurations of one task, computed once (lowering is the cost).
+// Features of configurations of one task, computed once (lowering is the cost) into
+// the caller's memo when it gives one.
 class FeatureCache {
  public:
-  FeatureCache(const Template& t, const Workload& w) : t_(t), w_(w), space_(t.space(w)) {}
+  FeatureCache(const Template& t, const Workload& w, std::shared_ptr<FeatureMemo> memo = nullptr)
+      : t_(t), w_(w), space_(t.space(w)), memo_(memo ? std::move(memo) : std::make_shared<FeatureMemo>()) {}
   const ConfigSpace& space() const { return space_; }
   // Empty when the configuration does not lower (an invalid schedule).
   const std::vector<float>& get(int64_t index) {
-    auto it = cache_.find(index);
-    if (it != cache_.end()) return it->second;
+    auto it = memo_->features.find(index);
+    if (it != memo_->features.end()) return it->second;
     std::vector<float> f;
     try {
       Config c = space_.get(index);
@@ -38,14 +40,14 @@ class FeatureCache {
     } catch (const std::exception&) {
       f.clear();
     }
-    return cache_[index] = std::move(f);
+    return memo_->features[index] = std::move(f);
   }
 
  private:
   const Template& t_;
   Workload w_;
   ConfigSpace space_;
-  std::unordered_map<int64_t, std::vector<float>> cache_;
+  std::shared_ptr<FeatureMemo> memo_;
 };
 
 struct TrainSet {
@@ -155,6 +157,29 @@ std::vector<int64_t> anneal(std::mt19937_64& rng, FeatureCache& fc, const CostMo
   return r;
 }
 
+// Every unmeasured configuration of the space scored by the model; the best `want`.
+std::vector<int64_t> score_all(FeatureCache& fc, const CostModel& model, const std::set<int64_t>& taken, size_t want) {
+  const int64_t size = fc.space().size();
+  std::vector<std::vector<float>> x;
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < size; ++i) {
+    if (taken.count(i)) continue;
+    const auto& f = fc.get(i);
+    if (f.size() != model.num_features()) continue;
+    x.push_back(f);
+    idx.push_back(i);
+  }
+  std::vector<float> p = model.predict(x);
+  std::vector<std::pair<float, int64_t>> ranked;
+  for (size_t i = 0; i < idx.size(); ++i) ranked.push_back({p[i], idx[i]});
+  size_t n = std::min(want, ranked.size());
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), ranked.end(),
+                    [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::vector<int64_t> r;
+  for (size_t i = 0; i < n; ++i) r.push_back(ranked[i].second);
+  return r;
+}
+
 }  // namespace
 
 TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOptions& opt) {
@@ -162,7 +187,7 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
     throw std::invalid_argument("unknown tuner '" + opt.tuner + "' (xgb, random or grid)");
   if (opt.trials < 1) throw std::invalid_argument("--trials must be at least 1");
   if (t.op != w.op) throw std::invalid_argument(fmt::format("template '{}' serves {}, not {}", t.name, t.op, w.op));
-  FeatureCache fc(t, w);
+  FeatureCache fc(t, w, opt.feature_memo);
   const ConfigSpace& space = fc.space();
   const std::string key = w.key();
   std::string task = t.name + " " + key;
@@ -191,7 +216,13 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
   std::unique_ptr<RecordWriter> writer = opt.records.empty() ? nullptr : std::make_unique<RecordWriter>(opt.records);
   std::mt19937_64 rng(opt.seed * 0x9E3779B97F4A7C15ull + 1);
   CostModel model(opt.seed);
-  int batch = opt.batch > 0 ? opt.batch : std::max(8, m.parallelism());
+  // A first random batch, then model-guided batches small enough that the model is
+  // refit often while it knows little.
+  auto batch_size = [&](int measured) {
+    if (opt.batch > 0) return opt.batch;
+    if (!model.trained()) return std::max(opt.init_batch, m.parallelism());
+    return std::max(measured < opt.grow_after ? opt.small_batch : 2 * opt.small_batch, m.parallelism());
+  };
   int64_t grid_next = 0;
   std::vector<Record> run_records;
   auto t0 = Clock::now();
@@ -225,7 +256,7 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
   if (opt.tuner == "xgb") train();
 
   while (res.measured < todo) {
-    int want = std::min(batch, todo - res.measured);
+    int want = std::min(batch_size(res.measured), todo - res.measured);
     std::vector<int64_t> picks;
     std::set<int64_t> chosen = taken;
     auto take = [&](int64_t i) {
@@ -251,7 +282,9 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
       std::vector<int64_t> starts;
       for (const auto& m : measured) starts.push_back(m.second);
       std::vector<int64_t> best =
-          anneal(rng, fc, model, taken, starts, opt.sa_points, opt.sa_steps, static_cast<size_t>(want) * 2);
+          space.size() <= opt.score_all_below
+              ? score_all(fc, model, taken, static_cast<size_t>(want) * 2)
+              : anneal(rng, fc, model, taken, starts, opt.sa_points, opt.sa_steps, static_cast<size_t>(want) * 2);
       std::uniform_real_distribution<double> u(0, 1);
       size_t b = 0;
       while (static_cast<int>(picks.size()) < want) {

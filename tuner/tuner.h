@@ -2,18 +2,23 @@
 // The tuning loop: pick a batch of configurations, measure them, append their
 // records, retrain the cost model, repeat until the trials are done.
 //
-//  - "xgb": simulated annealing over the cost model's predictions proposes the batch
-//    (the model is retrained after every batch); each slot of a batch is a random
-//    configuration with probability epsilon (exploration). Before the model has data
-//    (no earlier records), the first batch is random.
+//  - "xgb": the cost model's best-scored unmeasured configurations make the batch,
+//    found by scoring the whole space when it is small enough (score_all_below) and
+//    by simulated annealing over the predictions otherwise; the model is retrained
+//    after every batch, and batches are small (small_batch) while it knows little.
+//    Each slot of a batch is a random configuration with probability epsilon
+//    (exploration). Before the model has data (no earlier records), the first batch
+//    is random.
 //  - "random": uniformly random configurations without repetition (a baseline).
 //  - "grid": configurations in index order (a baseline; deterministic).
 // No configuration is measured twice: earlier records of the same template and
 // workload count as measured.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tuner/measure.h"
@@ -21,16 +26,31 @@
 
 namespace kiln::tuner {
 
+// Features of one task's configurations by index, kept by a caller that tunes the
+// same task (template and workload) more than once, so that its candidates are
+// lowered once (bench/tuner runs each task for several seeds).
+struct FeatureMemo {
+  std::unordered_map<int64_t, std::vector<float>> features;
+};
+
 struct TuneOptions {
   std::string tuner = "xgb";  // xgb, random, grid
   int trials = 64;            // measurements of this task (with --resume: in total)
-  int batch = 0;              // 0: max(8, the measurer's parallelism)
+  // Measurements per batch. 0: a first random batch of init_batch (when the model
+  // has no data), then batches of small_batch until grow_after trials, then twice
+  // that (never fewer than the measurer's parallelism).
+  int batch = 0;
+  int init_batch = 8;
+  int small_batch = 4;
+  int grow_after = 64;
+  int64_t score_all_below = 20000;  // xgb: spaces up to this size are scored whole, not annealed
   uint64_t seed = 0;
   bool resume = false;        // records of this task in the file count as trials
   double epsilon = 0.05;      // xgb: share of random picks per batch
   int sa_points = 48;         // xgb: parallel annealing chains
   int sa_steps = 30;          // xgb: annealing steps per batch
   std::string records;        // the JSON-lines file ("" for none)
+  std::shared_ptr<FeatureMemo> feature_memo;  // null: features live for this tune only
   bool transfer = true;       // train on records of other workloads of the same template
   // Called after every batch (progress lines); the tuner prints nothing itself.
   std::function<void(const struct TuneProgress&)> on_progress;

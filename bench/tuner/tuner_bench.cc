@@ -4,12 +4,17 @@
 // same run. Writes the tuning curves as an SVG plot; --json prints the figures.
 //
 //   tuner_bench [--trials 64] [--seeds 5] [--svg tuner_curves.svg] [--only NAME] [--json]
+//               [--cache FILE] [--trace]
 //
 // One measurement per configuration and operator: a configuration that a second seed
 // or the other tuner picks again gets the time measured the first time (a cache in
 // front of the process pool), so that all curves share one set of measurements and
 // the run stays short. As bench/gemm, the bench re-executes itself once without
 // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, which slow OpenBLAS down (Kiln reads neither).
+// --cache FILE keeps that cache across runs (read at start, appended to), for
+// developing the search without re-measuring; reported figures come from runs without
+// it. --trace prints each xgb trial of seed 0 (configuration, GFLOP/s), to see where
+// trials go.
 #include <cblas.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -43,13 +48,30 @@ void reexec_without_openblas_overrides(char** argv) {
 // Measures each configuration once; repeats are answered from the cache.
 class CachedMeasurer : public Measurer {
  public:
-  explicit CachedMeasurer(Measurer& inner) : inner_(inner) {}
+  explicit CachedMeasurer(Measurer& inner, const std::string& file = "") : inner_(inner), file_(file) {
+    if (file_.empty()) return;
+    std::ifstream in(file_);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto sp = line.find(' ');
+      if (sp == std::string::npos) continue;
+      try {
+        cache_[line.substr(0, sp)] = MeasureResult::from_json(line.substr(sp + 1));
+      } catch (const std::exception&) {
+      }
+    }
+  }
   std::vector<MeasureResult> measure(const std::vector<MeasureInput>& in) override {
     std::vector<MeasureInput> todo;
     for (const auto& i : in)
       if (!cache_.count(key(i))) todo.push_back(i);
     std::vector<MeasureResult> got = todo.empty() ? std::vector<MeasureResult>{} : inner_.measure(todo);
-    for (size_t k = 0; k < todo.size(); ++k) cache_[key(todo[k])] = got[k];
+    std::ofstream save;
+    if (!file_.empty()) save.open(file_, std::ios::app);
+    for (size_t k = 0; k < todo.size(); ++k) {
+      cache_[key(todo[k])] = got[k];
+      if (save) save << key(todo[k]) << ' ' << got[k].to_json() << '\n';
+    }
     std::vector<MeasureResult> out;
     for (const auto& i : in) out.push_back(cache_.at(key(i)));
     return out;
@@ -67,6 +89,7 @@ class CachedMeasurer : public Measurer {
  private:
   static std::string key(const MeasureInput& i) { return fmt::format("{}#{}#{}", i.workload.key(), i.template_name, i.config); }
   Measurer& inner_;
+  std::string file_;
   std::map<std::string, MeasureResult> cache_;
 };
 
@@ -151,7 +174,8 @@ std::string svg(const std::vector<OpResult>& ops, double blas_gflops) {
 int main(int argc, char** argv) {
   reexec_without_openblas_overrides(argv);
   int trials = 64, seeds = 5;
-  bool json = false;
+  bool json = false, trace = false;
+  std::string cache_file;
   std::string svg_path = "tuner_curves.svg", only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -160,8 +184,10 @@ int main(int argc, char** argv) {
     else if (a == "--svg" && i + 1 < argc) svg_path = argv[++i];
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--json") json = true;
+    else if (a == "--trace") trace = true;
+    else if (a == "--cache" && i + 1 < argc) cache_file = argv[++i];
     else {
-      fmt::print(stderr, "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json]\n", argv[0]);
+      fmt::print(stderr, "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json] [--cache FILE] [--trace]\n", argv[0]);
       return 2;
     }
   }
@@ -172,7 +198,7 @@ int main(int argc, char** argv) {
   kiln::cpu::register_graph_backend();
   MeasureOptions mo;
   LocalPool pool(2, mo);  // two builds at once; timings never overlap (measure.h)
-  CachedMeasurer cached(pool);
+  CachedMeasurer cached(pool, cache_file);
   std::vector<std::pair<std::string, std::string>> specs = {
       {"gemm1024", "matmul:M=1024,N=1024,K=1024"},
       {"resnet18_conv2_3x3_64", "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1"},
@@ -192,6 +218,7 @@ int main(int argc, char** argv) {
     const Template& t = *templates_for(w.op, "cpu").at(0);
     OpResult o{name, w.key(), 0, {}, {}, 0, {}};
     std::map<std::string, std::vector<std::vector<double>>> costs;
+    auto memo = std::make_shared<FeatureMemo>();  // features are lowered once per operator
     // Seed by seed, both tuners in turn: a change of the machine's load over the run
     // then falls on both alike.
     for (int seed = 0; seed < seeds; ++seed) {
@@ -200,9 +227,14 @@ int main(int argc, char** argv) {
         opt.tuner = tuner;
         opt.trials = trials;
         opt.seed = static_cast<uint64_t>(seed);
-        opt.batch = 8;
+        opt.feature_memo = memo;
         TuneResult r = tune(t, w, cached, opt);
         costs[tuner].push_back(r.best_curve);
+        if (trace && seed == 0 && tuner == "xgb") {
+          for (const Record& rec : r.records)
+            fmt::print(stderr, "  trial {:3} config {:5} {:7.1f} GFLOP/s {}\n", rec.trial, rec.config,
+                       rec.ok() ? w.flops() / rec.cost / 1e9 : 0.0, rec.ok() ? "" : rec.error);
+        }
         if (r.best && (o.best.config < 0 || r.best->cost < o.best.cost)) o.best = *r.best;
         fmt::print(stderr, "{} {} seed {}: best {:.1f} GFLOP/s ({} unique configurations measured so far, {:.0f} s)\n", name, tuner,
                      seed, r.best ? w.flops() / r.best->cost / 1e9 : 0.0, cached.unique(),

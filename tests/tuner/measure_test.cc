@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "backend-cpu/graph_backend.h"
@@ -116,6 +117,54 @@ TEST_F(Measure, XgbTunerNeverMeasuresAConfigurationTwiceAndResumes) {
   // The best curve never gets worse.
   for (size_t i = 1; i < r.best_curve.size(); ++i) EXPECT_LE(r.best_curve[i], r.best_curve[i - 1]);
   fs::remove(p);
+}
+
+// Answers in-process with a made-up cost per configuration, and notes each batch.
+class FakeMeasurer : public Measurer {
+ public:
+  std::vector<MeasureResult> measure(const std::vector<MeasureInput>& in) override {
+    batches.push_back(static_cast<int>(in.size()));
+    std::vector<MeasureResult> out;
+    for (const auto& i : in) out.push_back({1.0 + static_cast<double>(i.config * 7919 % 101), "s", "", 0});
+    return out;
+  }
+  int parallelism() const override { return 2; }
+  std::string describe() const override { return "fake"; }
+  std::vector<int> batches;
+};
+
+TEST(Tuner, XgbStartsWithARandomBatchThenSmallModelGuidedBatches) {
+  Workload w = parse_workload("matmul:M=2,N=16,K=2");  // 480 configurations
+  const Template& t = find_template("matmul.cpu");
+  for (int64_t score_all_below : {int64_t{1} << 40, int64_t{0}}) {  // scoring the whole space; annealing
+    FakeMeasurer m;
+    TuneOptions o;
+    o.trials = 26;
+    o.grow_after = 20;
+    o.score_all_below = score_all_below;
+    o.feature_memo = std::make_shared<FeatureMemo>();
+    TuneResult r = tune(t, w, m, o);
+    EXPECT_EQ(m.batches, (std::vector<int>{8, 4, 4, 4, 6})) << "score_all_below " << score_all_below;
+    std::set<int64_t> configs;
+    for (const auto& rec : r.records) EXPECT_TRUE(configs.insert(rec.config).second) << "config " << rec.config << " twice";
+    if (score_all_below > 0) {
+      EXPECT_EQ(static_cast<int64_t>(o.feature_memo->features.size()), t.space(w).size());
+    }
+    // A second tune of the task with the same memo lowers nothing again.
+    size_t lowered = o.feature_memo->features.size();
+    o.seed = 1;
+    tune(t, w, m, o);
+    if (score_all_below > 0) {
+      EXPECT_EQ(o.feature_memo->features.size(), lowered);
+    }
+  }
+  // A fixed batch size holds for every batch.
+  FakeMeasurer m;
+  TuneOptions o;
+  o.trials = 12;
+  o.batch = 3;
+  tune(t, w, m, o);
+  EXPECT_EQ(m.batches, (std::vector<int>{3, 3, 3, 3}));
 }
 
 TEST_F(Measure, LearnsFromRecordsOfOtherWorkloadsOfTheSameTemplate) {
