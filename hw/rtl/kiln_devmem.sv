@@ -1,10 +1,9 @@
 // Device memory shared by the host bridge and the core: MEM_BYTES bytes of 64-bit words
 // (kiln_devmem_array), two request ports with kiln_inorder_top's memory handshake. The
 // host port wins a cycle both ask for (it asks at most once per received or sent byte,
-// so the core is never starved, and the host never waits). The core's requests take two
-// cycles (below). A request outside memory raises that port's error with its acceptance
-// and touches nothing; a read still gets (zero) data a cycle later, so no client waits
-// for it forever.
+// so the core is never starved, and the host never waits). A request outside memory
+// raises that port's error with its acceptance and touches nothing; a read still gets
+// (zero) data a cycle later, so no client waits for it forever.
 module kiln_devmem #(
   parameter int MEM_BYTES = 131072  // a power of two, at most 128 KiB under SYNTHESIS
 ) (
@@ -34,32 +33,12 @@ module kiln_devmem #(
   localparam int WORDS = MEM_BYTES / 8;
   localparam int AW = $clog2(WORDS);
 
-  // The core's request is registered the cycle it appears and accepted the next cycle
-  // the host port leaves memory free: its address (a long path in the core) then
-  // reaches neither the SPRAM's address pins nor, through the range check, the core's
-  // own error logic in the same cycle. The core holds a request until it is accepted.
-  logic c_held_q, c_we_q, c_ok_q, c_fire;
-  logic [AW-1:0] c_word_q;
-  assign c_ready_o = c_held_q && !h_valid_i;
+  // The core's request goes straight to memory (kiln_inorder_top registers its requests).
+  logic c_ok, c_fire;
+  assign c_ok = c_addr_i < 32'(MEM_BYTES);
+  assign c_ready_o = !h_valid_i;
   assign c_fire = c_valid_i && c_ready_o;
-  // With ready, not with valid: the core's valid is a long path of its own, and the core
-  // looks at the error only when its request is accepted.
-  assign c_error_o = c_ready_o && !c_ok_q;
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      c_held_q <= 1'b0;
-      c_we_q <= 1'b0;
-      c_ok_q <= 1'b0;
-      c_word_q <= '0;
-    end else if (c_fire || !c_valid_i) begin
-      c_held_q <= 1'b0;
-    end else if (!c_held_q) begin
-      c_held_q <= 1'b1;
-      c_we_q <= c_we_i;
-      c_ok_q <= c_addr_i < 32'(MEM_BYTES);
-      c_word_q <= c_addr_i[AW+2:3];
-    end
-  end
+  assign c_error_o = c_fire && !c_ok;
 
   logic h_ok;
   assign h_ok = h_addr_i < 32'(MEM_BYTES);
@@ -71,9 +50,9 @@ module kiln_devmem #(
   assign host = h_valid_i;
   kiln_devmem_array #(.WORDS(WORDS)) u_array (
     .clk_i,
-    .en_i(host ? h_ok : c_fire && c_ok_q),
-    .we_i(host ? h_we_i : c_we_q),
-    .addr_i(host ? h_addr_i[AW+2:3] : c_word_q),
+    .en_i(host ? h_ok : c_fire && c_ok),
+    .we_i(host ? h_we_i : c_we_i),
+    .addr_i(host ? h_addr_i[AW+2:3] : c_addr_i[AW+2:3]),
     .wdata_i(host ? h_wdata_i : c_wdata_i),
     .wstrb_i(host ? h_wstrb_i : c_wstrb_i),
     .rdata_o(rdata)
@@ -88,8 +67,8 @@ module kiln_devmem #(
       ok_q <= 1'b0;
     end else begin
       h_rd_q <= h_valid_i && !h_we_i;
-      c_rd_q <= c_fire && !c_we_q;
-      ok_q <= host ? h_ok : c_ok_q;
+      c_rd_q <= c_fire && !c_we_i;
+      ok_q <= host ? h_ok : c_ok;
     end
   end
   assign h_rvalid_o = h_rd_q;
