@@ -219,7 +219,7 @@ module kiln_compute #(
   logic [ACCB-1:0] gemm_res, alu_res, c_res;
   kiln_gemm #(.PAIR_PRODUCTS(GEMM_PAIR_PRODUCTS)) gemm (
     .inp_i(inp_rdata_i), .wgt_i(wgt_rdata_i), .acc_i(c_acc), .acc_o(gemm_res));
-  kiln_alu alu (.op_i(l_op_q), .a_i(c_acc), .b_i(l_imm_q ? l_imm_vec_q : src_val_q), .r_o(alu_res));
+  kiln_alu alu (.clk_i, .op_i(l_op_q), .a_i(c_acc), .b_i(l_imm_q ? l_imm_vec_q : src_val_q), .r_o(alu_res));
   assign c_res = l_reset_q ? '0 : (l_alu_q ? alu_res : gemm_res);
 
   // Stage D: ACC and OUT writes (ACC is shared with the ACC loader, never at once).

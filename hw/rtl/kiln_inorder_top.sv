@@ -231,9 +231,12 @@ module kiln_inorder_top #(
   // ---- Element geometry of the LOAD or STORE ------------------------------------------
   // Element bytes 2^le; an element of 8 bytes or more is nw + 1 words, a smaller one
   // is part of a word.
-  logic [3:0] le;
-  logic [7:0] nw;
-  logic sub_word;
+  // Decoded from the instruction, then registered at DECODE (le_q, nw_q, sub_q, and the
+  // scratchpad a LOAD writes, tgt_q: uop, inp, wgt, acc) for the walk's short paths.
+  logic [3:0] le, le_q;
+  logic [7:0] nw, nw_q;
+  logic sub_word, sub_q;
+  logic [3:0] tgt_q;
   always_comb begin
     case (mem_type)
       3'(kiln_cfg_pkg::MEM_UOP): le = 4'($clog2(kiln_cfg_pkg::UOP_ELEM_BYTES));
@@ -268,13 +271,13 @@ module kiln_inorder_top #(
   assign last_elem = last_col && r_q == y_last_q;
 
   logic [31:0] elem_byte, word_addr;
-  assign elem_byte = elem_q << le;
-  assign word_addr = sub_word ? {elem_byte[31:3], 3'b0} : elem_byte + {21'b0, w_q, 3'b0};
+  assign elem_byte = elem_q << le_q;
+  assign word_addr = sub_q ? {elem_byte[31:3], 3'b0} : elem_byte + {21'b0, w_q, 3'b0};
 
   // The element just read: sub-word elements from their place in the word.
   logic [63:0] sub_elem;
   always_comb begin
-    case (le)
+    case (le_q)
       4'd0: sub_elem = 64'(mem_rdata_i[elem_byte[2:0] * 8 +: 8]);
       4'd1: sub_elem = 64'(mem_rdata_i[elem_byte[2:1] * 16 +: 16]);
       default: sub_elem = 64'(mem_rdata_i[elem_byte[2] * 32 +: 32]);
@@ -286,7 +289,7 @@ module kiln_inorder_top #(
   // Scratchpad writes of a LOAD: a padding element, or the element completed this cycle.
   // An element of 8 bytes or more is the top of `shifted` after its last word.
   logic ld_write, ld_data_done;
-  assign ld_data_done = state_q == XFER && !is_pad && rd_done && (sub_word || w_q == nw);
+  assign ld_data_done = state_q == XFER && !is_pad && rd_done && (sub_q || w_q == nw_q);
   assign ld_write = state_q == XFER && is_load && (is_pad || ld_data_done);
   logic [31:0] uop_elem;
   logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_elem;
@@ -345,9 +348,11 @@ module kiln_inorder_top #(
   // stage is one multiplier, one adder tree or one ALU deep: iCE40 timing.
   localparam int PW = kiln_cfg_pkg::INP_WIDTH + kiln_cfg_pkg::WGT_WIDTH;
   logic [AW-1:0] alu_lane;
-  kiln_alu #(.LANES(1)) alu (.op_i(alu_op), .a_i(s2_acc_q), .b_i(s2_b_q), .r_o(alu_lane));
+  // The ALU's own register is stage 3's: alu_lane belongs to the lane s3_lane_q.
+  kiln_alu #(.LANES(1), .PIPELINE(1)) alu (
+    .clk_i, .op_i(alu_op), .a_i(s2_acc_q), .b_i(s2_b_q), .r_o(alu_lane));
   logic [LW-1:0] s3_lane_q;
-  logic [AW-1:0] s3_acc_q, s3_alu_q;
+  logic [AW-1:0] s3_acc_q;
   logic [BI*PW-1:0] s3_prod_q;
   always_ff @(posedge clk_i) begin
     if (s2_valid_q) begin
@@ -356,7 +361,6 @@ module kiln_inorder_top #(
             PW'($signed(s2_inp_q[i * kiln_cfg_pkg::INP_WIDTH +: kiln_cfg_pkg::INP_WIDTH]) *
                 $signed(s2_wgt_q[i * kiln_cfg_pkg::WGT_WIDTH +: kiln_cfg_pkg::WGT_WIDTH]));
       s3_acc_q <= s2_acc_q;
-      s3_alu_q <= alu_lane;
       s3_lane_q <= s2_lane_q;
     end
   end
@@ -416,9 +420,9 @@ module kiln_inorder_top #(
 
   // ---- Scratchpad ports ------------------------------------------------------------
   always_comb begin
-    uop_we = ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_UOP);
-    inp_we = ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_INP);
-    wgt_we = ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_WGT);
+    uop_we = ld_write && tgt_q[0];
+    inp_we = ld_write && tgt_q[1];
+    wgt_we = ld_write && tgt_q[2];
     uop_waddr = UW'(idx_q);
     inp_waddr = INPW'(idx_q);
     wgt_waddr = WGTW'(idx_q);
@@ -435,7 +439,7 @@ module kiln_inorder_top #(
     acc_re = state_q == ROW || state_q == SRC;
     acc_raddr = (state_q == ROW && tensor_alu) ? DSTW'(s_idx) : (state_q == ROW ? d_idx : d_q);
 
-    acc_we = (ld_write && mem_type == 3'(kiln_cfg_pkg::MEM_ACC)) || (state_q == WRITE && lanes_done);
+    acc_we = (ld_write && tgt_q[3]) || (state_q == WRITE && lanes_done);
     acc_waddr = state_q == WRITE ? d_q : DSTW'(idx_q);
     acc_wdata = state_q == WRITE ? res_q : acc_elem;
     out_we = state_q == WRITE && lanes_done;
@@ -546,6 +550,13 @@ module kiln_inorder_top #(
           k_last_q <= uop_end - 1'b1;
           j_last_q <= iter_in - 1'b1;
           i_last_q <= iter_out - 1'b1;
+          le_q <= le;
+          nw_q <= nw;
+          sub_q <= sub_word;
+          tgt_q <= {is_load && mem_type == 3'(kiln_cfg_pkg::MEM_ACC),
+                    is_load && mem_type == 3'(kiln_cfg_pkg::MEM_WGT),
+                    is_load && mem_type == 3'(kiln_cfg_pkg::MEM_INP),
+                    is_load && mem_type == 3'(kiln_cfg_pkg::MEM_UOP)};
           in_rows <= is_store || y_pad_0 == '0;
           in_cols <= is_store || x_pad_0 == '0;
           y_lo_q <= is_store ? '0 : 17'(y_pad_0);
@@ -567,7 +578,7 @@ module kiln_inorder_top #(
         // LOAD: one element per pass; data elements take nw + 1 word reads.
         XFER: if (is_pad || rd_done) begin
           if (!is_pad) buf_q <= shifted[MAXB-1:64];
-          if (is_pad || sub_word || w_q == nw) begin
+          if (is_pad || sub_q || w_q == nw_q) begin
             w_q <= '0;
             idx_q <= idx_q + 1'b1;
             if (!is_pad) elem_q <= elem_q + 1'b1;
@@ -668,7 +679,7 @@ module kiln_inorder_top #(
         default: state_q <= IDLE;
       endcase
       // Stage 3 of the lane pipeline
-      if (s3_valid_q) res_q[32'(s3_lane_q) * AW +: AW] <= is_alu ? s3_alu_q : gemm_lane;
+      if (s3_valid_q) res_q[32'(s3_lane_q) * AW +: AW] <= is_alu ? alu_lane : gemm_lane;
     end
   end
 
