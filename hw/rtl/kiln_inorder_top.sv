@@ -326,34 +326,37 @@ module kiln_inorder_top #(
   logic tensor_alu;
   assign tensor_alu = is_alu && !use_imm && !reset_f;
 
-  // Lanes: stage 1 registers lane l's operands, stages 2 and 3 compute into res_q.
+  // Lanes: stage 1 registers lane l's operands, stages 2 to 4 compute into res_q.
   // res_q holds the tensor operand row (ALU) until each lane is overwritten.
   logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] res_q;
   logic [LW-1:0] lane_q, s2_lane_q;
-  logic s1_valid, s2_valid_q, s3_valid_q;
+  logic s1_valid, s2_valid_q, s3_valid_q, s4_valid_q;
   logic [AW-1:0] s2_acc_q, s2_b_q;
   logic [BI*kiln_cfg_pkg::INP_WIDTH-1:0] s2_inp_q;
   logic [BI*kiln_cfg_pkg::WGT_WIDTH-1:0] s2_wgt_q;
   assign s1_valid = state_q == LANE && !reset_f;
   logic lanes_done;  // every lane has left the pipeline (WRITE may write the row)
-  assign lanes_done = !s2_valid_q && !s3_valid_q;
+  assign lanes_done = !s2_valid_q && !s3_valid_q && !s4_valid_q;
   logic [LW-1:0] s1_b, s1_o;  // batch row and output column of the lane
   assign s1_b = LW'(32'(lane_q) / BO);
   assign s1_o = LW'(32'(lane_q) % BO);
   logic [AW-1:0] imm_ext;
   assign imm_ext = AW'($signed(imm));
 
-  // Stage 2 registers the lane's BLOCK_IN exact products (on DSPs) or its ALU result;
-  // stage 3 sums the products as a tree onto the accumulator and writes res_q. Each
-  // stage is one multiplier, one adder tree or one ALU deep: iCE40 timing.
+  // Stage 2 registers the lane's BLOCK_IN exact products (on DSPs) and, inside kiln_alu,
+  // the ALU's results; stage 3 sums the products as a tree (exact in TW bits) and
+  // registers the ALU's selection; stage 4 adds the sum onto the accumulator and writes
+  // res_q. Each stage is one multiplier, one adder tree, one ALU or one add deep: iCE40
+  // timing.
   localparam int PW = kiln_cfg_pkg::INP_WIDTH + kiln_cfg_pkg::WGT_WIDTH;
+  localparam int TW = PW + $clog2(BI);
   logic [AW-1:0] alu_lane;
-  // The ALU's own register is stage 3's: alu_lane belongs to the lane s3_lane_q.
   kiln_alu #(.LANES(1), .PIPELINE(1)) alu (
     .clk_i, .op_i(alu_op), .a_i(s2_acc_q), .b_i(s2_b_q), .r_o(alu_lane));
-  logic [LW-1:0] s3_lane_q;
-  logic [AW-1:0] s3_acc_q;
+  logic [LW-1:0] s3_lane_q, s4_lane_q;
+  logic [AW-1:0] s3_acc_q, s4_acc_q, s4_alu_q;
   logic [BI*PW-1:0] s3_prod_q;
+  logic [TW-1:0] s4_dot_q;
   always_ff @(posedge clk_i) begin
     if (s2_valid_q) begin
       for (int i = 0; i < BI; i++)
@@ -365,15 +368,23 @@ module kiln_inorder_top #(
     end
   end
   // The products' sum as a balanced tree: in place, pairs at distance 1, 2, 4, ...
-  logic [BI*AW-1:0] sum_v;
+  logic [BI*TW-1:0] sum_v;
   always_comb begin
-    for (int i = 0; i < BI; i++) sum_v[i * AW +: AW] = AW'($signed(s3_prod_q[i * PW +: PW]));
+    for (int i = 0; i < BI; i++) sum_v[i * TW +: TW] = TW'($signed(s3_prod_q[i * PW +: PW]));
     for (int step = 1; step < BI; step = step * 2)
       for (int i = 0; i + step < BI; i = i + 2 * step)
-        sum_v[i * AW +: AW] = sum_v[i * AW +: AW] + sum_v[(i + step) * AW +: AW];
+        sum_v[i * TW +: TW] = sum_v[i * TW +: TW] + sum_v[(i + step) * TW +: TW];
+  end
+  always_ff @(posedge clk_i) begin
+    if (s3_valid_q) begin
+      s4_dot_q <= sum_v[TW-1:0];
+      s4_acc_q <= s3_acc_q;
+      s4_alu_q <= alu_lane;
+      s4_lane_q <= s3_lane_q;
+    end
   end
   logic [AW-1:0] gemm_lane;
-  assign gemm_lane = s3_acc_q + sum_v[AW-1:0];
+  assign gemm_lane = s4_acc_q + AW'($signed(s4_dot_q));
 
   // ---- Memory requests ---------------------------------------------------------------
   localparam bit ST_SUB = kiln_cfg_pkg::OUT_ELEM_BYTES < 8;  // an OUT element is part of a word
@@ -678,19 +689,21 @@ module kiln_inorder_top #(
         end
         default: state_q <= IDLE;
       endcase
-      // Stage 3 of the lane pipeline
-      if (s3_valid_q) res_q[32'(s3_lane_q) * AW +: AW] <= is_alu ? alu_lane : gemm_lane;
+      // Stage 4 of the lane pipeline
+      if (s4_valid_q) res_q[32'(s4_lane_q) * AW +: AW] <= is_alu ? s4_alu_q : gemm_lane;
     end
   end
 
-  // Lane pipeline. WRITE waits for the last lane's stage 3.
+  // Lane pipeline. WRITE waits for the last lane's stage 4.
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       s2_valid_q <= 1'b0;
       s3_valid_q <= 1'b0;
+      s4_valid_q <= 1'b0;
     end else begin
       s2_valid_q <= s1_valid;
       s3_valid_q <= s2_valid_q;
+      s4_valid_q <= s3_valid_q;
     end
     if (s1_valid) begin
       s2_lane_q <= lane_q;
