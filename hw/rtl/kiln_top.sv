@@ -2,6 +2,16 @@
 // four dependency-token queues; INP, WGT and OUT scratchpads between them (UOP and ACC
 // live in compute); one AXI4 master to DRAM shared by all, and the AXI4-Lite register
 // file of hw/spec/regs.h. The dbg_* ports feed the simulation watchdog.
+//
+// Abort (CTRL bit 1 while busy, kiln_regfile's abort_o) ends a run that does not finish,
+// such as a stream deadlocked on a token. The register file ends the run at once (done,
+// error, ERR_ABORTED); the core then drains its AXI port before it resets: no new read
+// or write address goes out (one offered and not yet taken stays offered, as AXI
+// requires), read bursts in flight are accepted and dropped, the store module sends the
+// data of the write bursts it has addressed, and their responses are taken. The memory
+// always answers, so the drain ends; then a one-cycle synchronous reset clears every
+// module, command queue and token queue (not the register file; the scratchpads keep
+// their contents). A start taken meanwhile waits for that reset.
 module kiln_top #(
   parameter int CMD_QUEUE_DEPTH = 8,
   // Two GEMM products per multiplier (kiln_gemm): on for parts with 25x18 DSPs
@@ -71,7 +81,7 @@ module kiln_top #(
 
   // ---- Register file -----------------------------------------------------------------
   logic start, running, finished, dram_error;
-  logic unused_abort;  // CTRL abort: not yet implemented by the decoupled core
+  logic abort, quiet;  // quiet: an abort's drain and reset (below) are under way
   logic [63:0] insn_addr;
   logic [31:0] insn_count;
   logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add;
@@ -83,21 +93,58 @@ module kiln_top #(
     .bresp_o(s_axil_bresp), .arvalid_i(s_axil_arvalid), .arready_o(s_axil_arready),
     .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
     .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
-    .start_o(start), .abort_o(unused_abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
-    .finished_i(finished), .error_i(dram_error), .error_cause_i(4'(kiln_cfg_pkg::ERR_DRAM)),
+    .start_o(start), .abort_o(abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
+    .finished_i(finished && !quiet), .error_i(dram_error && !quiet),
+    .error_cause_i(4'(kiln_cfg_pkg::ERR_DRAM)),
     .cnt_add_i(cnt_add), .busy_o(running));
+
+  // ---- Abort: drain the AXI port, then reset everything below the register file ------
+  logic draining_q, clear_q, start_pend_q, drained, core_rst_n, core_start;
+  logic aw_held_q, store_aw_valid, store_aw_ready, arb_r_ready, store_b_ready;
+  logic [15:0] rd_bursts_q;  // read bursts addressed whose last beat has not arrived
+  logic [7:0] wr_bursts_q;   // write bursts addressed whose response has not arrived (< 256)
+  assign quiet = draining_q || clear_q;
+  assign drained = !m_axi_arvalid && !m_axi_awvalid && rd_bursts_q == '0 && wr_bursts_q == '0;
+  assign core_rst_n = rst_ni && !clear_q;
+  assign core_start = !quiet && (start || start_pend_q);
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      draining_q <= 1'b0;
+      clear_q <= 1'b0;
+      start_pend_q <= 1'b0;
+      aw_held_q <= 1'b0;
+      rd_bursts_q <= '0;
+      wr_bursts_q <= '0;
+    end else begin
+      if (abort) draining_q <= 1'b1;
+      else if (drained) draining_q <= 1'b0;
+      clear_q <= draining_q && drained && !abort;
+      if (abort || !quiet) start_pend_q <= 1'b0;
+      else if (start) start_pend_q <= 1'b1;
+      aw_held_q <= m_axi_awvalid && !m_axi_awready;
+      rd_bursts_q <= rd_bursts_q + 16'(m_axi_arvalid && m_axi_arready) -
+                     16'(m_axi_rvalid && m_axi_rready && m_axi_rlast);
+      wr_bursts_q <= wr_bursts_q + 8'(m_axi_awvalid && m_axi_awready) -
+                     8'(m_axi_bvalid && m_axi_bready);
+    end
+  end
+  // While quiet the arbiter sees no requester and keeps only the address it holds.
+  assign m_axi_awvalid = store_aw_valid && (!quiet || aw_held_q);
+  assign store_aw_ready = m_axi_awready && (!quiet || aw_held_q);
+  assign m_axi_rready = arb_r_ready || quiet;
+  assign m_axi_bready = store_b_ready || quiet;
 
   // ---- Read arbitration ----------------------------------------------------------------
   logic [NCL-1:0] c_ar_valid, c_ar_ready, c_r_valid, c_r_ready;
   logic [NCL*AB-1:0] c_ar_addr;
   logic [NCL*8-1:0] c_ar_len;
   kiln_axi_rd_arbiter #(.N(NCL), .IDW(3)) rd_arb (
-    .clk_i, .rst_ni,
-    .c_ar_valid_i(c_ar_valid), .c_ar_ready_o(c_ar_ready), .c_ar_addr_i(c_ar_addr),
+    .clk_i, .rst_ni(core_rst_n),
+    .c_ar_valid_i(quiet ? '0 : c_ar_valid), .c_ar_ready_o(c_ar_ready), .c_ar_addr_i(c_ar_addr),
     .c_ar_len_i(c_ar_len), .c_r_valid_o(c_r_valid), .c_r_ready_i(c_r_ready),
     .ar_valid_o(m_axi_arvalid), .ar_ready_i(m_axi_arready), .ar_id_o(m_axi_arid),
     .ar_addr_o(m_axi_araddr), .ar_len_o(m_axi_arlen),
-    .r_valid_i(m_axi_rvalid), .r_ready_o(m_axi_rready), .r_id_i(m_axi_rid));
+    .r_valid_i(m_axi_rvalid), .r_ready_o(arb_r_ready), .r_id_i(m_axi_rid));
   assign m_axi_arsize = 3'($clog2(DW / 8));
   assign m_axi_arburst = 2'b01;
   assign m_axi_awsize = 3'($clog2(DW / 8));
@@ -110,13 +157,13 @@ module kiln_top #(
   logic load_pop, compute_pop, store_pop, load_empty, compute_empty, store_empty;
   logic [QCW-1:0] load_count, compute_count, store_count;
   kiln_fifo #(.WIDTH(128), .DEPTH(CMD_QUEUE_DEPTH)) load_q (
-    .clk_i, .rst_ni, .push_i(load_push), .data_i(fetch_insn), .full_o(load_full),
+    .clk_i, .rst_ni(core_rst_n), .push_i(load_push), .data_i(fetch_insn), .full_o(load_full),
     .pop_i(load_pop), .data_o(load_cmd), .empty_o(load_empty), .count_o(load_count));
   kiln_fifo #(.WIDTH(128), .DEPTH(CMD_QUEUE_DEPTH)) compute_q (
-    .clk_i, .rst_ni, .push_i(compute_push), .data_i(fetch_insn), .full_o(compute_full),
+    .clk_i, .rst_ni(core_rst_n), .push_i(compute_push), .data_i(fetch_insn), .full_o(compute_full),
     .pop_i(compute_pop), .data_o(compute_cmd), .empty_o(compute_empty), .count_o(compute_count));
   kiln_fifo #(.WIDTH(128), .DEPTH(CMD_QUEUE_DEPTH)) store_q (
-    .clk_i, .rst_ni, .push_i(store_push), .data_i(fetch_insn), .full_o(store_full),
+    .clk_i, .rst_ni(core_rst_n), .push_i(store_push), .data_i(fetch_insn), .full_o(store_full),
     .pop_i(store_pop), .data_o(store_cmd), .empty_o(store_empty), .count_o(store_count));
 
   // ---- Token queues: load->compute, compute->load, compute->store, store->compute ----
@@ -125,14 +172,18 @@ module kiln_top #(
   logic c2s_push, c2s_pop, c2s_full, c2s_empty;
   logic s2c_push, s2c_pop, s2c_full, s2c_empty;
   logic [15:0] l2c_count, c2l_count, c2s_count, s2c_count;
-  kiln_token_queue l2c (.clk_i, .rst_ni, .clear_i(start), .push_i(l2c_push), .full_o(l2c_full),
-                        .pop_i(l2c_pop), .empty_o(l2c_empty), .count_o(l2c_count));
-  kiln_token_queue c2l (.clk_i, .rst_ni, .clear_i(start), .push_i(c2l_push), .full_o(c2l_full),
-                        .pop_i(c2l_pop), .empty_o(c2l_empty), .count_o(c2l_count));
-  kiln_token_queue c2s (.clk_i, .rst_ni, .clear_i(start), .push_i(c2s_push), .full_o(c2s_full),
-                        .pop_i(c2s_pop), .empty_o(c2s_empty), .count_o(c2s_count));
-  kiln_token_queue s2c (.clk_i, .rst_ni, .clear_i(start), .push_i(s2c_push), .full_o(s2c_full),
-                        .pop_i(s2c_pop), .empty_o(s2c_empty), .count_o(s2c_count));
+  kiln_token_queue l2c (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
+                        .push_i(l2c_push), .full_o(l2c_full), .pop_i(l2c_pop),
+                        .empty_o(l2c_empty), .count_o(l2c_count));
+  kiln_token_queue c2l (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
+                        .push_i(c2l_push), .full_o(c2l_full), .pop_i(c2l_pop),
+                        .empty_o(c2l_empty), .count_o(c2l_count));
+  kiln_token_queue c2s (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
+                        .push_i(c2s_push), .full_o(c2s_full), .pop_i(c2s_pop),
+                        .empty_o(c2s_empty), .count_o(c2s_count));
+  kiln_token_queue s2c (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
+                        .push_i(s2c_push), .full_o(s2c_full), .pop_i(s2c_pop),
+                        .empty_o(s2c_empty), .count_o(s2c_count));
 
   // ---- Scratchpads shared between modules -------------------------------------------
   logic inp_we, inp_re, wgt_we, wgt_re, out_we, out_re;
@@ -156,7 +207,8 @@ module kiln_top #(
   logic fetch_idle, insn_read;
   logic [1:0] fetch_state;
   kiln_fetch fetch (
-    .clk_i, .rst_ni, .start_i(start), .insn_addr_i(insn_addr), .insn_count_i(insn_count),
+    .clk_i, .rst_ni(core_rst_n), .start_i(core_start), .insn_addr_i(insn_addr),
+    .insn_count_i(insn_count),
     .load_push_o(load_push), .load_full_i(load_full),
     .compute_push_o(compute_push), .compute_full_i(compute_full),
     .store_push_o(store_push), .store_full_i(store_full), .insn_o(fetch_insn),
@@ -168,7 +220,7 @@ module kiln_top #(
   logic [1:0] load_elem;
   logic [2:0] load_state;
   kiln_load load (
-    .clk_i, .rst_ni, .cmd_valid_i(!load_empty), .cmd_i(load_cmd), .cmd_pop_o(load_pop),
+    .clk_i, .rst_ni(core_rst_n), .cmd_valid_i(!load_empty), .cmd_i(load_cmd), .cmd_pop_o(load_pop),
     .tok_from_compute_i(!c2l_empty), .tok_from_compute_pop_o(c2l_pop),
     .tok_to_compute_full_i(l2c_full), .tok_to_compute_push_o(l2c_push),
     .inp_we_o(inp_we), .inp_waddr_o(inp_waddr), .inp_wdata_o(inp_wdata),
@@ -183,7 +235,7 @@ module kiln_top #(
   logic [1:0] compute_elem;
   logic [2:0] compute_state;
   kiln_compute #(.GEMM_PAIR_PRODUCTS(GEMM_PAIR_PRODUCTS)) compute (
-    .clk_i, .rst_ni, .start_i(start),
+    .clk_i, .rst_ni(core_rst_n), .start_i(core_start),
     .cmd_valid_i(!compute_empty), .cmd_i(compute_cmd), .cmd_pop_o(compute_pop),
     .tok_from_load_i(!l2c_empty), .tok_from_load_pop_o(l2c_pop),
     .tok_from_store_i(!s2c_empty), .tok_from_store_pop_o(s2c_pop),
@@ -202,14 +254,15 @@ module kiln_top #(
   logic store_idle, store_busy, store_stall, store_retire, store_elem;
   logic [2:0] store_state;
   kiln_store store (
-    .clk_i, .rst_ni, .cmd_valid_i(!store_empty), .cmd_i(store_cmd), .cmd_pop_o(store_pop),
+    .clk_i, .rst_ni(core_rst_n),
+    .cmd_valid_i(!store_empty), .cmd_i(store_cmd), .cmd_pop_o(store_pop),
     .tok_from_compute_i(!c2s_empty), .tok_from_compute_pop_o(c2s_pop),
     .tok_to_compute_full_i(s2c_full), .tok_to_compute_push_o(s2c_push),
     .out_re_o(out_re), .out_raddr_o(out_raddr), .out_rdata_i(out_rdata),
-    .aw_valid_o(m_axi_awvalid), .aw_ready_i(m_axi_awready), .aw_addr_o(m_axi_awaddr),
+    .aw_valid_o(store_aw_valid), .aw_ready_i(store_aw_ready), .aw_addr_o(m_axi_awaddr),
     .aw_len_o(m_axi_awlen), .w_valid_o(m_axi_wvalid), .w_ready_i(m_axi_wready),
     .w_data_o(m_axi_wdata), .w_strb_o(m_axi_wstrb), .w_last_o(m_axi_wlast),
-    .b_valid_i(m_axi_bvalid), .b_ready_o(m_axi_bready),
+    .b_valid_i(m_axi_bvalid), .b_ready_o(store_b_ready),
     .idle_o(store_idle), .busy_o(store_busy), .stall_o(store_stall), .retire_o(store_retire),
     .elem_write_o(store_elem), .state_o(store_state));
 
@@ -218,12 +271,12 @@ module kiln_top #(
   // have been acknowledged by then.
   assign finished = compute_finished && fetch_idle && load_idle && compute_idle && store_idle &&
                     load_empty && compute_empty && store_empty;
-  // A DRAM error response marks the run as failed (status bit 2). RLAST is not needed:
-  // each client counts its own beats.
+  // A DRAM error response marks the run as failed (status bit 2). The clients count
+  // their own beats; RLAST serves only the abort's drain.
   assign dram_error = (m_axi_rvalid && m_axi_rready && m_axi_rresp[1]) ||
                       (m_axi_bvalid && m_axi_bready && m_axi_bresp[1]);
   logic unused_inputs;  // lint: names with "unused" are waived by default
-  assign unused_inputs = m_axi_rlast ^ (^m_axi_bid) ^ m_axi_rresp[0] ^ m_axi_bresp[0] ^
+  assign unused_inputs = (^m_axi_bid) ^ m_axi_rresp[0] ^ m_axi_bresp[0] ^
                             s2c_full ^ (^s_axil_wstrb[3:1]);
 
   always_comb begin
@@ -251,6 +304,7 @@ module kiln_top #(
     cnt_add[kiln_cfg_pkg::CNT_COMPUTE_STALL_CYCLES * 32 +: 32] = 32'(compute_stall);
     cnt_add[kiln_cfg_pkg::CNT_STORE_BUSY_CYCLES * 32 +: 32] = 32'(store_busy);
     cnt_add[kiln_cfg_pkg::CNT_STORE_STALL_CYCLES * 32 +: 32] = 32'(store_stall);
+    if (quiet) cnt_add = '0;  // a start that waits for the abort's drain counts from the reset
   end
 
   // ---- Debug view ---------------------------------------------------------------------

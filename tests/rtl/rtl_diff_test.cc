@@ -215,7 +215,30 @@ TEST(RtlDevice, WatchdogNamesWhatEachModuleWaitsFor) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("watchdog"), std::string::npos) << msg;
     EXPECT_NE(msg.find("compute: waits for a token"), std::string::npos) << msg;
+    // The harness ended the hang with CTRL abort, which the core took cleanly.
+    EXPECT_EQ(msg.find("model was reset"), std::string::npos) << msg;
   }
+  namespace r = hw::regs;
+  EXPECT_EQ(r::status_cause(dev.read_reg(r::kStatus)), r::ErrorCause::kAborted);
+}
+
+// Runs random_program(cfg, seed) on `dev` and on fsim from zeroed DRAM; the DRAM after
+// must be the same.
+void expect_runs_like_fsim(driver::Device& dev, const hw::Config& cfg, const DeviceOptions& opts,
+                           uint64_t seed) {
+  RandomProgram p = sim::testing::random_program(cfg, seed);
+  ASSERT_LE(p.dram.size(), opts.dram_bytes);
+  driver::FsimDevice fsim(cfg, opts);
+  for (driver::Device* d : {&dev, static_cast<driver::Device*>(&fsim)}) {
+    std::vector<uint8_t> zero(opts.dram_bytes, 0);
+    d->write(0, zero);
+    d->write(0, p.dram);
+    ASSERT_NO_THROW(d->run(p.insn_addr, p.insn_count)) << d->kind() << ", seed " << seed;
+  }
+  std::vector<uint8_t> a(opts.dram_bytes), b(opts.dram_bytes);
+  dev.read(0, a);
+  fsim.read(0, b);
+  EXPECT_TRUE(a == b) << "seed " << seed;
 }
 
 TEST(RtlDevice, ReportsAnAccessOutsideDramAndRecovers) {
@@ -240,19 +263,89 @@ TEST(RtlDevice, ReportsAnAccessOutsideDramAndRecovers) {
         << e.what();
   }
   // The device runs the next stream.
-  RandomProgram p = sim::testing::random_program(cfg, 3);
-  ASSERT_LE(p.dram.size(), opts.dram_bytes);
-  driver::FsimDevice fsim(cfg, opts);
-  for (driver::Device* d : {static_cast<driver::Device*>(&dev), static_cast<driver::Device*>(&fsim)}) {
-    std::vector<uint8_t> zero(opts.dram_bytes, 0);
-    d->write(0, zero);
-    d->write(0, p.dram);
-    d->run(p.insn_addr, p.insn_count);
+  expect_runs_like_fsim(dev, cfg, opts, 3);
+}
+
+// Starts the stream at 0 without waiting for it; the clock runs only while the host
+// accesses registers (a few cycles each), so `poll` reads STATUS to let time pass.
+void start_at_zero(driver::RtlDevice& dev, uint32_t insn_count) {
+  dev.write_reg(hw::regs::kInsnAddrLo, 0);
+  dev.write_reg(hw::regs::kInsnAddrHi, 0);
+  dev.write_reg(hw::regs::kInsnCount, insn_count);
+  dev.write_reg(hw::regs::kCtrl, hw::regs::kCtrlStart);
+}
+uint32_t poll(driver::RtlDevice& dev, int reads) {
+  uint32_t status = 0;
+  for (int i = 0; i < reads; ++i) status = dev.read_reg(hw::regs::kStatus);
+  return status;
+}
+void expect_aborted(driver::RtlDevice& dev) {
+  namespace r = hw::regs;
+  uint32_t status = dev.read_reg(r::kStatus);
+  EXPECT_EQ(status & (r::kStatusBusy | r::kStatusDone | r::kStatusError),
+            r::kStatusDone | r::kStatusError);
+  EXPECT_EQ(r::status_cause(status), r::ErrorCause::kAborted);
+}
+
+TEST(RtlDevice, AbortEndsADeadlockedRun) {
+  namespace r = hw::regs;
+  hw::Config cfg = config_named("tiny");
+  hw::Insn gemm;  // pops a load->compute token nobody pushes
+  gemm.opcode = hw::Opcode::kGemm;
+  gemm.pop_prev_dep = true;
+  std::vector<hw::Insn> insns = {gemm, hw::Insn{}};
+  DeviceOptions opts;
+  opts.dram_bytes = 1 << 16;
+  driver::RtlDevice dev(cfg, opts);
+  dev.write(0, hw::encode_program(hw::InsnLayout(cfg), insns));
+  start_at_zero(dev, 2);
+  EXPECT_TRUE(poll(dev, 200) & r::kStatusBusy);  // hundreds of cycles: deadlocked
+  dev.write_reg(r::kCtrl, r::kCtrlAbort);
+  expect_aborted(dev);
+  expect_runs_like_fsim(dev, cfg, opts, 3);
+}
+
+// An abort while a long LOAD reads and a long STORE writes (under back-pressure): the
+// bursts in flight complete (the DRAM model reports any AXI rule broken on the next
+// run), and the next stream matches fsim.
+TEST(RtlDevice, AbortMidTransferLeavesTheMemoryPortWorking) {
+  namespace r = hw::regs;
+  hw::Config cfg = config_named("default");
+  // rows x 256 elements of `mem` between SRAM 0 and DRAM byte `addr`.
+  auto rows = [&](hw::Opcode op, hw::MemType mem, uint32_t addr, uint16_t y) {
+    hw::Insn insn;
+    insn.opcode = op;
+    insn.memory_type = mem;
+    insn.dram_base = addr / static_cast<uint32_t>(hw::mem_elem_bytes(cfg, mem));
+    insn.y_size = y;
+    insn.x_size = insn.x_stride = 256;
+    return insn;
+  };
+  std::vector<hw::Insn> insns = {rows(hw::Opcode::kLoad, hw::MemType::kWgt, 256 << 10, 4),
+                                 rows(hw::Opcode::kStore, hw::MemType::kOut, 512 << 10, 8),
+                                 hw::Insn{}};
+  DeviceOptions opts;
+  opts.dram_bytes = 1 << 20;
+  opts.dram_backpressure = true;
+  driver::RtlDevice dev(cfg, opts);
+  const uint64_t wgt_bytes = 4ull * 256 * cfg.wgt_elem_bytes();
+  const uint64_t out_bytes = 8ull * 256 * cfg.out_elem_bytes();
+  for (int reads : {30, 100, 300}) {
+    SCOPED_TRACE(fmt::format("abort after {} STATUS reads", reads));
+    dev.write(0, hw::encode_program(hw::InsnLayout(cfg), insns));
+    start_at_zero(dev, static_cast<uint32_t>(insns.size()));
+    EXPECT_TRUE(poll(dev, reads) & r::kStatusBusy);
+    dev.write_reg(r::kCtrl, r::kCtrlAbort);
+    expect_aborted(dev);
+    driver::Counters c = dev.counters();  // as they stood at the abort
+    EXPECT_LT(c.at(Counter::kLoadWgtBytes), wgt_bytes);
+    EXPECT_LT(c.at(Counter::kStoreBytes), out_bytes);
+    if (reads == 300) {
+      EXPECT_GT(c.at(Counter::kLoadWgtBytes), 0u);
+      EXPECT_GT(c.at(Counter::kStoreBytes), 0u);
+    }
+    expect_runs_like_fsim(dev, cfg, opts, 3 + static_cast<uint64_t>(reads));
   }
-  std::vector<uint8_t> a(opts.dram_bytes), b(opts.dram_bytes);
-  dev.read(0, a);
-  fsim.read(0, b);
-  EXPECT_TRUE(a == b);
 }
 
 TEST(RtlDevice, WritesAnFstWaveform) {

@@ -84,11 +84,18 @@ uint32_t UartDevice::wait_done() {
     if (status & r::kStatusDone) return status;
     if (!(status & r::kStatusBusy)) return status;  // neither running nor done: run() says so
     if (std::string hung = link_->run_hung(); !hung.empty()) {
-      host_.reset_core();  // so that the next run starts clean
-      error_ = fmt::format("{} watchdog: {}; the core was reset (the stream may wait for "
-                           "something that never happens)",
-                           kind_, hung);
-      return status | r::kStatusError;
+      // CTRL abort ends the run (STATUS done, error, cause kAborted); a core that does
+      // not take it is reset, so that the next run starts clean either way.
+      write_reg(r::kCtrl, r::kCtrlAbort);
+      uint32_t after = read_reg(r::kStatus);
+      bool aborted = (after & r::kStatusDone) && !(after & r::kStatusBusy);
+      if (!aborted) host_.reset_core();
+      error_ = fmt::format("{} watchdog: {}; {} (the stream may wait for something that "
+                           "never happens)",
+                           kind_, hung,
+                           aborted ? "the run was aborted (CTRL abort)"
+                                   : "the abort was not taken, so the core was reset");
+      return (aborted ? after : status) | r::kStatusError;
     }
     link_->pause();
   }

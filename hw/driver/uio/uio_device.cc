@@ -274,7 +274,8 @@ void UioDevice::start(uint32_t value) {
   uint32_t status = *reg(r::kStatus);
   if (status & r::kStatusBusy) {
     throw hw::Error(fmt::format("uio device: the accelerator at {} is still busy (status 0x{:x}) "
-                                "from an earlier run; reload the bitstream to reset it",
+                                "from an earlier run; write CTRL abort (bit 1) to end it, or "
+                                "reload the bitstream",
                                 regs_->path(), status));
   }
   run_addr_ = (uint64_t{read_reg(r::kInsnAddrHi)} << 32) | read_reg(r::kInsnAddrLo);
@@ -323,6 +324,23 @@ void UioDevice::restore_stream() {
   original_.reset();
 }
 
+// Writes CTRL abort and waits briefly for STATUS done: kiln_top shows it at once, then
+// drains its memory port and resets its modules before it takes the next start.
+bool UioDevice::abort_run() {
+  using Clock = std::chrono::steady_clock;
+  constexpr std::chrono::milliseconds kAbortWait{100};
+  io_barrier();
+  *reg(r::kCtrl) = r::kCtrlAbort;
+  io_barrier();
+  auto deadline = Clock::now() + kAbortWait;
+  for (;;) {
+    uint32_t status = *reg(r::kStatus);
+    if ((status & r::kStatusDone) && !(status & r::kStatusBusy)) return true;
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
 uint32_t UioDevice::wait_done() {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::duration<double>(options().uio_timeout_s);
@@ -346,15 +364,19 @@ uint32_t UioDevice::wait_done() {
       return status;
     }
     if (Clock::now() > deadline) {
+      bool aborted = abort_run();
       restore_stream();
       throw hw::Error(fmt::format(
           "uio device: no done from the accelerator within {} s (STATUS 0x{:02x}{}) running {} "
           "instructions at 0x{:x}; a stream that deadlocks (waits for a dependency token no "
           "instruction pushes) or a stalled memory port never finishes: run it on the fsim "
           "or rtl device for a diagnosis, or allow more time (DeviceOptions::uio_timeout_s, "
-          "kiln sim --timeout); the accelerator stays busy until the bitstream is reloaded",
+          "kiln sim --timeout); {}",
           options().uio_timeout_s, status, taken ? "" : ", start not taken", run_count_,
-          run_addr_));
+          run_addr_,
+          aborted ? "the run was aborted (CTRL abort) and the accelerator takes the next run"
+                  : "the abort (CTRL bit 1) was not taken, so the accelerator stays busy until "
+                    "the bitstream is reloaded (a bitstream older than the abort?)"));
     }
     // Spin briefly for short runs, then give the core away.
     if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(20));

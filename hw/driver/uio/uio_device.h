@@ -4,7 +4,8 @@
 // node, /dev/uioN, or /dev/mem at the register window's physical address) and a
 // physically contiguous buffer that is the device's DRAM (u-dma-buf's /dev/udmabufN, or
 // /dev/mem at a reserved range). Registers are volatile 32-bit accesses through the
-// mapping; a run polls STATUS against a wall-clock timeout.
+// mapping; a run polls STATUS against a wall-clock timeout, after which the device aborts
+// the run (CTRL abort) so that the accelerator takes the next one.
 //
 // Addresses. The Device's DevAddr space is 0..dram_bytes, an offset in the buffer, as on
 // every device. The accelerator's AXI master puts bus (physical) addresses on the PS's
@@ -55,6 +56,8 @@ class UioDevice : public Device {
   volatile uint32_t* reg(uint32_t offset) const;
   void check_reg(uint32_t offset) const;
   void start(uint32_t value);
+  // CTRL abort of the run in flight; true when STATUS shows it ended.
+  bool abort_run();
   void relocate_stream(DevAddr insn_addr, uint32_t insn_count);
   void restore_stream();
 

@@ -18,6 +18,9 @@ namespace {
 constexpr int kRegTimeout = 1000;
 // While running, the status register is polled this often.
 constexpr int kPollCycles = 256;
+// After an abort the core completes the bursts in flight (the DRAM model holds at most
+// 16 each way, of at most 16 beats): a few hundred cycles; far more is a broken drain.
+constexpr int kAbortDrainCycles = 100000;
 
 const RtlModelInfo& find_model(const hw::Config& cfg, const std::string& core) {
   if (core != "decoupled" && core != "inorder")
@@ -208,9 +211,7 @@ uint32_t RtlSim::wait_until_done() {
       tick();
       if (cycle_ - last_progress_ > opts_.watchdog_cycles) {
         error_ = hang_report();
-        uint32_t status = read_reg(r::kStatus) | r::kStatusError;
-        reset();
-        return status;
+        return abort_run();
       }
     }
     uint32_t status = read_reg(r::kStatus);
@@ -231,6 +232,35 @@ uint32_t RtlSim::wait_until_done() {
     }
     if (!(status & r::kStatusBusy)) return status;
   }
+}
+
+uint32_t RtlSim::abort_run() {
+  write_reg(r::kCtrl, r::kCtrlAbort);
+  uint32_t status = read_reg(r::kStatus);
+  bool taken = (status & r::kStatusDone) && !(status & r::kStatusBusy) &&
+               r::status_cause(status) == r::ErrorCause::kAborted;
+  // The drain: what was in flight completes, nothing new goes out; then the core resets
+  // its modules within a few cycles.
+  auto port_quiet = [&] {
+    return dram_.idle() && !out_.m_arvalid && !out_.m_awvalid && !out_.m_wvalid;
+  };
+  for (int i = 0; taken && i < kAbortDrainCycles && !port_quiet(); ++i) tick();
+  for (int i = 0; i < 4; ++i) tick();
+  std::string broke;
+  if (!taken)
+    broke = fmt::format("the abort (CTRL bit 1) was not taken (STATUS 0x{:02x})", status);
+  else if (!port_quiet())
+    broke = fmt::format("the memory port did not drain within {} cycles of the abort ({})",
+                        kAbortDrainCycles, dram_.describe());
+  else if (!dram_.protocol_error().empty())
+    broke = fmt::format("the abort broke the memory port: {}", dram_.protocol_error());
+  else if (!dram_.fault().empty())
+    broke = dram_.fault();
+  if (!broke.empty()) {
+    error_ += fmt::format(". After the hang {}; the model was reset", broke);
+    reset();
+  }
+  return status | r::kStatusError;
 }
 
 std::string RtlSim::hang_report() const {

@@ -42,9 +42,12 @@ class RtlSim {
   uint32_t read_reg(uint32_t offset);
 
   // Runs the clock until the status register shows done or error. Returns the status;
-  // on a watchdog hang it has the error bit set and error() says why. After an error
-  // the accelerator is reset (the scratchpads keep their contents), as a board's
-  // driver would, so that the next run starts clean.
+  // on a watchdog hang it has the error bit set and error() says why. A hang ends as a
+  // board's driver ends it: CTRL abort (STATUS then shows done, error, cause kAborted),
+  // and the clock runs while the core drains its memory port and resets its modules;
+  // where the abort is not taken or breaks the port, error() says so and the model is
+  // reset. After any other error the model is reset (the scratchpads keep their
+  // contents), so that the next run starts clean.
   uint32_t run_until_done();
   const std::string& error() const { return error_; }
 
@@ -58,6 +61,7 @@ class RtlSim {
   void tick();
   void reset();
   uint32_t wait_until_done();
+  uint32_t abort_run();  // after a watchdog hang: CTRL abort and the drain; the status
   std::string hang_report() const;
 
   std::unique_ptr<RtlModel> model_;

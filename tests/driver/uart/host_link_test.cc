@@ -265,11 +265,11 @@ TEST(UartSimDevice, CoreErrorCauseInTheMessage) {
   EXPECT_EQ(c.count(r::Counter::kLoadInpBytes), 0u);
 }
 
-// A run without progress for watchdog_cycles: the device resets the core, says so, and
-// runs the next stream. (The in-order core reports its own errors at once, so a long
+// A run without progress for watchdog_cycles: the device aborts the run (CTRL abort),
+// says so, and runs the next stream. (The in-order core reports its own errors at once, so a long
 // GEMM against a watchdog of 0 cycles stands in for a hang: the core's lane-by-lane
 // walk has cycles without progress between micro-ops.)
-TEST(UartSimDevice, WatchdogResetsTheCore) {
+TEST(UartSimDevice, WatchdogAbortsTheRun) {
   hw::Config cfg = config("tiny");
   DeviceOptions opts;
   opts.watchdog_cycles = 0;
@@ -288,7 +288,10 @@ TEST(UartSimDevice, WatchdogResetsTheCore) {
   gemm.iter_out = gemm.iter_in = 16383;
   std::vector<hw::Insn> prog = {load_uop, gemm, hw::Insn{}};
   dev->write(0, hw::encode_program(layout, prog));
-  expect_error([&] { dev->run(0, 3); }, {"uart-sim watchdog: no progress for", "core was reset"});
+  expect_error([&] { dev->run(0, 3); }, {"uart-sim watchdog: no progress for", "run was aborted"});
+  uint32_t status = dev->read_reg(r::kStatus);
+  EXPECT_EQ(status & (r::kStatusBusy | r::kStatusDone), r::kStatusDone);
+  EXPECT_EQ(r::status_cause(status), r::ErrorCause::kAborted);
   std::vector<hw::Insn> finish(1);
   dev->write(0, hw::encode_program(layout, finish));
   EXPECT_NO_THROW(dev->run(0, 1));

@@ -172,8 +172,8 @@ TEST(UioDevice, RandomStreamsMatchFsim) {
 }
 
 // The board's kiln_top has no watchdog: a stream that deadlocks keeps it busy, and the
-// device gives up after its timeout.
-TEST(UioDevice, TimeoutWhenTheAcceleratorNeverFinishes) {
+// device gives up after its timeout, aborts the run (CTRL abort) and takes the next.
+TEST(UioDevice, TimeoutAbortsARunThatNeverFinishes) {
   hw::Config cfg = config("tiny");
   UioModel model(cfg, {});
   DeviceOptions opts = small(model);
@@ -189,16 +189,23 @@ TEST(UioDevice, TimeoutWhenTheAcceleratorNeverFinishes) {
   EXPECT_HAS(what, "no done from the accelerator within 0.2 s");
   EXPECT_HAS(what, "deadlocks");
   EXPECT_HAS(what, "uio_timeout_s");
+  EXPECT_HAS(what, "the run was aborted");
   EXPECT_GE(seconds, 0.2);
   EXPECT_LT(seconds, 5.0);
   EXPECT_EQ(model.starts(), 1);
-  // The stream in DRAM is put back; a new start on the busy accelerator is refused.
+  EXPECT_EQ(model.aborts(), 1);
+  uint32_t status = dev.read_reg(r::kStatus);
+  EXPECT_EQ(status & (r::kStatusBusy | r::kStatusDone | r::kStatusError),
+            r::kStatusDone | r::kStatusError);
+  EXPECT_EQ(r::status_cause(status), r::ErrorCause::kAborted);
+  // The stream in DRAM is put back, and the accelerator takes the next run.
   uint64_t bus = model.last_insn_bus_addr();
   std::vector<uint8_t> stream(s.last_program().size() * hw::kInsnBytes);
   dev.read(bus - model.bus_base(), stream);
   EXPECT_EQ(stream, hw::encode_program(hw::InsnLayout(cfg), s.last_program()));
   s.load_2d(hw::MemType::kInp, 0, buf.address(), 1, 1, 1);
-  EXPECT_HAS(error_of([&] { s.synchronize(); }), "still busy");
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(model.starts(), 2);
 }
 
 TEST(UioDevice, WrongFingerprintRefusedBeforeStart) {

@@ -99,12 +99,23 @@ void UioModel::set_reg(uint32_t offset, uint32_t value) {
 void UioModel::logic() {
   while (!stop_) {
     // As the RTL: a start is taken when not busy; it sets busy and CTRL reads 0 again.
-    if ((reg(r::kCtrl) & r::kCtrlStart) && !(reg(r::kStatus) & r::kStatusBusy)) {
+    // An abort ends a busy run (here only a deadlocked one is still busy) with done and
+    // error, cause kAborted; when not busy it does nothing.
+    uint32_t ctrl = reg(r::kCtrl);
+    bool busy = reg(r::kStatus) & r::kStatusBusy;
+    if ((ctrl & r::kCtrlAbort) && busy) {
+      uint32_t cause = static_cast<uint32_t>(r::ErrorCause::kAborted) << r::kStatusCauseShift;
+      set_reg(r::kStatus, r::kStatusDone | r::kStatusError | cause);
+      set_reg(r::kCtrl, 0);
+      ++aborts_;
+    } else if ((ctrl & r::kCtrlStart) && !busy) {
       set_reg(r::kStatus, r::kStatusBusy);
       set_reg(r::kCtrl, 0);
       last_insn_addr_ = uint64_t{reg(r::kInsnAddrHi)} << 32 | reg(r::kInsnAddrLo);
       ++starts_;
       run_stream();
+    } else if (ctrl & r::kCtrlAbort) {
+      set_reg(r::kCtrl, 0);
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
@@ -116,7 +127,7 @@ void UioModel::run_stream() {
     fsim_->run(last_insn_addr_, reg(r::kInsnCount));
   } catch (const std::exception& e) {
     std::string what = e.what();
-    if (what.find("deadlock") != std::string::npos) return;  // busy until the bitstream reloads
+    if (what.find("deadlock") != std::string::npos) return;  // busy until the host aborts
     status |= r::kStatusError;  // the hardware has a status bit and a cause, not a message
     if (what.find("beyond the DRAM") != std::string::npos)
       status |= static_cast<uint32_t>(r::ErrorCause::kDram) << r::kStatusCauseShift;

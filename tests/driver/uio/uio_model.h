@@ -7,8 +7,9 @@
 // version) and runs each started stream through fsim. fsim sees the bus address space
 // the accelerator's AXI master sees: the buffer mapped at its bus address, zeros below.
 // Where fsim stops with an error, the model does what the board's kiln_top does (it has
-// no watchdog and no reset): a deadlock stays busy forever, an access beyond memory is an
-// error with the DRAM cause, anything else an error with no cause.
+// no watchdog): a deadlock stays busy until the host writes CTRL abort, which ends the
+// run with done and error, cause kAborted; an access beyond memory is an error with the
+// DRAM cause, anything else an error with no cause.
 
 #include <atomic>
 #include <cstdint>
@@ -45,6 +46,7 @@ class UioModel {
   void set_reg(uint32_t offset, uint32_t value);
   // Starts taken, and the bus address of the last stream (as the hardware read it).
   int starts() const { return starts_.load(); }
+  int aborts() const { return aborts_.load(); }  // aborts taken (of a busy run)
   uint64_t last_insn_bus_addr() const { return last_insn_addr_.load(); }
 
  private:
@@ -60,6 +62,7 @@ class UioModel {
   std::unique_ptr<sim::Fsim> fsim_;
   std::atomic<bool> stop_{false};
   std::atomic<int> starts_{0};
+  std::atomic<int> aborts_{0};
   std::atomic<uint64_t> last_insn_addr_{0};
   std::thread thread_;
 };
