@@ -144,7 +144,7 @@ void add_tune_command(CLI::App& app) {
   t->add_option("--seed", a->seed, "random seed of the search")->capture_default_str();
   t->add_flag("--resume", a->resume, "count the records already in the file as trials and continue");
   t->add_option("-j,--jobs", a->jobs, "worker processes measuring at once (without mpirun)")->capture_default_str();
-  t->add_option("--batch", a->batch, "candidates per batch between cost-model updates (0: max(8, workers))")->capture_default_str();
+  t->add_option("--batch", a->batch, "candidates per batch between cost-model updates (0: a first random batch of 8, then 4, then 8 after 64 trials, at least the workers)")->capture_default_str();
   t->add_option("--timeout", a->timeout, "seconds one candidate may take to build and run before it is killed")->capture_default_str();
   t->callback([a] { tune_main(*a); });
 }
