@@ -96,6 +96,11 @@ Board load_board(const std::string& name_or_path, const fs::path& boards_dir) {
                                   "only; family is {}",
                                   file.string(), b.family));
   }
+  if (j.contains("pnr_seeds")) {
+    b.pnr_seeds = get<std::vector<int>>(j, "pnr_seeds", file);
+    if (b.pnr_seeds.empty())
+      throw hw::Error(fmt::format("{}: pnr_seeds is empty; give at least one seed", file.string()));
+  }
   auto res = get<nlohmann::json>(j, "resources", file);
   for (const std::string& kind : kResourceKinds) {
     int64_t n = res.value(kind, int64_t{0});

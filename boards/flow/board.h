@@ -32,6 +32,9 @@ struct Board {
   std::string top_module;
   std::vector<std::string> top_sources;
   std::string top_rtl;
+  // Placement seeds nextpnr tries in turn until the design meets target_mhz (iCE40
+  // timing on a full part moves by +-10% with the seed); the best is kept if none does.
+  std::vector<int> pnr_seeds = {1};
   std::map<std::string, int64_t> available;  // kind -> units the part has
   nlohmann::json json;                       // the whole board.json
 };

@@ -62,7 +62,7 @@ struct SynthOptions {
   std::string yosys = "yosys";
   std::string nextpnr = "nextpnr-ice40";
   std::string icepack = "icepack";
-  int seed = 1;                           // nextpnr's placement seed
+  std::vector<int> seeds;                 // nextpnr's placement seeds (empty: the board's)
   int axi_data_bits = 64;
 };
 

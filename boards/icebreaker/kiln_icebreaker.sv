@@ -50,13 +50,13 @@ module kiln_icebreaker #(
   // Reset: held while the PLL is not locked or the button is down, and 15 cycles after.
   logic [1:0] btn_q;
   logic [3:0] rst_cnt_q;
-  logic rst_n;
+  logic rst_n;  // a register: the reset's fan-out starts at a flip-flop, not at logic
   always_ff @(posedge clk) begin
     btn_q <= {btn_q[0], btn_ni};
     if (!locked || !btn_q[1]) rst_cnt_q <= '0;
     else if (rst_cnt_q != 4'hf) rst_cnt_q <= rst_cnt_q + 1'b1;
+    rst_n <= rst_cnt_q == 4'hf;
   end
-  assign rst_n = rst_cnt_q == 4'hf;
 
   logic link_active, progress;
   logic [15:0] unused_state;

@@ -72,7 +72,14 @@ module kiln_inorder_top #(
   localparam int MAXB = (MAXB1 > 128) ? MAXB1 : 128;
 
   // ---- Register file ---------------------------------------------------------------
-  logic start, abort, running, finished, err_pulse;
+  logic start_w, abort_w, running, finished, err_pulse;
+  // The register file's start and abort, registered: they come straight from the host's
+  // AXI4-Lite write, and the sequencer's enables are far from there.
+  logic start, abort;
+  always_ff @(posedge clk_i) begin
+    start <= rst_ni && start_w;
+    abort <= rst_ni && abort_w;
+  end
   logic [3:0] err_cause;
   logic [63:0] insn_addr;
   logic [31:0] insn_count;
@@ -85,7 +92,7 @@ module kiln_inorder_top #(
     .bresp_o(s_axil_bresp), .arvalid_i(s_axil_arvalid), .arready_o(s_axil_arready),
     .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
     .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
-    .start_o(start), .abort_o(abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
+    .start_o(start_w), .abort_o(abort_w), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished), .error_i(err_pulse), .error_cause_i(err_cause),
     .cnt_add_i(cnt_add_q), .busy_o(running));
   logic unused_addr_hi;  // device memory is addressed with 32 bits
@@ -132,6 +139,7 @@ module kiln_inorder_top #(
   always_ff @(posedge clk_i) at_end_q <= start ? insn_count == '0 : pc_q == insn_count;
   logic [MAXB-65:0] buf_q;      // element assembly: the words read so far, at the top
   logic [31:0] tok_q;           // 8-bit counts: l2c, c2l, c2s, s2c (queue t at [8t +: 8])
+  logic fail;                   // this cycle's instruction or access failed (below)
 
   // Memory port: a word request in flight waits for its response.
   logic rd_wait_q, mem_fire, rd_done;
@@ -182,12 +190,34 @@ module kiln_inorder_top #(
   end
   logic tok_missing, tok_overflow;
   logic [3:0] pops, pushes, empty, at_max;
+  // The counts' next values: DECODE pops, RETIRE pushes, a start clears. Whether each
+  // is 0 or TOKEN_MAX is registered with it (the compares stay off the fail path).
+  logic [31:0] tok_d;
+  logic [3:0] tok_empty_q, tok_max_q;
+  always_comb begin
+    tok_d = tok_q;
+    if (!rst_ni || (start && !abort)) begin
+      tok_d = '0;
+    end else if (!abort && !err_pulse) begin
+      for (int t = 0; t < 4; t++) begin
+        if (state_q == DECODE && !fail && pops[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] - 1'b1;
+        if (state_q == RETIRE && pushes[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] + 1'b1;
+      end
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    tok_q <= tok_d;
+    for (int t = 0; t < 4; t++) begin
+      tok_empty_q[t] <= tok_d[t * 8 +: 8] == '0;
+      tok_max_q[t] <= tok_d[t * 8 +: 8] == 8'(TOKEN_MAX);
+    end
+  end
   always_comb begin
     for (int t = 0; t < 4; t++) begin
       pops[t] = (has_pop_a && pop_a == 2'(t)) || (has_pop_b && pop_b == 2'(t));
       pushes[t] = (has_push_a && push_a == 2'(t)) || (has_push_b && push_b == 2'(t));
-      empty[t] = tok_q[t * 8 +: 8] == '0;
-      at_max[t] = tok_q[t * 8 +: 8] == 8'(TOKEN_MAX);
+      empty[t] = tok_empty_q[t];
+      at_max[t] = tok_max_q[t];
     end
   end
   assign tok_missing = |(pops & empty);
@@ -404,7 +434,14 @@ module kiln_inorder_top #(
   logic [31:0] req_addr_q;
   logic [63:0] req_wdata_q;
   logic [7:0] req_wstrb_q;
-  assign want_req = !req_q && !rd_wait_q &&
+  // A write's acceptance is registered (wr_ack_q) before the walk moves on: the memory's
+  // ready may come late in the cycle (the host link has priority there).
+  logic wr_ack_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start || abort) wr_ack_q <= 1'b0;
+    else wr_ack_q <= mem_fire && req_we_q;
+  end
+  assign want_req = !req_q && !rd_wait_q && !wr_ack_q &&
                     ((state_q == FETCH && !at_end_q) || (state_q == XFER && !is_pad) ||
                      state_q == ST_WRITE);
   always_ff @(posedge clk_i) begin
@@ -471,7 +508,6 @@ module kiln_inorder_top #(
     if (!rst_ni || start) mem_err_q <= 1'b0;
     else mem_err_q <= (mem_fire || rd_done) && mem_error_i;
   end
-  logic fail;
   logic [3:0] fail_cause;
   always_comb begin
     fail = 1'b0;
@@ -509,7 +545,7 @@ module kiln_inorder_top #(
   end
   assign err_pulse = fail_q && state_q != IDLE && state_q != DONE;
   assign err_cause = fail_cause_q;
-  assign finished = state_q == DONE;
+  assign finished = state_q == DONE && !start;  // not the last run's DONE while starting
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -517,7 +553,6 @@ module kiln_inorder_top #(
       rd_wait_q <= 1'b0;
       pc_q <= '0;
       w_q <= '0;
-      tok_q <= '0;
     end else if (abort) begin
       state_q <= IDLE;
       rd_wait_q <= 1'b0;
@@ -526,7 +561,6 @@ module kiln_inorder_top #(
       rd_wait_q <= 1'b0;
       pc_q <= '0;
       w_q <= '0;
-      tok_q <= '0;
     end else if (err_pulse) begin
       state_q <= DONE;
       rd_wait_q <= 1'b0;
@@ -546,9 +580,9 @@ module kiln_inorder_top #(
             w_q <= 8'd1;
           end
         end
-        DECODE: if (!fail) begin  // a failing instruction waits here for err_pulse
-          for (int t = 0; t < 4; t++)
-            if (pops[t]) tok_q[t * 8 +: 8] <= tok_q[t * 8 +: 8] - 1'b1;
+        // The walk's and the loop's registers load unconditionally; a failing
+        // instruction (its tokens, its opcode) waits here for err_pulse.
+        DECODE: begin
           r_q <= '0;
           c_q <= '0;
           w_q <= '0;
@@ -582,9 +616,11 @@ module kiln_inorder_top #(
           src_off_q <= '0;
           wgt_base_q <= '0;
           wgt_off_q <= '0;
-          if (is_finish) state_q <= DONE;
-          else if (is_load || is_store) state_q <= empty_xfer ? RETIRE : (is_load ? XFER : ST_READ);
-          else state_q <= empty_loop ? RETIRE : UOP;
+          if (!fail) begin
+            if (is_finish) state_q <= DONE;
+            else if (is_load || is_store) state_q <= empty_xfer ? RETIRE : (is_load ? XFER : ST_READ);
+            else state_q <= empty_loop ? RETIRE : UOP;
+          end
         end
         // LOAD: one element per pass; data elements take nw + 1 word reads.
         XFER: if (is_pad || rd_done) begin
@@ -615,7 +651,7 @@ module kiln_inorder_top #(
         end
         // STORE: read the OUT element, then write its words.
         ST_READ: state_q <= ST_WRITE;
-        ST_WRITE: if (mem_fire) begin
+        ST_WRITE: if (wr_ack_q) begin
           if (ST_SUB || w_q == 8'(ST_NW)) begin
             w_q <= '0;
             idx_q <= idx_q + 1'b1;
@@ -683,8 +719,6 @@ module kiln_inorder_top #(
           end
         end
         RETIRE: begin
-          for (int t = 0; t < 4; t++)
-            if (pushes[t]) tok_q[t * 8 +: 8] <= tok_q[t * 8 +: 8] + 1'b1;
           state_q <= FETCH;
         end
         default: state_q <= IDLE;

@@ -34,6 +34,7 @@ TEST(Boards, EveryBoardLoadsWithItsConfiguration) {
   EXPECT_TRUE(fs::is_regular_file(ice.dir / ice.constraints));
   EXPECT_EQ(ice.top_module, "kiln_icebreaker");
   EXPECT_EQ(ice.top_rtl, "uart_top");
+  EXPECT_FALSE(ice.pnr_seeds.empty());
   ASSERT_EQ(ice.top_sources.size(), 1u);
   EXPECT_TRUE(fs::is_regular_file(ice.dir / ice.top_sources[0]));
   EXPECT_EQ(load_board("pynq-z1", boards_dir()).part, "xc7z020clg400-1");
@@ -74,6 +75,15 @@ TEST(Boards, UnknownBoardAndBadKeysAreNamed) {
   } catch (const hw::Error& e) {
     EXPECT_NE(std::string(e.what()).find("top source"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("missing.sv"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir / "board.json") << R"({"name": "x", "family": "ice40", "part": "p",
+      "package": "q", "target_mhz": 10, "config": "tiny", "resources": {"LUT": 1},
+      "pnr_seeds": []})";
+  try {
+    load_board(dir.string(), boards_dir());
+    FAIL();
+  } catch (const hw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("pnr_seeds is empty"), std::string::npos) << e.what();
   }
   fs::remove_all(dir);
 }
