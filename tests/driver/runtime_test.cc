@@ -21,6 +21,7 @@
 #include "hw/driver/runtime/uop_kernel.h"
 #include "hw/spec/error.h"
 #include "hw/spec/regs.h"
+#include "tests/support/hw_test.h"
 
 namespace kiln::runtime {
 namespace {
@@ -32,25 +33,9 @@ using hw::Opcode;
 
 constexpr const char* kConfigs[] = {"default", "tiny", "small"};
 
-hw::Config config(std::string_view name) {
-  const char* env = std::getenv("KILN_SOURCE_DIR");
-  std::filesystem::path root = env != nullptr ? env : KILN_SOURCE_DIR;
-  return hw::Config::from_file(root / "hw/config" / (std::string(name) + ".json"));
-}
+hw::Config config(std::string_view name) { return test::shipped_config(name); }
 
-// Expects `f` to throw hw::Error whose message contains every one of `parts`.
-template <typename F>
-void expect_error(F&& f, std::initializer_list<std::string_view> parts) {
-  try {
-    f();
-  } catch (const hw::Error& e) {
-    std::string what = e.what();
-    for (std::string_view p : parts)
-      EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-    return;
-  }
-  ADD_FAILURE() << "no hw::Error thrown";
-}
+using test::expect_error;
 
 size_t count_uop_loads(std::span<const Insn> insns) {
   return std::count_if(insns.begin(), insns.end(), [](const Insn& i) {

@@ -25,30 +25,16 @@
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
+#include "tests/support/hw_test.h"
 
 namespace kiln::driver::uart {
 namespace {
 
 namespace r = hw::regs;
 
-hw::Config config(std::string_view name) {
-  const char* env = std::getenv("KILN_SOURCE_DIR");
-  std::filesystem::path root = env != nullptr ? env : KILN_SOURCE_DIR;
-  return hw::Config::from_file(root / "hw/config" / (std::string(name) + ".json"));
-}
+hw::Config config(std::string_view name) { return test::shipped_config(name); }
 
-template <typename F>
-void expect_error(F&& f, std::initializer_list<std::string_view> parts) {
-  try {
-    f();
-  } catch (const hw::Error& e) {
-    std::string what = e.what();
-    for (std::string_view p : parts)
-      EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-    return;
-  }
-  ADD_FAILURE() << "no hw::Error thrown";
-}
+using test::expect_error;
 
 class HostLinkTest : public ::testing::Test {
  protected:

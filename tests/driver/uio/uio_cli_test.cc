@@ -15,17 +15,14 @@
 #include "hw/spec/isa.h"
 #include "tests/driver/uio/uio_model.h"
 #include "tests/support/command.h"
+#include "tests/support/hw_test.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
 
-hw::Config config(std::string_view name) {
-  const char* env = std::getenv("KILN_SOURCE_DIR");
-  fs::path root = env != nullptr ? env : KILN_SOURCE_DIR;
-  return hw::Config::from_file(root / "hw/config" / (std::string(name) + ".json"));
-}
+hw::Config config(std::string_view name) { return test::shipped_config(name); }
 
 class UioCli : public ::testing::Test {
  protected:

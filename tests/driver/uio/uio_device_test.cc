@@ -21,6 +21,7 @@
 #include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
 #include "tests/driver/uio/uio_model.h"
+#include "tests/support/hw_test.h"
 
 namespace kiln::driver {
 namespace {
@@ -28,11 +29,7 @@ namespace {
 namespace r = hw::regs;
 using test::UioModel;
 
-hw::Config config(std::string_view name) {
-  const char* env = std::getenv("KILN_SOURCE_DIR");
-  std::filesystem::path root = env != nullptr ? env : KILN_SOURCE_DIR;
-  return hw::Config::from_file(root / "hw/config" / (std::string(name) + ".json"));
-}
+hw::Config config(std::string_view name) { return test::shipped_config(name); }
 
 template <typename F>
 std::string error_of(F&& f) {
