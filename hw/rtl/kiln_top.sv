@@ -140,7 +140,9 @@ module kiln_top #(
   logic [NCL*8-1:0] c_ar_len;
   kiln_axi_rd_arbiter #(.N(NCL), .IDW(3)) rd_arb (
     .clk_i, .rst_ni(core_rst_n),
-    .c_ar_valid_i(quiet ? '0 : c_ar_valid), .c_ar_ready_o(c_ar_ready), .c_ar_addr_i(c_ar_addr),
+    // Masked, not `quiet ? '0 : ...`: Yosys 0.23 derives kiln_top twice (an internal
+    // assertion) when that conditional sits in a port connection under -chparam.
+    .c_ar_valid_i(c_ar_valid & {NCL{!quiet}}), .c_ar_ready_o(c_ar_ready), .c_ar_addr_i(c_ar_addr),
     .c_ar_len_i(c_ar_len), .c_r_valid_o(c_r_valid), .c_r_ready_i(c_r_ready),
     .ar_valid_o(m_axi_arvalid), .ar_ready_i(m_axi_arready), .ar_id_o(m_axi_arid),
     .ar_addr_o(m_axi_araddr), .ar_len_o(m_axi_arlen),
