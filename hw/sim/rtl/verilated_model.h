@@ -2,37 +2,21 @@
 // RtlModel for one Verilated configuration: V is the class Verilator generated for it
 // (Vkiln_<name>). Included only by the generated per-configuration model_<name>.cc.
 
-#include <verilated.h>
-#include <verilated_fst_c.h>
-
 #include <memory>
 #include <string>
 
 #include "hw/sim/rtl/rtl_model.h"
+#include "hw/sim/rtl/verilated_harness.h"
 
 namespace kiln::sim {
 
 template <class V>
 class VerilatedModel final : public RtlModel {
  public:
-  explicit VerilatedModel(const std::string& wave_file) : ctx_(std::make_unique<VerilatedContext>()) {
-    // Tracing must be switched on before the model exists, and costs time: only then.
-    if (!wave_file.empty()) ctx_->traceEverOn(true);
-    top_ = std::make_unique<V>(ctx_.get(), "kiln_top");
-    if (!wave_file.empty()) {
-      wave_ = std::make_unique<VerilatedFstC>();
-      top_->trace(wave_.get(), 99);
-      wave_->open(wave_file.c_str());
-    }
-  }
-  ~VerilatedModel() override {
-    top_->final();
-    if (wave_) wave_->close();
-  }
+  explicit VerilatedModel(const std::string& wave_file) : h_(wave_file, "kiln_top") {}
 
   void eval_low(const TopIn& in, TopOut& out) override {
-    V& t = *top_;
-    t.clk_i = 0;
+    V& t = h_.top();
     t.rst_ni = in.rst_n;
     t.s_axil_awvalid = in.s_awvalid;
     t.s_axil_awaddr = in.s_awaddr;
@@ -54,8 +38,7 @@ class VerilatedModel final : public RtlModel {
     t.m_axi_bvalid = in.m_bvalid;
     t.m_axi_bid = in.m_bid;
     t.m_axi_bresp = in.m_bresp;
-    t.eval();
-    if (wave_) wave_->dump(2 * time_);
+    h_.eval_low();
     out.s_awready = t.s_axil_awready;
     out.s_wready = t.s_axil_wready;
     out.s_bvalid = t.s_axil_bvalid;
@@ -81,18 +64,10 @@ class VerilatedModel final : public RtlModel {
     out.dbg_progress = t.dbg_progress_o;
   }
 
-  void posedge() override {
-    top_->clk_i = 1;
-    top_->eval();
-    if (wave_) wave_->dump(2 * time_ + 1);
-    ++time_;
-  }
+  void posedge() override { h_.posedge(); }
 
  private:
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<V> top_;
-  std::unique_ptr<VerilatedFstC> wave_;
-  uint64_t time_ = 0;
+  VerilatedHarness<V> h_;
 };
 
 }  // namespace kiln::sim
