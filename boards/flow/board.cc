@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -51,6 +52,25 @@ std::vector<std::string> board_names(const fs::path& boards_dir) {
   return names;
 }
 
+namespace {
+
+// PLL_DIVF for an SB_PLL40 with DIVR 0 and DIVQ 5 (the output is the VCO / 32): the VCO,
+// clock * (DIVF + 1), must lie in 533..1066 MHz and give target_mhz exactly.
+int ice40_pll_divf(double clock_mhz, double target_mhz, const fs::path& file) {
+  double mult = target_mhz * 32 / clock_mhz;
+  int divf = static_cast<int>(std::lround(mult)) - 1;
+  double vco = clock_mhz * (divf + 1);
+  if (clock_mhz <= 0 || std::abs(mult - (divf + 1)) > 1e-9 || divf < 0 || divf > 127 || vco < 533 ||
+      vco > 1066)
+    throw hw::Error(fmt::format(
+        "{}: the PLL cannot make target_mhz {} from clock_mhz {} (it makes clock_mhz * n / 32 "
+        "for a whole n with a VCO of clock_mhz * n in 533..1066 MHz)",
+        file.string(), target_mhz, clock_mhz));
+  return divf;
+}
+
+}  // namespace
+
 Board load_board(const std::string& name_or_path, const fs::path& boards_dir) {
   fs::path file = board_file(name_or_path, boards_dir);
   std::ifstream in(file);
@@ -94,7 +114,8 @@ Board load_board(const std::string& name_or_path, const fs::path& boards_dir) {
     if (b.family != "ice40")
       throw hw::Error(fmt::format("{}: a board top (top_module) is placed and routed for ice40 "
                                   "only; family is {}",
-                                  file.string(), b.family));
+                                  file.string(), b.family));    b.clock_mhz = get<double>(j, "clock_mhz", file);
+    if (j.value("pll", true)) b.pll_divf = ice40_pll_divf(b.clock_mhz, b.target_mhz, file);
   }
   if (j.contains("pnr_seeds")) {
     b.pnr_seeds = get<std::vector<int>>(j, "pnr_seeds", file);

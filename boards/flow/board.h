@@ -32,6 +32,11 @@ struct Board {
   std::string top_module;
   std::vector<std::string> top_sources;
   std::string top_rtl;
+  // A board top's iCE40 PLL (SB_PLL40 with DIVR 0 and DIVQ 5, as kiln_icebreaker has it):
+  // the flow sets the top's PLL_DIVF parameter so that clock_mhz * (PLL_DIVF + 1) / 32
+  // is target_mhz; -1 when the board top has no PLL (board.json "pll": false).
+  double clock_mhz = 0;
+  int pll_divf = -1;
   // Placement seeds nextpnr tries in turn until the design meets target_mhz (iCE40
   // timing on a full part moves by +-10% with the seed); the best is kept if none does.
   std::vector<int> pnr_seeds = {1};

@@ -290,6 +290,8 @@ SynthReport run_synth(const Board& board, const hw::Config& cfg, const SynthOpti
   std::string synth = yosys_synth_command(board);
   // Xilinx DSP48s (25 x 18) hold two int8 GEMM products each (kiln_gemm.sv).
   std::string top_params = board.family == "ice40" ? "" : " -chparam GEMM_PAIR_PRODUCTS 1";
+  // A board top's PLL makes target_mhz (board.h pll_divf).
+  if (board_top && board.pll_divf >= 0) top_params += fmt::format(" -chparam PLL_DIVF {}", board.pll_divf);
   fs::path stat = out / "stat.json";
   fs::path log = out / "yosys.log";
   rep.flow = fmt::format("yosys: {} -top {}{}", synth, top, top_params);

@@ -1,16 +1,15 @@
 // The iCEBreaker (iCE40 UP5K) board top: the 12 MHz oscillator through the PLL to
-// 24 MHz (PLL_DIVF; board.json target_mhz), a reset from the PLL lock and the user button,
-// kiln_uart_top on the FTDI FT2232H's channel B UART (1 Mbaud: 24 clocks per bit,
-// board.json host_link) and two
+// 30 MHz (PLL_DIVF, which the flow sets from board.json target_mhz), a reset from the PLL
+// lock and the user button, kiln_uart_top on the FTDI FT2232H's channel B UART (1 Mbaud:
+// 30 clocks per bit, board.json host_link) and two
 // LEDs: green while bytes move on the link, red while the core makes progress.
 // Pins: icebreaker.pcf.
 module kiln_icebreaker #(
   // The PLL makes 12 MHz * (PLL_DIVF + 1) / 32 (DIVR 0, DIVQ 5; the VCO, 12 MHz *
   // (PLL_DIVF + 1), must stay within 533..1066 MHz): 79 gives 30 MHz, 71 gives 27 MHz,
   // 63 gives 24 MHz, 47 gives 18 MHz, each a whole number of clocks per bit at 1 Mbaud.
-  // The board top closes timing at 26-29 MHz depending on placement (docs/boards.md):
-  // 24 MHz leaves a margin.
-  parameter int PLL_DIVF = 63
+  // kiln synth sets it from board.json target_mhz (boards/flow/board.h pll_divf).
+  parameter int PLL_DIVF = 79
 ) (
   input  logic clk_i,   // 12 MHz oscillator
   input  logic btn_ni,  // user button, active low: resets the board top
@@ -24,7 +23,8 @@ module kiln_icebreaker #(
 
   logic clk, locked;
 `ifdef SYNTHESIS
-  // icepll -i 12 -o 24: DIVR 0, DIVF 63, DIVQ 5, FILTER_RANGE 1 (12 * 64 / 32 = 24.000 MHz)
+  // As icepll -i 12 -o 30 has it: DIVR 0, DIVF 79, DIVQ 5, FILTER_RANGE 1 (12 * 80 / 32 =
+  // 30.000 MHz); FILTER_RANGE 1 serves the 12 MHz reference at any DIVF.
   SB_PLL40_PAD #(
     .FEEDBACK_PATH("SIMPLE"),
     .DIVR(4'b0000),

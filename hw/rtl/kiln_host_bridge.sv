@@ -74,7 +74,8 @@ module kiln_host_bridge #(
     S_RWAIT = 4'd9,    // waiting for its data
     S_RSEND = 4'd10,   // sending its bytes
     S_SEND = 4'd11,    // sending the reply buffer, then going to after_q
-    S_RESET = 4'd12    // holding the core in reset
+    S_RESET = 4'd12,   // holding the core in reset
+    S_RANGE = 4'd13    // arguments complete: check the MEM_* range (a cycle of its own)
   } state_e;
 
   state_e state_q, after_q;
@@ -102,7 +103,7 @@ module kiln_host_bridge #(
   // MEM_* arguments: address and length; the range ends past memory?
   logic [31:0] arg_addr;
   logic [15:0] arg_len;
-  logic arg_out_of_range;
+  logic arg_out_of_range, out_of_range_q;  // registered in S_RANGE, used in S_EXEC
   assign arg_addr = args_q[31:0];
   assign arg_len = args_q[47:32];
   assign arg_out_of_range = arg_addr[31:MW] != '0 ||
@@ -197,7 +198,13 @@ module kiln_host_bridge #(
           S_ARGS: if (rx_valid_i) begin
             args_q <= {rx_data_i, args_q[47:8]};
             args_left_q <= args_left_q - 1'b1;
-            if (args_left_q == 3'd1) state_q <= S_EXEC;
+            if (args_left_q == 3'd1) state_q <= S_RANGE;
+          end
+          // The range check's adder and compare end in a register, not in S_EXEC's
+          // enables (iCE40 timing).
+          S_RANGE: begin
+            out_of_range_q <= arg_out_of_range;
+            state_q <= S_EXEC;
           end
           S_EXEC: begin
             aw_done_q <= 1'b0;
@@ -207,14 +214,14 @@ module kiln_host_bridge #(
             left_q <= arg_len;
             sum_q <= '0;
             strb_q <= '0;
-            bad_range_q <= arg_out_of_range;
+            bad_range_q <= out_of_range_q;
             case (cmd_q)
               CMD_REG_WRITE: state_q <= S_REG_WR;
               CMD_REG_READ: state_q <= S_REG_RD;
               CMD_MEM_WRITE: state_q <= arg_len == 16'd0 ? S_WSUM : S_WDATA;
               default: begin  // CMD_MEM_READ
                 state_q <= S_SEND;
-                if (arg_out_of_range) begin
+                if (out_of_range_q) begin
                   reply_q <= {32'b0, ERR_RANGE};
                 end else if (arg_len == 16'd0) begin
                   reply_q <= {24'b0, 8'd0, CMD_MEM_READ | ACK};  // the checksum of nothing

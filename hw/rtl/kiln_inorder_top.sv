@@ -132,7 +132,9 @@ module kiln_inorder_top #(
     UOP = 4'd6, ROW = 4'd7, SRC = 4'd8, LANE = 4'd9, WRITE = 4'd10, RETIRE = 4'd11,
     DONE = 4'd12
   } state_e;
-  state_e state_q;
+  // One-hot: Yosys recodes it (warning that the circuit might grow; it shrinks by about
+  // 80 LUTs), and the states' decodes that sit on most enables become single bits.
+  (* fsm_encoding = "one-hot" *) state_e state_q;
   logic [127:0] insn_q;
   logic [31:0] pc_q;            // instructions fetched
   logic at_end_q;               // pc_q == insn_count, a cycle late (pc_q waits in DECODE)
@@ -264,7 +266,7 @@ module kiln_inorder_top #(
   // Decoded from the instruction, then registered at DECODE (le_q, nw_q, sub_q, and the
   // scratchpad a LOAD writes, tgt_q: uop, inp, wgt, acc) for the walk's short paths.
   logic [3:0] le, le_q;
-  logic [7:0] nw, nw_q;
+  logic [7:0] nw;
   logic sub_word, sub_q;
   logic [3:0] tgt_q;
   always_comb begin
@@ -284,12 +286,28 @@ module kiln_inorder_top #(
   // from sram_base; a store reads y_size x x_size elements. elem_q is the DRAM element
   // index of the next data element, row_q's of the current data row.
   logic [16:0] r_q, c_q;
-  // The walk's bounds, registered at DECODE: data rows [y_lo, y_hi), data columns
-  // [x_lo, x_hi), last row and column.
-  logic [16:0] y_lo_q, y_hi_q, x_lo_q, x_hi_q, y_last_q, x_last_q;
+  // The data rows are [y_lo, y_hi) and the data columns [x_lo, x_hi); the walk turns
+  // in_rows and in_cols on and off where r_q and c_q reach each bound less one (the
+  // _m1 registers; all ones for a bound of 0, which r_q and c_q never reach), equality
+  // compares without a carry chain.
+  logic [16:0] y_lo_m1_q, y_hi_m1_q, x_lo_m1_q, x_hi_m1_q;
+  logic x_lo_zero_q;
+  // The walk's size (rows and columns with padding), and the flags that say whether the
+  // current column and row are the last: each step sets them for the next element from
+  // compares against the size less 2 (x_prev_q, y_prev_q), so no compare of c_q or r_q
+  // sits on the walk's enables.
+  logic [16:0] x_total, y_total, x_prev_q, y_prev_q;
+  logic x_one_q, last_row;
+  assign x_total = is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size) + 17'(x_pad_1);
+  assign y_total = is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size) + 17'(y_pad_1);
   logic [15:0] idx_q;
   logic [31:0] elem_q, row_elem_q;
   logic [7:0] w_q;
+  // Whether word w_q is the element's last (a sub-word element has one word), a flag
+  // that each word step sets for the next from a compare with nwm1_q (the element's
+  // words less 2), as the walk's flags are kept.
+  logic [7:0] nwm1_q;
+  logic w_last, nw0_q;
   // Whether the current row and column hold data, kept as flags that each step of the
   // walk sets for the next element (the compares stay off the enable paths).
   logic in_rows, in_cols, is_pad, last_col, last_elem;
@@ -297,8 +315,7 @@ module kiln_inorder_top #(
   assign r_next = r_q + 1'b1;
   assign c_next = c_q + 1'b1;
   assign is_pad = !(in_rows && in_cols);
-  assign last_col = c_q == x_last_q;
-  assign last_elem = last_col && r_q == y_last_q;
+  assign last_elem = last_col && last_row;
 
   logic [31:0] elem_byte, word_addr;
   assign elem_byte = elem_q << le_q;
@@ -319,7 +336,7 @@ module kiln_inorder_top #(
   // Scratchpad writes of a LOAD: a padding element, or the element completed this cycle.
   // An element of 8 bytes or more is the top of `shifted` after its last word.
   logic ld_write, ld_data_done;
-  assign ld_data_done = state_q == XFER && !is_pad && rd_done && (sub_q || w_q == nw_q);
+  assign ld_data_done = state_q == XFER && !is_pad && rd_done && w_last;
   assign ld_write = state_q == XFER && is_load && (is_pad || ld_data_done);
   logic [31:0] uop_elem;
   logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_elem;
@@ -349,10 +366,14 @@ module kiln_inorder_top #(
   assign unused_uop_bits = ^uop_rdata;
   logic [UW:0] k_last_q;  // the loop's last values, registered at DECODE
   logic [13:0] j_last_q, i_last_q;
+  // Whether k, j and i are at their last values, registered: they change only in WRITE,
+  // and the next WRITE is at least three cycles (UOP, ROW, LANE) later.
   logic k_wrap, j_wrap, loop_last;
-  assign k_wrap = k_q == k_last_q;
-  assign j_wrap = j_q == j_last_q;
-  assign loop_last = k_wrap && j_wrap && i_q == i_last_q;
+  always_ff @(posedge clk_i) begin
+    k_wrap <= k_q == k_last_q;
+    j_wrap <= j_q == j_last_q;
+    loop_last <= k_q == k_last_q && j_q == j_last_q && i_q == i_last_q;
+  end
   logic tensor_alu;
   assign tensor_alu = is_alu && !use_imm && !reset_f;
 
@@ -418,7 +439,6 @@ module kiln_inorder_top #(
 
   // ---- Memory requests ---------------------------------------------------------------
   localparam bit ST_SUB = kiln_cfg_pkg::OUT_ELEM_BYTES < 8;  // an OUT element is part of a word
-  localparam int ST_NW = ST_SUB ? 0 : kiln_cfg_pkg::OUT_ELEM_BYTES / 8 - 1;
   logic [63:0] st_wdata;
   logic [7:0] st_wstrb;
   if (ST_SUB) begin : g_st_part  // the element in every slot, enabled in its own
@@ -547,184 +567,206 @@ module kiln_inorder_top #(
   assign err_cause = fail_cause_q;
   assign finished = state_q == DONE && !start;  // not the last run's DONE while starting
 
+  // The sequencer is two blocks: the state (which start, abort and a failure override)
+  // and the datapath registers, which follow the state alone. A datapath step taken in
+  // the cycle that aborts or fails is harmless: DECODE reloads every walk and loop
+  // register, and a start clears the fetch's. Keeping start, abort and the failure
+  // logic out of the datapath's enables keeps those paths short (iCE40 timing).
+  state_e state_next;
+  always_comb begin
+    state_next = state_q;
+    case (state_q)
+      IDLE, DONE: ;
+      FETCH: if (rd_done && w_q[0]) state_next = DECODE;
+      DECODE: if (!fail) begin
+        if (is_finish) state_next = DONE;
+        else if (is_load || is_store) state_next = empty_xfer ? RETIRE : (is_load ? XFER : ST_READ);
+        else state_next = empty_loop ? RETIRE : UOP;
+      end
+      XFER: if ((is_pad || rd_done) && (is_pad || w_last) && last_elem)
+        state_next = RETIRE;
+      ST_READ: state_next = ST_WRITE;
+      ST_WRITE: if (wr_ack_q && w_last)
+        state_next = last_elem ? RETIRE : ST_READ;
+      UOP: state_next = ROW;
+      ROW: state_next = tensor_alu ? SRC : LANE;
+      SRC: state_next = LANE;
+      LANE: if (reset_f || lane_q == LW'(LANES - 1)) state_next = WRITE;
+      WRITE: if (lanes_done) state_next = loop_last ? RETIRE : UOP;
+      RETIRE: state_next = FETCH;
+      default: state_next = IDLE;
+    endcase
+  end
+
   always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      state_q <= IDLE;
-      rd_wait_q <= 1'b0;
-      pc_q <= '0;
-      w_q <= '0;
-    end else if (abort) begin
+    if (!rst_ni || abort) begin
       state_q <= IDLE;
       rd_wait_q <= 1'b0;
     end else if (start) begin
       state_q <= FETCH;
       rd_wait_q <= 1'b0;
-      pc_q <= '0;
-      w_q <= '0;
     end else if (err_pulse) begin
       state_q <= DONE;
       rd_wait_q <= 1'b0;
     end else begin
       if (mem_fire && !mem_we_o) rd_wait_q <= 1'b1;
       if (rd_done) rd_wait_q <= 1'b0;
-      case (state_q)
-        IDLE, DONE: ;
-        FETCH: if (rd_done) begin
-          buf_q <= shifted[MAXB-1:64];
-          if (w_q[0]) begin
-            insn_q <= shifted[MAXB-1 -: 128];
-            pc_q <= pc_q + 1'b1;
-            w_q <= '0;
-            state_q <= DECODE;
-          end else begin
-            w_q <= 8'd1;
-          end
-        end
-        // The walk's and the loop's registers load unconditionally; a failing
-        // instruction (its tokens, its opcode) waits here for err_pulse.
-        DECODE: begin
-          r_q <= '0;
-          c_q <= '0;
+      state_q <= state_next;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    case (state_q)
+      FETCH: if (rd_done) begin
+        buf_q <= shifted[MAXB-1:64];
+        if (w_q[0]) begin
+          insn_q <= shifted[MAXB-1 -: 128];
+          pc_q <= pc_q + 1'b1;
           w_q <= '0;
-          idx_q <= sram_base;
-          elem_q <= dram_base;
-          row_elem_q <= dram_base;
-          k_q <= {1'b0, uop_bgn};
-          i_q <= '0;
-          j_q <= '0;
-          k_last_q <= uop_end - 1'b1;
-          j_last_q <= iter_in - 1'b1;
-          i_last_q <= iter_out - 1'b1;
-          le_q <= le;
-          nw_q <= nw;
-          sub_q <= sub_word;
-          tgt_q <= {is_load && mem_type == 3'(kiln_cfg_pkg::MEM_ACC),
-                    is_load && mem_type == 3'(kiln_cfg_pkg::MEM_WGT),
-                    is_load && mem_type == 3'(kiln_cfg_pkg::MEM_INP),
-                    is_load && mem_type == 3'(kiln_cfg_pkg::MEM_UOP)};
-          in_rows <= is_store || y_pad_0 == '0;
-          in_cols <= is_store || x_pad_0 == '0;
-          y_lo_q <= is_store ? '0 : 17'(y_pad_0);
-          y_hi_q <= is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size);
-          y_last_q <= (is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size) + 17'(y_pad_1)) - 1'b1;
-          x_lo_q <= is_store ? '0 : 17'(x_pad_0);
-          x_hi_q <= is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size);
-          x_last_q <= (is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size) + 17'(x_pad_1)) - 1'b1;
-          dst_base_q <= '0;
-          dst_off_q <= '0;
-          src_base_q <= '0;
-          src_off_q <= '0;
-          wgt_base_q <= '0;
-          wgt_off_q <= '0;
-          if (!fail) begin
-            if (is_finish) state_q <= DONE;
-            else if (is_load || is_store) state_q <= empty_xfer ? RETIRE : (is_load ? XFER : ST_READ);
-            else state_q <= empty_loop ? RETIRE : UOP;
-          end
+        end else begin
+          w_q <= 8'd1;
         end
-        // LOAD: one element per pass; data elements take nw + 1 word reads.
-        XFER: if (is_pad || rd_done) begin
-          if (!is_pad) buf_q <= shifted[MAXB-1:64];
-          if (is_pad || sub_q || w_q == nw_q) begin
-            w_q <= '0;
-            idx_q <= idx_q + 1'b1;
-            if (!is_pad) elem_q <= elem_q + 1'b1;
-            if (last_col) begin
-              c_q <= '0;
-              r_q <= r_next;
-              in_cols <= x_lo_q == '0;
-              in_rows <= r_next >= y_lo_q && r_next < y_hi_q;
-              if (in_rows) begin
-                row_elem_q <= row_elem_q + 32'(x_stride);
-                elem_q <= row_elem_q + 32'(x_stride);
-              end else begin
-                elem_q <= row_elem_q;
-              end
-            end else begin
-              c_q <= c_next;
-              in_cols <= c_next >= x_lo_q && c_next < x_hi_q;
-            end
-            if (last_elem) state_q <= RETIRE;
-          end else begin
-            w_q <= w_q + 1'b1;
-          end
-        end
-        // STORE: read the OUT element, then write its words.
-        ST_READ: state_q <= ST_WRITE;
-        ST_WRITE: if (wr_ack_q) begin
-          if (ST_SUB || w_q == 8'(ST_NW)) begin
-            w_q <= '0;
-            idx_q <= idx_q + 1'b1;
-            elem_q <= elem_q + 1'b1;
-            if (last_col) begin
-              c_q <= '0;
-              r_q <= r_q + 1'b1;
+      end
+      // The walk's and the loop's registers load unconditionally; a failing
+      // instruction (its tokens, its opcode) waits here for err_pulse.
+      DECODE: begin
+        r_q <= '0;
+        c_q <= '0;
+        w_q <= '0;
+        idx_q <= sram_base;
+        elem_q <= dram_base;
+        row_elem_q <= dram_base;
+        k_q <= {1'b0, uop_bgn};
+        i_q <= '0;
+        j_q <= '0;
+        k_last_q <= uop_end - 1'b1;
+        j_last_q <= iter_in - 1'b1;
+        i_last_q <= iter_out - 1'b1;
+        le_q <= le;
+        nwm1_q <= nw - 1'b1;
+        nw0_q <= nw == '0;
+        w_last <= nw == '0;
+        sub_q <= sub_word;
+        tgt_q <= {is_load && mem_type == 3'(kiln_cfg_pkg::MEM_ACC),
+                  is_load && mem_type == 3'(kiln_cfg_pkg::MEM_WGT),
+                  is_load && mem_type == 3'(kiln_cfg_pkg::MEM_INP),
+                  is_load && mem_type == 3'(kiln_cfg_pkg::MEM_UOP)};
+        in_rows <= is_store || y_pad_0 == '0;
+        in_cols <= is_store || x_pad_0 == '0;
+        y_lo_m1_q <= (is_store ? '0 : 17'(y_pad_0)) - 1'b1;
+        y_hi_m1_q <= (is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size)) - 1'b1;
+        y_prev_q <= y_total - 17'd2;
+        last_row <= y_total == 17'd1;
+        x_lo_m1_q <= (is_store ? '0 : 17'(x_pad_0)) - 1'b1;
+        x_hi_m1_q <= (is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size)) - 1'b1;
+        x_lo_zero_q <= is_store || x_pad_0 == '0;
+        x_prev_q <= x_total - 17'd2;
+        x_one_q <= x_total == 17'd1;
+        last_col <= x_total == 17'd1;
+        dst_base_q <= '0;
+        dst_off_q <= '0;
+        src_base_q <= '0;
+        src_off_q <= '0;
+        wgt_base_q <= '0;
+        wgt_off_q <= '0;
+      end
+      // LOAD: one element per pass; data elements take nw + 1 word reads.
+      XFER: if (is_pad || rd_done) begin
+        if (!is_pad) buf_q <= shifted[MAXB-1:64];
+        if (is_pad || w_last) begin
+          w_q <= '0;
+          w_last <= nw0_q;
+          idx_q <= idx_q + 1'b1;
+          if (!is_pad) elem_q <= elem_q + 1'b1;
+          if (last_col) begin
+            c_q <= '0;
+            r_q <= r_next;
+            last_col <= x_one_q;
+            last_row <= r_q == y_prev_q;
+            in_cols <= x_lo_zero_q;
+            if (r_q == y_lo_m1_q) in_rows <= 1'b1;
+            else if (r_q == y_hi_m1_q) in_rows <= 1'b0;
+            if (in_rows) begin
               row_elem_q <= row_elem_q + 32'(x_stride);
               elem_q <= row_elem_q + 32'(x_stride);
             end else begin
-              c_q <= c_q + 1'b1;
+              elem_q <= row_elem_q;
             end
-            state_q <= last_elem ? RETIRE : ST_READ;
           end else begin
-            w_q <= w_q + 1'b1;
+            c_q <= c_next;
+            last_col <= c_q == x_prev_q;
+            if (c_q == x_lo_m1_q) in_cols <= 1'b1;
+            else if (c_q == x_hi_m1_q) in_cols <= 1'b0;
+          end
+        end else begin
+          w_q <= w_q + 1'b1;
+          w_last <= w_q == nwm1_q;
+        end
+      end
+      // STORE: read the OUT element, then write its words.
+      ST_WRITE: if (wr_ack_q) begin
+        if (w_last) begin
+          w_q <= '0;
+          w_last <= nw0_q;
+          idx_q <= idx_q + 1'b1;
+          elem_q <= elem_q + 1'b1;
+          if (last_col) begin
+            c_q <= '0;
+            r_q <= r_next;
+            last_col <= x_one_q;
+            last_row <= r_q == y_prev_q;
+            row_elem_q <= row_elem_q + 32'(x_stride);
+            elem_q <= row_elem_q + 32'(x_stride);
+          end else begin
+            c_q <= c_next;
+            last_col <= c_q == x_prev_q;
+          end
+        end else begin
+          w_q <= w_q + 1'b1;
+          w_last <= w_q == nwm1_q;
+        end
+      end
+      // GEMM / ALU: read the micro-op, then its rows, then walk the lanes.
+      ROW: begin
+        d_q <= d_idx;
+        lane_q <= '0;
+      end
+      SRC: res_q <= acc_rdata;  // the tensor operand; acc[d] is read now
+      LANE: begin
+        if (reset_f) res_q <= '0;
+        else if (lane_q != LW'(LANES - 1)) lane_q <= lane_q + 1'b1;
+      end
+      // advance k innermost, then j, then i
+      WRITE: if (lanes_done && !loop_last) begin
+        if (!k_wrap) begin
+          k_q <= k_q + 1'b1;
+        end else begin
+          k_q <= {1'b0, uop_bgn};
+          if (!j_wrap) begin
+            j_q <= j_q + 1'b1;
+            dst_off_q <= dst_off_q + dfi;
+            src_off_q <= src_off_q + sfi;
+            wgt_off_q <= wgt_off_q + wfi;
+          end else begin
+            j_q <= '0;
+            i_q <= i_q + 1'b1;
+            dst_base_q <= dst_base_q + dfo;
+            src_base_q <= src_base_q + sfo;
+            wgt_base_q <= wgt_base_q + wfo;
+            dst_off_q <= dst_base_q + dfo;
+            src_off_q <= src_base_q + sfo;
+            wgt_off_q <= wgt_base_q + wfo;
           end
         end
-        // GEMM / ALU: read the micro-op, then its rows, then walk the lanes.
-        UOP: state_q <= ROW;
-        ROW: begin
-          d_q <= d_idx;
-          lane_q <= '0;
-          state_q <= tensor_alu ? SRC : LANE;
-        end
-        SRC: begin
-          res_q <= acc_rdata;  // the tensor operand; acc[d] is read now
-          state_q <= LANE;
-        end
-        LANE: begin
-          if (reset_f) begin
-            res_q <= '0;
-            state_q <= WRITE;
-          end else if (lane_q == LW'(LANES - 1)) begin
-            state_q <= WRITE;
-          end else begin
-            lane_q <= lane_q + 1'b1;
-          end
-        end
-        WRITE: if (lanes_done) begin
-          // advance k innermost, then j, then i
-          if (loop_last) begin
-            state_q <= RETIRE;
-          end else begin
-            state_q <= UOP;
-            if (!k_wrap) begin
-              k_q <= k_q + 1'b1;
-            end else begin
-              k_q <= {1'b0, uop_bgn};
-              if (!j_wrap) begin
-                j_q <= j_q + 1'b1;
-                dst_off_q <= dst_off_q + dfi;
-                src_off_q <= src_off_q + sfi;
-                wgt_off_q <= wgt_off_q + wfi;
-              end else begin
-                j_q <= '0;
-                i_q <= i_q + 1'b1;
-                dst_base_q <= dst_base_q + dfo;
-                src_base_q <= src_base_q + sfo;
-                wgt_base_q <= wgt_base_q + wfo;
-                dst_off_q <= dst_base_q + dfo;
-                src_off_q <= src_base_q + sfo;
-                wgt_off_q <= wgt_base_q + wfo;
-              end
-            end
-          end
-        end
-        RETIRE: begin
-          state_q <= FETCH;
-        end
-        default: state_q <= IDLE;
-      endcase
-      // Stage 4 of the lane pipeline
-      if (s4_valid_q) res_q[32'(s4_lane_q) * AW +: AW] <= is_alu ? s4_alu_q : gemm_lane;
+      end
+      default: ;
+    endcase
+    // Stage 4 of the lane pipeline
+    if (s4_valid_q) res_q[32'(s4_lane_q) * AW +: AW] <= is_alu ? s4_alu_q : gemm_lane;
+    // A start (or reset) begins the fetch at the stream's first word.
+    if (!rst_ni || start) begin
+      pc_q <= '0;
+      w_q <= '0;
     end
   end
 

@@ -51,14 +51,28 @@ module kiln_regfile #(
   logic [31:0] insn_count_q;
   logic [NC*64-1:0] cnt_q;  // counter c at [64c +: 64]; bits above CNT_BITS stay zero
 
-  // Writes: address and data together, one at a time.
-  logic wr_fire;
-  assign wr_fire = awvalid_i && wvalid_i && !bvalid_o;
+  // Writes: address and data together, one at a time, taken into registers and applied
+  // the next cycle (wr_q), so that the bus's handshake and the address decode do not
+  // reach the run's state and the accelerator's start in one cycle (iCE40 timing).
+  logic wr_fire, wr_q, wr_ctrl_start_q, wr_ctrl_abort_q;
+  logic [7:0] wr_addr_q;
+  logic [31:0] wr_data_q;
+  assign wr_fire = awvalid_i && wvalid_i && !bvalid_o && !wr_q;
   assign awready_o = wr_fire;
   assign wready_o = wr_fire;
   assign bresp_o = 2'b00;
-  assign start_o = wr_fire && awaddr_i == CTRL && wstrb_i[0] && wdata_i[0] && !busy_q;
-  assign abort_o = wr_fire && awaddr_i == CTRL && wstrb_i[0] && wdata_i[1] && busy_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) wr_q <= 1'b0;
+    else wr_q <= wr_fire;
+    if (wr_fire) begin
+      wr_addr_q <= awaddr_i;
+      wr_data_q <= wdata_i;
+      wr_ctrl_start_q <= awaddr_i == CTRL && wstrb_i[0] && wdata_i[0];
+      wr_ctrl_abort_q <= awaddr_i == CTRL && wstrb_i[0] && wdata_i[1];
+    end
+  end
+  assign start_o = wr_q && wr_ctrl_start_q && !busy_q;
+  assign abort_o = wr_q && wr_ctrl_abort_q && busy_q;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -67,12 +81,12 @@ module kiln_regfile #(
       insn_count_q <= '0;
     end else begin
       if (bvalid_o && bready_i) bvalid_o <= 1'b0;
-      if (wr_fire) begin
+      if (wr_q) begin
         bvalid_o <= 1'b1;
-        case (awaddr_i)
-          INSN_COUNT: insn_count_q <= wdata_i;
-          INSN_ADDR_LO: insn_addr_q[31:0] <= wdata_i;
-          INSN_ADDR_HI: insn_addr_q[63:32] <= wdata_i;
+        case (wr_addr_q)
+          INSN_COUNT: insn_count_q <= wr_data_q;
+          INSN_ADDR_LO: insn_addr_q[31:0] <= wr_data_q;
+          INSN_ADDR_HI: insn_addr_q[63:32] <= wr_data_q;
           default: ;
         endcase
       end

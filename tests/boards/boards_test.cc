@@ -37,6 +37,8 @@ TEST(Boards, EveryBoardLoadsWithItsConfiguration) {
   EXPECT_FALSE(ice.pnr_seeds.empty());
   ASSERT_EQ(ice.top_sources.size(), 1u);
   EXPECT_TRUE(fs::is_regular_file(ice.dir / ice.top_sources[0]));
+  // The PLL makes the target: 12 MHz * (PLL_DIVF + 1) / 32.
+  EXPECT_EQ(ice.clock_mhz * (ice.pll_divf + 1) / 32, ice.target_mhz);
   EXPECT_EQ(load_board("pynq-z1", boards_dir()).part, "xc7z020clg400-1");
   EXPECT_EQ(load_board("ultra96", boards_dir()).family, "xcup");
 }
@@ -84,6 +86,18 @@ TEST(Boards, UnknownBoardAndBadKeysAreNamed) {
     FAIL();
   } catch (const hw::Error& e) {
     EXPECT_NE(std::string(e.what()).find("pnr_seeds is empty"), std::string::npos) << e.what();
+  }
+  // A board top's PLL cannot make 31 MHz from 12 (12 * n / 32 for a whole n).
+  std::ofstream(dir / "ice.sv") << "module t; endmodule\n";
+  std::ofstream(dir / "board.json") << R"({"name": "x", "family": "ice40", "part": "p",
+      "package": "q", "clock_mhz": 12, "target_mhz": 31, "config": "tiny",
+      "resources": {"LUT": 1}, "top_module": "t", "top_sources": ["ice.sv"],
+      "top_rtl": "uart_top"})";
+  try {
+    load_board(dir.string(), boards_dir());
+    FAIL();
+  } catch (const hw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("target_mhz 31"), std::string::npos) << e.what();
   }
   fs::remove_all(dir);
 }
