@@ -4,17 +4,29 @@
 // same run. Writes the tuning curves as an SVG plot; --json prints the figures.
 //
 //   tuner_bench [--trials 64] [--seeds 5] [--svg tuner_curves.svg] [--only NAME] [--json]
-//               [--cache FILE] [--trace]
+//               [--cache FILE] [--trace] [--transfer [--transfer-samples 64]]
+//
+// --transfer adds a third curve, xgb_transfer: the XGBoost tuner given a records file
+// of another workload of the same template (transfer learning, docs/tuning.md), so
+// that its model is trained before the first batch. The source of each operator is
+// measured in the same run: a fixed random sample (--transfer-samples, seed
+// kTransferSampleSeed) of matmul 512^3 for the GEMM, and of the other convolution for
+// each convolution. Every seed gets its own fresh copy of that file (the tuner
+// appends its own records to it, which the next seed would take for its own earlier
+// trials); the copies live in a temporary folder removed at exit. --json then adds,
+// per operator, the xgb_transfer curve and trials to 95%, random_over_xgb_transfer_trials
+// and "transfer" (source workload, sample size, records the tuner trained on per seed).
+// Without --transfer the output is as before.
 //
 // One measurement per configuration and operator: a configuration that a second seed
-// or the other tuner picks again gets the time measured the first time (a cache in
-// front of the process pool), so that all curves share one set of measurements and
-// the run stays short. As bench/gemm, the bench re-executes itself once without
+// or another tuner picks again (or that was a transfer sample) gets the time measured
+// the first time (a cache in front of the process pool), so that all curves share one
+// set of measurements and the run stays short. As bench/gemm, the bench re-executes itself once without
 // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, which slow OpenBLAS down (Kiln reads neither).
 // --cache FILE keeps that cache across runs (read at start, appended to), for
 // developing the search without re-measuring; reported figures come from runs without
 // it. --trace prints each xgb trial of seed 0 (configuration, GFLOP/s), to see where
-// trials go.
+// trials go (and of xgb_transfer's, with --transfer).
 #include <cblas.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -22,14 +34,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "backend-cpu/graph_backend.h"
+#include "tuner/features.h"
 #include "tuner/tuner.h"
 
 namespace {
@@ -93,6 +109,77 @@ class CachedMeasurer : public Measurer {
   std::map<std::string, MeasureResult> cache_;
 };
 
+// A folder under the system's temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-tuner-bench-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary folder from " + tmpl);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The transfer sample is the same in every run, whatever --seeds says.
+constexpr uint64_t kTransferSampleSeed = 1;
+
+// Measures `n` distinct random configurations of `w` (all of them when the space is
+// smaller) and returns them as the records a tuner would have written.
+std::vector<Record> sample_records(const Template& t, const Workload& w, int n, Measurer& m) {
+  ConfigSpace space = t.space(w);
+  std::mt19937_64 rng(kTransferSampleSeed);
+  std::uniform_int_distribution<int64_t> pick(0, space.size() - 1);
+  std::set<int64_t> chosen;
+  std::vector<MeasureInput> inputs;
+  while (static_cast<int64_t>(inputs.size()) < std::min<int64_t>(n, space.size())) {
+    int64_t i = pick(rng);
+    if (chosen.insert(i).second) inputs.push_back({t.name, w, i});
+  }
+  std::vector<MeasureResult> got = m.measure(inputs);
+  std::vector<Record> recs;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    Record r;
+    r.template_name = t.name;
+    r.workload = w.key();
+    r.target = t.target;
+    r.config = inputs[k].config;
+    r.knobs = space.get(r.config).describe();
+    r.cost = got[k].ok() ? got[k].cost : 0;
+    r.unit = got[k].unit;
+    r.error = got[k].error;
+    r.flops = w.flops();
+    r.trial = static_cast<int>(k) + 1;
+    r.tuner = "random";
+    r.timestamp = static_cast<int64_t>(std::time(nullptr));
+    recs.push_back(std::move(r));
+  }
+  return recs;
+}
+
+// The length of the cost model's feature vector for `w`'s configurations, from the
+// first of `configs` that lowers (0 if none does). The tuner trains on transfer
+// records only while they have the tuned workload's length.
+size_t feature_length(const Template& t, const Workload& w, const std::vector<int64_t>& configs) {
+  ConfigSpace space = t.space(w);
+  for (int64_t i : configs) {
+    try {
+      Config c = space.get(i);
+      return candidate_features(lower_candidate(t, w, c), space, c).size();
+    } catch (const std::exception&) {
+    }
+  }
+  return 0;
+}
+
 struct OpResult {
   std::string name, workload;
   double best_gflops = 0;  // the best configuration any run found
@@ -100,6 +187,13 @@ struct OpResult {
   std::map<std::string, int> trials_to_95;           // first trial whose mean reaches 95% (-1: never)
   size_t measured = 0;
   Record best;
+  // With --transfer: the source workload, its sample, and what each seed's xgb_transfer
+  // run trained on.
+  std::string transfer_source;
+  int transfer_samples = 0, transfer_errors = 0;
+  double transfer_best_gflops = 0;  // the source's best in the sample
+  size_t feature_length = 0;
+  std::vector<int> transfer_records;  // per seed
 };
 
 double openblas_gflops(int n) {
@@ -130,7 +224,7 @@ std::string svg(const std::vector<OpResult>& ops, double blas_gflops) {
   std::string s = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="11">)",
                               w * static_cast<int>(ops.size()), h + 20);
   s += "\n";
-  std::map<std::string, std::string> color = {{"xgb", "#1f77b4"}, {"random", "#ff7f0e"}};
+  std::map<std::string, std::string> color = {{"xgb", "#1f77b4"}, {"random", "#ff7f0e"}, {"xgb_transfer", "#9467bd"}};
   for (size_t p = 0; p < ops.size(); ++p) {
     const OpResult& o = ops[p];
     int x0 = static_cast<int>(p) * w + ml, pw = w - ml - 15, ph = h - mt - mb;
@@ -159,22 +253,73 @@ std::string svg(const std::vector<OpResult>& ops, double blas_gflops) {
     if (o.name == "gemm1024")
       s += fmt::format(R"(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="#d62728" stroke-dasharray="6,3"/><text x="{}" y="{:.1f}" fill="#d62728">OpenBLAS</text>)",
                        x0, x0 + pw, Y(blas_gflops), Y(blas_gflops), x0 + 4, Y(blas_gflops) - 3) + "\n";
-    int ly = mt + ph - 40;
+    // The legend in the plot's lower right corner, one line per curve and the 95% line.
+    int ly = mt + ph - 12 - 14 * static_cast<int>(o.curve.size());
+    int lx = x0 + pw - (o.curve.count("xgb_transfer") ? 170 : 120);
     for (const auto& [tuner, c] : o.curve) {
-      s += fmt::format(R"(<text x="{}" y="{}" fill="{}">{} (mean of seeds)</text>)", x0 + pw - 120, ly, color[tuner], tuner) + "\n";
+      s += fmt::format(R"(<text x="{}" y="{}" fill="{}">{} (mean of seeds)</text>)", lx, ly, color[tuner], tuner) + "\n";
       ly += 14;
     }
-    s += fmt::format(R"(<text x="{}" y="{}" fill="#2ca02c">95% of best</text>)", x0 + pw - 120, ly) + "\n";
+    s += fmt::format(R"(<text x="{}" y="{}" fill="#2ca02c">95% of best</text>)", lx, ly) + "\n";
   }
   return s + "</svg>\n";
+}
+
+// The operators, each with its transfer source: another workload of the same
+// template, so that the tuner trains on its records (tuner.cc only uses records of the
+// tuned template). Matmul 512^3 has the same knobs as 1024^3 and one eighth the work.
+struct OpSpec {
+  std::string name, workload, transfer_source;
+};
+
+// Measures the transfer source's sample and writes it to `file` as records. False,
+// with a message, when the tuner could not learn from them: another template, no
+// successful measurement, or feature vectors of another length than `w`'s (the tuner
+// would then drop them after its first batch, and score nothing with a model trained
+// on them before it).
+bool prepare_transfer(const Template& t, const Workload& w, const std::string& source_spec, int samples, Measurer& m,
+                      const std::string& file, OpResult* o) {
+  Workload src = parse_workload(source_spec);
+  if (src == w || templates_for(src.op, "cpu").empty() || templates_for(src.op, "cpu")[0]->name != t.name) {
+    fmt::print(stderr, "{}: transfer source '{}' is not another workload of template {}\n", o->name, src.key(), t.name);
+    return false;
+  }
+  std::vector<Record> recs = sample_records(t, src, samples, m);
+  RecordWriter out(file);
+  std::vector<int64_t> configs;
+  double best = 0;
+  for (const Record& r : recs) {
+    out.append(r);
+    configs.push_back(r.config);
+    if (!r.ok()) ++o->transfer_errors;
+    else if (best == 0 || r.cost < best) best = r.cost;
+  }
+  o->transfer_source = src.key();
+  o->transfer_samples = static_cast<int>(recs.size());
+  o->transfer_best_gflops = best > 0 ? src.flops() / best / 1e9 : 0;
+  if (best == 0) {
+    fmt::print(stderr, "{}: none of the {} configurations of transfer source {} measured without error\n", o->name, recs.size(),
+               src.key());
+    return false;
+  }
+  std::vector<int64_t> first;  // probes of the tuned workload's space
+  for (int64_t i = 0; i < std::min<int64_t>(16, t.space(w).size()); ++i) first.push_back(i);
+  size_t src_len = feature_length(t, src, configs), len = feature_length(t, w, first);
+  if (src_len == 0 || src_len != len) {
+    fmt::print(stderr, "{}: features of transfer source {} have length {}, those of {} {}; the tuner would not use them\n", o->name,
+               src.key(), src_len, w.key(), len);
+    return false;
+  }
+  o->feature_length = len;
+  return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   reexec_without_openblas_overrides(argv);
-  int trials = 64, seeds = 5;
-  bool json = false, trace = false;
+  int trials = 64, seeds = 5, transfer_samples = 64;
+  bool json = false, trace = false, transfer = false, samples_given = false;
   std::string cache_file;
   std::string svg_path = "tuner_curves.svg", only;
   for (int i = 1; i < argc; ++i) {
@@ -186,8 +331,15 @@ int main(int argc, char** argv) {
     else if (a == "--json") json = true;
     else if (a == "--trace") trace = true;
     else if (a == "--cache" && i + 1 < argc) cache_file = argv[++i];
-    else {
-      fmt::print(stderr, "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json] [--cache FILE] [--trace]\n", argv[0]);
+    else if (a == "--transfer") transfer = true;
+    else if (a == "--transfer-samples" && i + 1 < argc) {
+      transfer_samples = std::atoi(argv[++i]);
+      samples_given = true;
+    } else {
+      fmt::print(stderr,
+                 "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json] [--cache FILE] [--trace] "
+                 "[--transfer [--transfer-samples N]]\n",
+                 argv[0]);
       return 2;
     }
   }
@@ -195,50 +347,93 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "--trials and --seeds must be positive\n");
     return 2;
   }
+  if (samples_given && !transfer) {
+    fmt::print(stderr, "--transfer-samples needs --transfer\n");
+    return 2;
+  }
+  if (transfer_samples < 2) {
+    fmt::print(stderr, "--transfer-samples must be at least 2 (the model needs two records to train)\n");
+    return 2;
+  }
   kiln::cpu::register_graph_backend();
   MeasureOptions mo;
   LocalPool pool(2, mo);  // two builds at once; timings never overlap (measure.h)
   CachedMeasurer cached(pool, cache_file);
-  std::vector<std::pair<std::string, std::string>> specs = {
-      {"gemm1024", "matmul:M=1024,N=1024,K=1024"},
-      {"resnet18_conv2_3x3_64", "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1"},
-      {"resnet18_conv4_3x3_256", "conv2d:C=256,H=14,W=14,O=256,KH=3,pad=1"},
+  const std::string conv2 = "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1", conv4 = "conv2d:C=256,H=14,W=14,O=256,KH=3,pad=1";
+  std::vector<OpSpec> specs = {
+      {"gemm1024", "matmul:M=1024,N=1024,K=1024", "matmul:M=512,N=512,K=512"},
+      {"resnet18_conv2_3x3_64", conv2, conv4},
+      {"resnet18_conv4_3x3_256", conv4, conv2},
   };
   if (!only.empty()) {
-    std::erase_if(specs, [&](const auto& sp) { return sp.first != only; });
+    std::erase_if(specs, [&](const OpSpec& sp) { return sp.name != only; });
     if (specs.empty()) {
       fmt::print(stderr, "--only: no operator named '{}' (gemm1024, resnet18_conv2_3x3_64, resnet18_conv4_3x3_256)\n", only);
       return 2;
     }
   }
+  std::vector<std::string> tuners = {"xgb", "random"};
+  if (transfer) tuners = {"xgb", "xgb_transfer", "random"};
+  std::unique_ptr<TempDir> tmp = transfer ? std::make_unique<TempDir>() : nullptr;
   std::vector<OpResult> results;
   auto t0 = std::chrono::steady_clock::now();
-  for (const auto& [name, spec] : specs) {
-    Workload w = parse_workload(spec);
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  for (const OpSpec& spec : specs) {
+    const std::string& name = spec.name;
+    Workload w = parse_workload(spec.workload);
     const Template& t = *templates_for(w.op, "cpu").at(0);
-    OpResult o{name, w.key(), 0, {}, {}, 0, {}};
+    OpResult o;
+    o.name = name;
+    o.workload = w.key();
+    std::filesystem::path source_file;
+    if (transfer) {
+      source_file = tmp->path() / (name + ".source.jsonl");
+      if (!prepare_transfer(t, w, spec.transfer_source, transfer_samples, cached, source_file.string(), &o)) return 1;
+      fmt::print(stderr,
+                 "{} transfer source {}: {} random configurations ({} errors), best {:.1f} GFLOP/s, features of length {} "
+                 "({} unique configurations measured so far, {:.0f} s)\n",
+                 name, o.transfer_source, o.transfer_samples, o.transfer_errors, o.transfer_best_gflops, o.feature_length,
+                 cached.unique(), elapsed());
+    }
     std::map<std::string, std::vector<std::vector<double>>> costs;
     auto memo = std::make_shared<FeatureMemo>();  // features are lowered once per operator
-    // Seed by seed, both tuners in turn: a change of the machine's load over the run
-    // then falls on both alike.
+    // Seed by seed, the tuners in turn: a change of the machine's load over the run
+    // then falls on all alike.
     for (int seed = 0; seed < seeds; ++seed) {
-      for (const std::string tuner : {"xgb", "random"}) {
+      for (const std::string& tuner : tuners) {
         TuneOptions opt;
-        opt.tuner = tuner;
+        opt.tuner = tuner == "xgb_transfer" ? "xgb" : tuner;
         opt.trials = trials;
         opt.seed = static_cast<uint64_t>(seed);
         opt.feature_memo = memo;
+        // A fresh copy of the source's records per seed: tune() appends to the file.
+        std::filesystem::path seed_file;
+        if (tuner == "xgb_transfer") {
+          seed_file = tmp->path() / fmt::format("{}.seed{}.jsonl", name, seed);
+          std::filesystem::copy_file(source_file, seed_file, std::filesystem::copy_options::overwrite_existing);
+          opt.records = seed_file.string();
+        }
         TuneResult r = tune(t, w, cached, opt);
+        if (!seed_file.empty()) {
+          std::filesystem::remove(seed_file);
+          o.transfer_records.push_back(r.transfer_records);
+          if (r.transfer_records == 0) {
+            fmt::print(stderr, "{} xgb_transfer seed {}: the tuner trained on no transfer records from {}\n", name, seed,
+                       o.transfer_source);
+            return 1;
+          }
+        }
         costs[tuner].push_back(r.best_curve);
-        if (trace && seed == 0 && tuner == "xgb") {
+        if (trace && seed == 0 && tuner != "random") {
+          if (tuner != "xgb") fmt::print(stderr, "  {} trials:\n", tuner);
           for (const Record& rec : r.records)
             fmt::print(stderr, "  trial {:3} config {:5} {:7.1f} GFLOP/s {}\n", rec.trial, rec.config,
                        rec.ok() ? w.flops() / rec.cost / 1e9 : 0.0, rec.ok() ? "" : rec.error);
         }
         if (r.best && (o.best.config < 0 || r.best->cost < o.best.cost)) o.best = *r.best;
-        fmt::print(stderr, "{} {} seed {}: best {:.1f} GFLOP/s ({} unique configurations measured so far, {:.0f} s)\n", name, tuner,
-                     seed, r.best ? w.flops() / r.best->cost / 1e9 : 0.0, cached.unique(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        std::string learned = seed_file.empty() ? "" : fmt::format(", trained on {} transfer records", r.transfer_records);
+        fmt::print(stderr, "{} {} seed {}: best {:.1f} GFLOP/s{} ({} unique configurations measured so far, {:.0f} s)\n", name,
+                   tuner, seed, r.best ? w.flops() / r.best->cost / 1e9 : 0.0, learned, cached.unique(), elapsed());
       }
     }
     o.best_gflops = w.flops() / cached.best_cost(w.key()) / 1e9;
@@ -272,6 +467,11 @@ int main(int argc, char** argv) {
   }
   std::ofstream(svg_path) << svg(results, blas_best);
 
+  // Random search's trials to 95% over a tuner's (null when either never got there).
+  auto random_over = [](const OpResult& o, const std::string& tuner) {
+    int x = o.trials_to_95.at(tuner), r = o.trials_to_95.at("random");
+    return x > 0 && r > 0 ? nlohmann::json(static_cast<double>(r) / x) : nlohmann::json(nullptr);
+  };
   nlohmann::json j;
   j["trials"] = trials;
   j["seeds"] = seeds;
@@ -283,10 +483,17 @@ int main(int argc, char** argv) {
     e["best_config"] = o.best.config;
     e["best_knobs"] = o.best.knobs;
     e["trials_to_95pct"] = o.trials_to_95;
-    int x = o.trials_to_95.at("xgb"), r = o.trials_to_95.at("random");
-    e["random_over_xgb_trials"] = x > 0 && r > 0 ? nlohmann::json(static_cast<double>(r) / x) : nlohmann::json(nullptr);
-    e["final_mean_gflops"] = {{"xgb", o.curve.at("xgb").back()}, {"random", o.curve.at("random").back()}};
+    e["random_over_xgb_trials"] = random_over(o, "xgb");
+    e["final_mean_gflops"] = nlohmann::json::object();
+    for (const auto& [tuner, c] : o.curve) e["final_mean_gflops"][tuner] = c.back();
     e["curves_gflops"] = o.curve;
+    if (transfer) {
+      e["random_over_xgb_transfer_trials"] = random_over(o, "xgb_transfer");
+      e["transfer"] = {{"source_workload", o.transfer_source},   {"samples", o.transfer_samples},
+                       {"sample_seed", kTransferSampleSeed},    {"source_errors", o.transfer_errors},
+                       {"source_best_gflops", o.transfer_best_gflops}, {"feature_length", o.feature_length},
+                       {"transfer_records_per_seed", o.transfer_records}};
+    }
     j["ops"].push_back(e);
   }
   bool have_gemm = gemm.name == "gemm1024";
@@ -299,15 +506,26 @@ int main(int argc, char** argv) {
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  fmt::print("{:<24} {:>10} {:>14} {:>14} {:>8} {:>12} {:>12}\n", "operator", "best GF/s", "xgb to 95%", "random to 95%", "ratio",
+  fmt::print("{:<24} {:>10} {:>14} {:>14} {:>8} {:>12} {:>12}", "operator", "best GF/s", "xgb to 95%", "random to 95%", "ratio",
              "xgb final", "random final");
+  if (transfer) fmt::print(" {:>16} {:>8} {:>14}", "xgb_tr to 95%", "ratio_tr", "xgb_tr final");
+  fmt::print("\n");
   for (const auto& o : results) {
     auto t = [](int v) { return v > 0 ? std::to_string(v) : std::string("never"); };
-    int x = o.trials_to_95.at("xgb"), r = o.trials_to_95.at("random");
-    fmt::print("{:<24} {:>10.1f} {:>14} {:>14} {:>8} {:>12.1f} {:>12.1f}\n", o.name, o.best_gflops, t(x), t(r),
-               x > 0 && r > 0 ? fmt::format("{:.2f}", static_cast<double>(r) / x) : "-", o.curve.at("xgb").back(),
-               o.curve.at("random").back());
+    auto ratio = [&](const std::string& tuner) {
+      nlohmann::json q = random_over(o, tuner);
+      return q.is_null() ? std::string("-") : fmt::format("{:.2f}", q.get<double>());
+    };
+    fmt::print("{:<24} {:>10.1f} {:>14} {:>14} {:>8} {:>12.1f} {:>12.1f}", o.name, o.best_gflops, t(o.trials_to_95.at("xgb")),
+               t(o.trials_to_95.at("random")), ratio("xgb"), o.curve.at("xgb").back(), o.curve.at("random").back());
+    if (transfer)
+      fmt::print(" {:>16} {:>8} {:>14.1f}", t(o.trials_to_95.at("xgb_transfer")), ratio("xgb_transfer"),
+                 o.curve.at("xgb_transfer").back());
+    fmt::print("\n");
   }
+  if (transfer)
+    for (const auto& o : results)
+      fmt::print("{}: xgb_transfer trained on {} random configurations of {}\n", o.name, o.transfer_samples, o.transfer_source);
   if (have_gemm)
     fmt::print("GEMM 1024: tuned kiln {:.1f} GFLOP/s, OpenBLAS ({}) {:.1f} GFLOP/s, ratio {:.2f}\n", kiln_best, openblas_get_corename(),
              blas_best, kiln_best / blas_best);
