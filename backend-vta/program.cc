@@ -8,6 +8,7 @@
 
 #include "hw/driver/runtime/device_buffer.h"
 #include "hw/spec/error.h"
+#include "hw/spec/isa.h"
 
 namespace kiln::vta {
 
@@ -53,16 +54,7 @@ int Program::add_kernel(runtime::UopKernel k) {
 
 ProgramStats Program::stats() const {
   ProgramStats s;
-  auto elem_bytes = [&](hw::MemType m) -> uint64_t {
-    switch (m) {
-      case hw::MemType::kInp: return config_.inp_elem_bytes();
-      case hw::MemType::kWgt: return config_.wgt_elem_bytes();
-      case hw::MemType::kAcc: return config_.acc_elem_bytes();
-      case hw::MemType::kOut: return config_.out_elem_bytes();
-      case hw::MemType::kUop: return config_.uop_elem_bytes();
-    }
-    return 0;
-  };
+  auto elem_bytes = [&](hw::MemType m) { return static_cast<uint64_t>(hw::mem_elem_bytes(config_, m)); };
   for (const ProgramOp& op : ops_) {
     switch (op.kind) {
       case ProgramOp::Kind::kLoad:
@@ -107,9 +99,7 @@ void Program::emit(runtime::CommandStream& cs, std::span<const driver::DevAddr> 
   for (const ProgramOp& op : ops_) {
     switch (op.kind) {
       case ProgramOp::Kind::kLoad: {
-        uint64_t eb = op.mem == hw::MemType::kInp   ? c.inp_elem_bytes()
-                      : op.mem == hw::MemType::kWgt ? c.wgt_elem_bytes()
-                                                    : c.acc_elem_bytes();
+        uint64_t eb = static_cast<uint64_t>(hw::mem_elem_bytes(c, op.mem));
         cs.load_2d(op.mem, op.sram, addrs[static_cast<size_t>(op.arg)] + op.dram_elem * eb, op.y_size, op.x_size,
                    op.x_stride, op.pad);
         break;
