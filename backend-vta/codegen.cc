@@ -199,10 +199,17 @@ struct Pending {
   ProgramOp op;
 };
 
+// Thrown by a bank-aware ACC layout that ran out of room; codegen() then starts over
+// with first fit everywhere.
+struct AccLayoutFull {};
+
 class Codegen {
  public:
-  Codegen(const Env& env, const schedule::LoweredFunc& f)
-      : env_(env), f_(f), layout_(env.config()), prog_(f.name, env.config()), eval_(vars_) {
+  // `centre_acc`: ACC tensors are placed centred on ACC's bank boundary where they fit
+  // (see place()).
+  Codegen(const Env& env, const schedule::LoweredFunc& f, bool centre_acc)
+      : env_(env), f_(f), centre_acc_(centre_acc), layout_(env.config()), prog_(f.name, env.config()),
+        eval_(vars_) {
     for (size_t i = 0; i < f.args.size(); ++i) {
       const ir::Buffer& b = f.args[i];
       if (!b->dtype.is_int() || b->dtype.lanes() != 1) fail("argument '" + b->name + "' must be a signed integer tensor");
@@ -306,17 +313,41 @@ class Codegen {
     spads_.erase(key);
   }
 
-  // Gives a scratchpad tensor its range: first fit in its buffer.
+  // True when [at, at + n) overlaps no range in use.
+  static bool free_range(const std::map<int64_t, int64_t>& used, int64_t at, int64_t n) {
+    if (at < 0) return false;
+    for (const auto& [start, len] : used)
+      if (start < at + n && at < start + len) return false;
+    return true;
+  }
+
+  // Gives a scratchpad tensor its range: first fit in its buffer. With centre_acc_, an
+  // ACC tensor is first tried centred on the middle of ACC, the boundary of the RTL's
+  // two ACC banks (docs/hardware.md): virtual threads make a tensor one copy per
+  // thread, back to back, so two threads' copies then sit in different banks, and the
+  // store module reading one thread's results does not wait for compute working on the
+  // other's. Centring can leave too little contiguous room for a later tensor; then
+  // the whole program is generated again with first fit (AccLayoutFull).
   void place(Spad& sp) {
     if (sp.placed) return;
     auto& used = used_[static_cast<int>(sp.mem)];
     int64_t depth = env_.depth(sp.mem);
     int64_t at = 0;
+    if (centre_acc_ && sp.mem == hw::MemType::kAcc && sp.elems <= depth &&
+        free_range(used, depth / 2 - sp.elems / 2, sp.elems)) {
+      at = depth / 2 - sp.elems / 2;
+      used[at] = sp.elems;
+      sp.base = at;
+      sp.placed = true;
+      sp.owner = true;
+      return;
+    }
     for (const auto& [start, len] : used) {
       if (start - at >= sp.elems) break;
       at = std::max(at, start + len);
     }
     if (at + sp.elems > depth) {
+      if (centre_acc_ && sp.mem == hw::MemType::kAcc) throw AccLayoutFull{};
       std::string live;
       for (const auto& [start, len] : used) live += fmt::format(" [{}, {})", start, start + len);
       fail(fmt::format("'{}' needs {} {} elements but only {} of {} are free (in use:{}); choose smaller tiles", sp.name,
@@ -1084,6 +1115,7 @@ class Codegen {
 
   const Env& env_;
   const schedule::LoweredFunc& f_;
+  bool centre_acc_;
   hw::InsnLayout layout_;
   Program prog_;
   VarMap vars_;
@@ -1097,6 +1129,12 @@ class Codegen {
 
 }  // namespace
 
-Program codegen(const Env& env, const schedule::LoweredFunc& f) { return Codegen(env, f).run(); }
+Program codegen(const Env& env, const schedule::LoweredFunc& f) {
+  try {
+    return Codegen(env, f, /*centre_acc=*/true).run();
+  } catch (const AccLayoutFull&) {
+    return Codegen(env, f, /*centre_acc=*/false).run();
+  }
+}
 
 }  // namespace kiln::vta

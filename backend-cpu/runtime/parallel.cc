@@ -36,9 +36,17 @@ class ThreadPool {
 
   void resize(int32_t size) {
     std::lock_guard<std::mutex> launch(launch_mu_);
-    if (size == size_) return;
+    if (size == size_ || down_) return;
     stop();
     start(size);
+  }
+
+  // Joins the workers for good; a later launch runs on its caller alone.
+  void shutdown() {
+    std::lock_guard<std::mutex> launch(launch_mu_);
+    stop();
+    size_ = 1;
+    down_ = true;
   }
 
   int32_t launch(kiln_parallel_task fn, void* closure, int32_t num_tasks) {
@@ -139,6 +147,7 @@ class ThreadPool {
   std::atomic<int32_t> next_task_{0};
   std::atomic<int32_t> error_{0};
   bool quit_ = false;
+  bool down_ = false;  // shut down: no workers again
   kiln_parallel_task fn_ = nullptr;
   void* closure_ = nullptr;
   int32_t num_tasks_ = 0;
@@ -147,11 +156,23 @@ class ThreadPool {
 std::mutex pool_mu;
 int32_t requested_threads = 0;  // 0: the default
 
+ThreadPool* pool_instance = nullptr;
+
 ThreadPool& pool() {
-  // Never destroyed: workers may still be asleep when the process exits.
-  static ThreadPool* p = new ThreadPool(default_num_threads());
+  // Never deleted (a static destructor elsewhere may still launch); its workers are
+  // joined by PoolReaper below.
+  static ThreadPool* p = pool_instance = new ThreadPool(default_num_threads());
   return *p;
 }
+
+// Joins the workers when this runtime goes away: at exit, and at dlclose() of an AOT
+// library that carries it, which unmaps the code that spinning or sleeping workers would
+// otherwise go on running (a crash after the library's last call).
+struct PoolReaper {
+  ~PoolReaper() {
+    if (pool_instance != nullptr) pool_instance->shutdown();
+  }
+} pool_reaper;
 
 }  // namespace
 

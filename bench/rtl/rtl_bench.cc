@@ -123,8 +123,11 @@ Throughput loop_throughput(const hw::Config& cfg, Opcode op, bool use_imm, uint3
 Result pipeline(const hw::Config& cfg, int tiles, int buffers) {
   // n rows of INP and n blocks of WGT per tile give n x n output elements.
   const uint32_t n = cfg.acc_depth() >= 512 ? 16 : 8;
-  // One micro-op per buffer, pointing at that buffer's slice of INP, WGT and ACC.
-  std::vector<hw::Uop> uops = {{0, 0, 0}, {n * n, n, n}};
+  // One micro-op per buffer, pointing at that buffer's slice of INP, WGT and ACC. The
+  // ACC slices sit in ACC's two banks (its halves), as the VTA backend places virtual
+  // threads: the store of one buffer then never waits for compute on the other.
+  const uint32_t acc_half = cfg.acc_depth() / 2;
+  std::vector<hw::Uop> uops = {{0, 0, 0}, {acc_half, n, n}};
   const uint32_t inp_bytes = cfg.inp_elem_bytes(), wgt_bytes = cfg.wgt_elem_bytes();
   const uint32_t out_bytes = cfg.out_elem_bytes();
   const uint64_t data = 1 << 20, outputs = 8 << 20;  // DRAM byte addresses
@@ -155,7 +158,7 @@ Result pipeline(const hw::Config& cfg, int tiles, int buffers) {
       }
       s.push_back(g);
     }
-    Insn so = mem(Opcode::kStore, MemType::kOut, b * n * n, outputs / out_bytes + t * n * n, 1,
+    Insn so = mem(Opcode::kStore, MemType::kOut, b * acc_half, outputs / out_bytes + t * n * n, 1,
                   n * n);
     so.pop_prev_dep = true;
     so.push_prev_dep = true;

@@ -1,5 +1,6 @@
 // The compute module: runs LOADs of UOP and ACC, GEMM, ALU and FINISH in order. It owns
-// the micro-op and accumulator buffers and writes the output buffer.
+// the micro-op and accumulator buffers. OUT is no buffer of its own: the store module
+// reads ACC through a port this module lends it (and truncates what it reads).
 //
 // GEMM and ALU run the loop nest of shared/ISA.md through a four-stage pipeline, one
 // micro-op per cycle (an ALU op with a tensor operand takes two: the accumulator
@@ -7,9 +8,18 @@
 //   A  loop counters; read the micro-op
 //   B  indices = micro-op + loop offsets; read INP, WGT and ACC
 //   C  forward ACC from D and E; GEMM or ALU; register the result
-//   D  write ACC and OUT                (E: what D wrote a cycle ago, for forwarding)
+//   D  write ACC                        (E: what D wrote a cycle ago, for forwarding)
 // Read-after-write on ACC inside a loop is thereby resolved by forwarding, never by
 // the compiler.
+//
+// ACC is two banks, its lower and upper half (the top index bit), each with one write
+// and one read port. The store module's reads share the read ports: a store read is
+// granted unless stage B reads the same bank in that cycle; while one waits, stage A
+// holds for a cycle, so a conflicting read costs the loop one bubble. The compiler
+// centres ACC allocations on the boundary, so the two virtual threads' copies of a tile
+// sit in different banks, and the store of one thread does not wait for the other's
+// GEMM or ALU (docs/hardware.md). Tokens keep the store away from rows that compute
+// still writes, so the two never race on a row.
 module kiln_compute #(
   parameter int GEMM_PAIR_PRODUCTS = 0  // kiln_gemm's PAIR_PRODUCTS
 ) (
@@ -29,16 +39,17 @@ module kiln_compute #(
   output logic tok_to_load_push_o,
   input  logic tok_to_store_full_i,
   output logic tok_to_store_push_o,
-  // Scratchpad read ports (INP, WGT) and the OUT write port
+  // Scratchpad read ports (INP, WGT) and the store module's read port on ACC
   output logic                                   inp_re_o,
   output logic [kiln_cfg_pkg::LOG_INP_DEPTH-1:0] inp_raddr_o,
   input  logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_rdata_i,
   output logic                                   wgt_re_o,
   output logic [kiln_cfg_pkg::LOG_WGT_DEPTH-1:0] wgt_raddr_o,
   input  logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_rdata_i,
-  output logic                                   out_we_o,
-  output logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] out_waddr_o,
-  output logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_wdata_o,
+  input  logic                                   st_re_i,      // request
+  input  logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] st_raddr_i,
+  output logic                                   st_gnt_o,     // granted: data next cycle
+  output logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] st_rdata_o,
   // Two AXI4 read clients (UOP, ACC), packed [acc, uop]
   output logic [1:0]                               ar_valid_o,
   input  logic [1:0]                               ar_ready_i,
@@ -122,12 +133,42 @@ module kiln_compute #(
     .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
     .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata));
 
+  // acc_* is compute's view: one write, one read, data a cycle later from the bank read.
   logic acc_we, acc_re;
   logic [DSTW-1:0] acc_waddr, acc_raddr;
   logic [ACCB-1:0] acc_wdata, acc_rdata;
-  kiln_sram #(.WIDTH(ACCB), .DEPTH(kiln_cfg_pkg::ACC_DEPTH)) acc_buf (
-    .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
-    .re_i(acc_re), .raddr_i(acc_raddr), .rdata_o(acc_rdata));
+  logic acc_rbank_q, st_rbank_q;   // the bank each side read last
+  logic acc_rbank, st_rbank;       // the bank each side reads now
+  if (DSTW >= 2) begin : g_banks
+    logic [1:0] bank_we, bank_re;
+    logic [DSTW-2:0] bank_raddr [2];
+    logic [ACCB-1:0] bank_rdata [2];
+    assign acc_rbank = acc_raddr[DSTW-1];
+    assign st_rbank = st_raddr_i[DSTW-1];
+    for (genvar b = 0; b < 2; b++) begin : g_bank
+      assign bank_we[b] = acc_we && acc_waddr[DSTW-1] == 1'(b);
+      assign bank_re[b] = (acc_re && acc_rbank == 1'(b)) || (st_gnt_o && st_rbank == 1'(b));
+      assign bank_raddr[b] = (acc_re && acc_rbank == 1'(b)) ? acc_raddr[DSTW-2:0] : st_raddr_i[DSTW-2:0];
+      kiln_sram #(.WIDTH(ACCB), .DEPTH(kiln_cfg_pkg::ACC_DEPTH / 2)) acc_buf (
+        .clk_i, .we_i(bank_we[b]), .waddr_i(acc_waddr[DSTW-2:0]), .wdata_i(acc_wdata),
+        .re_i(bank_re[b]), .raddr_i(bank_raddr[b]), .rdata_o(bank_rdata[b]));
+    end
+    assign acc_rdata = bank_rdata[acc_rbank_q];
+    assign st_rdata_o = bank_rdata[st_rbank_q];
+  end else begin : g_one_bank  // a two-element ACC: one bank, shared
+    logic [ACCB-1:0] rdata;
+    assign acc_rbank = 1'b0;
+    assign st_rbank = 1'b0;
+    kiln_sram #(.WIDTH(ACCB), .DEPTH(kiln_cfg_pkg::ACC_DEPTH)) acc_buf (
+      .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
+      .re_i(acc_re || st_gnt_o), .raddr_i(acc_re ? acc_raddr : st_raddr_i), .rdata_o(rdata));
+    assign acc_rdata = rdata;
+    assign st_rdata_o = rdata;
+  end
+  always_ff @(posedge clk_i) begin
+    if (acc_re) acc_rbank_q <= acc_rbank;
+    if (st_gnt_o) st_rbank_q <= st_rbank;
+  end
 
   // ---- LOAD of UOP and ACC --------------------------------------------------------
   logic start_uop, start_acc, uop_busy, acc_busy;
@@ -187,7 +228,9 @@ module kiln_compute #(
   logic tensor_alu, b_hold, a_fire, a_last;
   assign tensor_alu = l_alu_q && !l_imm_q && !l_reset_q;
   assign b_hold = b_valid_q && tensor_alu && !b_phase_q;
-  assign a_fire = a_active_q && !b_hold;
+  logic st_conflict;  // the store's read and stage B's want the same bank
+  assign st_conflict = st_re_i && b_valid_q && acc_rbank == st_rbank;
+  assign a_fire = a_active_q && !b_hold && !st_conflict;
   assign a_last = k_q == l_end_q - 1'b1 && j_q == l_iin_q - 1'b1 && i_q == l_iout_q - 1'b1;
   assign uop_re = a_fire;
   assign uop_raddr = UW'(k_q);
@@ -204,6 +247,7 @@ module kiln_compute #(
   assign inp_raddr_o = INPW'(b_src);
   assign wgt_re_o = b_valid_q && !l_alu_q;
   assign wgt_raddr_o = b_wgt;
+  assign st_gnt_o = st_re_i && !st_conflict;
   assign acc_re = b_valid_q;
   assign acc_raddr = b_hold ? b_src_acc : b_dst;
 
@@ -222,17 +266,10 @@ module kiln_compute #(
   kiln_alu alu (.clk_i, .op_i(l_op_q), .a_i(c_acc), .b_i(l_imm_q ? l_imm_vec_q : src_val_q), .r_o(alu_res));
   assign c_res = l_reset_q ? '0 : (l_alu_q ? alu_res : gemm_res);
 
-  // Stage D: ACC and OUT writes (ACC is shared with the ACC loader, never at once).
+  // Stage D: the ACC write (the port is shared with the ACC loader, never at once).
   assign acc_we = ld_acc_we || d_valid_q;
   assign acc_waddr = ld_acc_we ? ld_acc_waddr : d_dst_q;
   assign acc_wdata = ld_acc_we ? ld_acc_wdata : d_res_q;
-  assign out_we_o = d_valid_q;
-  assign out_waddr_o = d_dst_q;
-  always_comb begin
-    for (int l = 0; l < LANES; l++)
-      out_wdata_o[l * kiln_cfg_pkg::OUT_WIDTH +: kiln_cfg_pkg::OUT_WIDTH] =
-          d_res_q[l * kiln_cfg_pkg::ACC_WIDTH +: kiln_cfg_pkg::OUT_WIDTH];
-  end
 
   logic start_loop, loop_done;
   assign start_loop = state_q == START &&

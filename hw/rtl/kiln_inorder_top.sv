@@ -99,17 +99,17 @@ module kiln_inorder_top #(
   assign unused_addr_hi = ^insn_addr[63:32];
 
   // ---- Scratchpads -------------------------------------------------------------------
-  logic uop_we, inp_we, wgt_we, acc_we, out_we;
-  logic uop_re, inp_re, wgt_re, acc_re, out_re;
+  logic uop_we, inp_we, wgt_we, acc_we;
+  logic uop_re, inp_re, wgt_re, acc_re;
   logic [UW-1:0] uop_waddr, uop_raddr;
   logic [INPW-1:0] inp_waddr, inp_raddr;
   logic [WGTW-1:0] wgt_waddr, wgt_raddr;
-  logic [DSTW-1:0] acc_waddr, acc_raddr, out_waddr, out_raddr;
+  logic [DSTW-1:0] acc_waddr, acc_raddr;
   logic [31:0] uop_wdata, uop_rdata;
   logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_wdata, inp_rdata;
   logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_wdata, wgt_rdata;
   logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_wdata, acc_rdata;
-  logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_wdata, out_rdata;
+  logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_rdata;  // ACC's low bits: what STORE writes
   kiln_sram #(.WIDTH(32), .DEPTH(kiln_cfg_pkg::UOP_DEPTH)) uop_buf (
     .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
     .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata));
@@ -122,9 +122,12 @@ module kiln_inorder_top #(
   kiln_sram #(.WIDTH(kiln_cfg_pkg::ACC_ELEM_BITS), .DEPTH(kiln_cfg_pkg::ACC_DEPTH)) acc_buf (
     .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
     .re_i(acc_re), .raddr_i(acc_raddr), .rdata_o(acc_rdata));
-  kiln_sram #(.WIDTH(kiln_cfg_pkg::OUT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::OUT_DEPTH)) out_buf (
-    .clk_i, .we_i(out_we), .waddr_i(out_waddr), .wdata_i(out_wdata),
-    .re_i(out_re), .raddr_i(out_raddr), .rdata_o(out_rdata));
+  // OUT is no buffer of its own: a STORE reads ACC (in ST_READ) and keeps the low
+  // output-width bits of each accumulator.
+  always_comb begin
+    for (int l = 0; l < LANES; l++)
+      out_rdata[l * kiln_cfg_pkg::OUT_WIDTH +: kiln_cfg_pkg::OUT_WIDTH] = acc_rdata[l * AW +: kiln_cfg_pkg::OUT_WIDTH];
+  end
 
   // ---- State -------------------------------------------------------------------------
   typedef enum logic [3:0] {
@@ -504,18 +507,13 @@ module kiln_inorder_top #(
     inp_raddr = INPW'(s_idx);
     wgt_re = state_q == ROW && !is_alu;
     wgt_raddr = w_idx;
-    acc_re = state_q == ROW || state_q == SRC;
-    acc_raddr = (state_q == ROW && tensor_alu) ? DSTW'(s_idx) : (state_q == ROW ? d_idx : d_q);
+    acc_re = state_q == ROW || state_q == SRC || state_q == ST_READ;
+    acc_raddr = (state_q == ROW && tensor_alu) ? DSTW'(s_idx) :
+                (state_q == ROW ? d_idx : (state_q == ST_READ ? DSTW'(idx_q) : d_q));
 
     acc_we = (ld_write && tgt_q[3]) || (state_q == WRITE && lanes_done);
     acc_waddr = state_q == WRITE ? d_q : DSTW'(idx_q);
     acc_wdata = state_q == WRITE ? res_q : acc_elem;
-    out_we = state_q == WRITE && lanes_done;
-    out_waddr = d_q;
-    for (int l = 0; l < LANES; l++)
-      out_wdata[l * kiln_cfg_pkg::OUT_WIDTH +: kiln_cfg_pkg::OUT_WIDTH] = res_q[l * AW +: kiln_cfg_pkg::OUT_WIDTH];
-    out_re = state_q == ST_READ;
-    out_raddr = DSTW'(idx_q);
   end
 
   // ---- Sequencer -------------------------------------------------------------------

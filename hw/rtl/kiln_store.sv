@@ -1,6 +1,9 @@
 // The store module: runs STOREs in order. Each instruction pops a token from compute
 // (RAW on OUT) if it asks, writes y_size rows of x_size OUT elements to DRAM, waits for
-// the write responses, then pushes a token to compute (WAR) if it asks.
+// the write responses, then pushes a token to compute (WAR) if it asks. An OUT element
+// is the low output-width bits of each accumulator of an ACC element: the module reads
+// ACC through the compute module's read port (a request is granted when compute's
+// pipeline leaves the port free) and truncates.
 module kiln_store (
   input  logic clk_i,
   input  logic rst_ni,
@@ -11,10 +14,11 @@ module kiln_store (
   output logic         tok_from_compute_pop_o,
   input  logic         tok_to_compute_full_i,
   output logic         tok_to_compute_push_o,
-  // OUT read port
-  output logic                                   out_re_o,
-  output logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] out_raddr_o,
-  input  logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_rdata_i,
+  // ACC read port, lent by the compute module
+  output logic                                   acc_re_o,
+  output logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] acc_raddr_o,
+  input  logic                                   acc_gnt_i,
+  input  logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_rdata_i,
   // AXI4 write channels
   output logic                                       aw_valid_o,
   input  logic                                       aw_ready_i,
@@ -83,16 +87,23 @@ module kiln_store (
     end
   end
 
-  // OUT reads, in SRAM order (rows are contiguous there), into a small queue; a read
-  // is issued only when the queue has room for its data.
+  // ACC reads, in SRAM order (rows are contiguous there), into a small queue; a read
+  // is requested only when the queue has room for its data, and moves on when granted.
   logic        rd_active_q, rd_inflight_q;
   logic [31:0] rd_left_q;
   logic [OW-1:0] rd_idx_q;
   logic q_empty, q_pop, q_full_unused;
   logic [2:0] q_count;
-  logic [OB-1:0] q_data;
-  assign out_re_o = rd_active_q && (32'(q_count) + 32'(rd_inflight_q)) < 32'd4;
-  assign out_raddr_o = rd_idx_q;
+  logic [OB-1:0] q_data, out_elem;
+  logic rd_fire;
+  assign acc_re_o = rd_active_q && (32'(q_count) + 32'(rd_inflight_q)) < 32'd4;
+  assign acc_raddr_o = rd_idx_q;
+  assign rd_fire = acc_re_o && acc_gnt_i;
+  always_comb begin
+    for (int l = 0; l < kiln_cfg_pkg::BATCH * kiln_cfg_pkg::BLOCK_OUT; l++)
+      out_elem[l * kiln_cfg_pkg::OUT_WIDTH +: kiln_cfg_pkg::OUT_WIDTH] =
+          acc_rdata_i[l * kiln_cfg_pkg::ACC_WIDTH +: kiln_cfg_pkg::OUT_WIDTH];
+  end
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       rd_active_q <= 1'b0;
@@ -100,12 +111,12 @@ module kiln_store (
       rd_left_q <= '0;
       rd_idx_q <= '0;
     end else begin
-      rd_inflight_q <= out_re_o;
+      rd_inflight_q <= rd_fire;
       if (start_run) begin
         rd_active_q <= 1'b1;
         rd_left_q <= 32'(y_size) * 32'(x_size);
         rd_idx_q <= OW'(sram_base);
-      end else if (out_re_o) begin
+      end else if (rd_fire) begin
         rd_idx_q <= rd_idx_q + 1'b1;
         rd_left_q <= rd_left_q - 1'b1;
         if (rd_left_q == 32'd1) rd_active_q <= 1'b0;
@@ -113,7 +124,7 @@ module kiln_store (
     end
   end
   kiln_fifo #(.WIDTH(OB), .DEPTH(4)) q (
-    .clk_i, .rst_ni, .push_i(rd_inflight_q), .data_i(out_rdata_i), .full_o(q_full_unused),
+    .clk_i, .rst_ni, .push_i(rd_inflight_q), .data_i(out_elem), .full_o(q_full_unused),
     .pop_i(q_pop), .data_o(q_data), .empty_o(q_empty), .count_o(q_count));
 
   logic elem_ready, wr_busy;

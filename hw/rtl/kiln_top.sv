@@ -1,6 +1,6 @@
 // The accelerator: fetch, load, compute and store joined by three command queues and
-// four dependency-token queues; INP, WGT and OUT scratchpads between them (UOP and ACC
-// live in compute); one AXI4 master to DRAM shared by all, and the AXI4-Lite register
+// four dependency-token queues; INP and WGT scratchpads between them (UOP and ACC live
+// in compute, which lends ACC's read ports to store: OUT is ACC's low bits); one AXI4 master to DRAM shared by all, and the AXI4-Lite register
 // file of hw/spec/regs.h. The dbg_* ports feed the simulation watchdog.
 //
 // Abort (CTRL bit 1 while busy, kiln_regfile's abort_o) ends a run that does not finish,
@@ -188,22 +188,21 @@ module kiln_top #(
                         .empty_o(s2c_empty), .count_o(s2c_count));
 
   // ---- Scratchpads shared between modules -------------------------------------------
-  logic inp_we, inp_re, wgt_we, wgt_re, out_we, out_re;
+  logic inp_we, inp_re, wgt_we, wgt_re;
   logic [kiln_cfg_pkg::LOG_INP_DEPTH-1:0] inp_waddr, inp_raddr;
   logic [kiln_cfg_pkg::LOG_WGT_DEPTH-1:0] wgt_waddr, wgt_raddr;
-  logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] out_waddr, out_raddr;
   logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_wdata, inp_rdata;
   logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_wdata, wgt_rdata;
-  logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_wdata, out_rdata;
   kiln_sram #(.WIDTH(kiln_cfg_pkg::INP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::INP_DEPTH)) inp_buf (
     .clk_i, .we_i(inp_we), .waddr_i(inp_waddr), .wdata_i(inp_wdata),
     .re_i(inp_re), .raddr_i(inp_raddr), .rdata_o(inp_rdata));
   kiln_sram #(.WIDTH(kiln_cfg_pkg::WGT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::WGT_DEPTH)) wgt_buf (
     .clk_i, .we_i(wgt_we), .waddr_i(wgt_waddr), .wdata_i(wgt_wdata),
     .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata));
-  kiln_sram #(.WIDTH(kiln_cfg_pkg::OUT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::OUT_DEPTH)) out_buf (
-    .clk_i, .we_i(out_we), .waddr_i(out_waddr), .wdata_i(out_wdata),
-    .re_i(out_re), .raddr_i(out_raddr), .rdata_o(out_rdata));
+  // OUT is ACC's low bits: the store module reads ACC through compute (no OUT buffer).
+  logic st_re, st_gnt;
+  logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] st_raddr;
+  logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] st_rdata;
 
   // ---- Modules ---------------------------------------------------------------------------
   logic fetch_idle, insn_read;
@@ -245,7 +244,7 @@ module kiln_top #(
     .tok_to_store_full_i(c2s_full), .tok_to_store_push_o(c2s_push),
     .inp_re_o(inp_re), .inp_raddr_o(inp_raddr), .inp_rdata_i(inp_rdata),
     .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
-    .out_we_o(out_we), .out_waddr_o(out_waddr), .out_wdata_o(out_wdata),
+    .st_re_i(st_re), .st_raddr_i(st_raddr), .st_gnt_o(st_gnt), .st_rdata_o(st_rdata),
     .ar_valid_o(c_ar_valid[4:3]), .ar_ready_i(c_ar_ready[4:3]), .ar_addr_o(c_ar_addr[3 * AB +: 2 * AB]),
     .ar_len_o(c_ar_len[24 +: 16]), .r_valid_i(c_r_valid[4:3]), .r_ready_o(c_r_ready[4:3]),
     .r_data_i(m_axi_rdata), .idle_o(compute_idle), .busy_o(compute_busy),
@@ -260,7 +259,7 @@ module kiln_top #(
     .cmd_valid_i(!store_empty), .cmd_i(store_cmd), .cmd_pop_o(store_pop),
     .tok_from_compute_i(!c2s_empty), .tok_from_compute_pop_o(c2s_pop),
     .tok_to_compute_full_i(s2c_full), .tok_to_compute_push_o(s2c_push),
-    .out_re_o(out_re), .out_raddr_o(out_raddr), .out_rdata_i(out_rdata),
+    .acc_re_o(st_re), .acc_raddr_o(st_raddr), .acc_gnt_i(st_gnt), .acc_rdata_i(st_rdata),
     .aw_valid_o(store_aw_valid), .aw_ready_i(store_aw_ready), .aw_addr_o(m_axi_awaddr),
     .aw_len_o(m_axi_awlen), .w_valid_o(m_axi_wvalid), .w_ready_i(m_axi_wready),
     .w_data_o(m_axi_wdata), .w_strb_o(m_axi_wstrb), .w_last_o(m_axi_wlast),

@@ -201,6 +201,34 @@ TEST_P(RuntimeTest, AccLoadWithPaddingThroughAluCopy) {
   EXPECT_EQ(out_dev.read_elems<int8_t>(expected.size()), expected);
 }
 
+// OUT is ACC's low bits: a STORE right after a LOAD into ACC (no GEMM or ALU between)
+// writes the loaded accumulators' low 8 bits. Rows that an earlier GEMM wrote are
+// overwritten by the load, so a device that kept a separate OUT buffer fails here.
+TEST_P(RuntimeTest, StoreAfterAccLoadWritesItsLowBits) {
+  hw::Config cfg = config("tiny");
+  auto dev = device(cfg);
+  CommandStream s(*dev);
+  const int lanes = cfg.batch() * cfg.block_out();
+  const uint32_t n = 6;
+  std::vector<int32_t> acc = random_int32(size_t(n) * lanes, -1000000, 1000000);
+  DeviceBuffer acc_dev(*dev, acc.size() * 4), out_dev(*dev, size_t(n) * lanes);
+  acc_dev.write_elems<int32_t>(acc);
+  // First a GEMM with reset zeroes rows 0..n-1, then the load replaces them.
+  s.push_gemm(UopKernelBuilder::gemm("zero", /*reset=*/true)
+                  .loop_begin(n, 1, 0, 0)
+                  .push(0, 0, 0)
+                  .loop_end()
+                  .finish());
+  s.load_2d(MemType::kAcc, 0, acc_dev.address(), 1, n, n, Pad{});
+  s.dep_push(Stage::kCompute, Stage::kStore);
+  s.dep_pop(Stage::kCompute, Stage::kStore);
+  s.store_2d(0, out_dev.address(), 1, n, n);
+  s.synchronize();
+  std::vector<int8_t> expected(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) expected[i] = static_cast<int8_t>(acc[i]);
+  EXPECT_EQ(out_dev.read_elems<int8_t>(expected.size()), expected);
+}
+
 // A 2x2-block output over 3 K blocks with two loops; checks two bytes of each sum.
 TEST_P(RuntimeTest, GemmKernelWithTwoLoops) {
   for (const char* name : kConfigs) {

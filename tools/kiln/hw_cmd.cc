@@ -36,6 +36,8 @@ void print_config(const hw::Config& c) {
   row("wgt", c.wgt_buff_bytes(), c.wgt_elem_bytes(), c.wgt_depth(), c.log_wgt_depth());
   row("acc", c.acc_buff_bytes(), c.acc_elem_bytes(), c.acc_depth(), c.log_acc_depth());
   row("out", c.out_buff_bytes(), c.out_elem_bytes(), c.out_depth(), c.log_acc_depth());
+  fmt::print("  (out is no storage of its own: it is acc's low {} bits, read by STORE)\n",
+             c.out_width());
   fmt::print("\n  micro-op      dst_idx {} bits, src_idx {} bits, wgt_idx {} bits\n",
              c.uop_dst_width(), c.uop_src_width(), c.uop_wgt_width());
   hw::InsnLayout layout(c);

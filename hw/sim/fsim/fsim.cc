@@ -177,7 +177,7 @@ void Fsim::Impl::check_form(uint32_t n) const {
   bool padded = in.y_pad_0 || in.y_pad_1 || in.x_pad_0 || in.x_pad_1;
   if (in.opcode == Opcode::kLoad) {
     if (in.memory_type == MemType::kOut)
-      fail(n, "a LOAD cannot target OUT: OUT changes only through GEMM and ALU");
+      fail(n, "a LOAD cannot target OUT: OUT is the low bits of ACC (load ACC instead)");
     if (in.memory_type == MemType::kUop && padded)
       fail(n, "a micro-op load takes no padding (y_pad_0, y_pad_1, x_pad_0, x_pad_1 must be 0)");
   }
@@ -379,7 +379,8 @@ void Fsim::Impl::store(uint32_t n, const Insn& in) {
   check_dram(n, in, elem_bytes);
   for (uint64_t y = 0; y < in.y_size; ++y) {
     for (uint64_t x = 0; x < in.x_size; ++x) {
-      const int64_t* src = f.out_.data() + (in.sram_base + y * in.x_size + x) * per_elem;
+      // OUT is ACC read through its low output-width bits (write_le keeps those).
+      const int64_t* src = f.acc_.data() + (in.sram_base + y * in.x_size + x) * per_elem;
       uint64_t dst = (uint64_t{in.dram_base} + y * in.x_stride + x) * elem_bytes;
       for (int v = 0; v < per_elem; ++v)
         write_le(&f.dram_[dst + v * value_bytes], value_bytes, static_cast<uint64_t>(src[v]));
@@ -408,7 +409,7 @@ void Fsim::Impl::gemm(uint32_t n, const Insn& in) {
     fail(n, fmt::format("micro-op range [{}, {}) goes beyond the uop buffer's depth {}",
                         in.uop_bgn, in.uop_end, cfg.uop_depth()));
   const int batch = cfg.batch(), bi = cfg.block_in(), bo = cfg.block_out();
-  const int acc_w = cfg.acc_width(), out_w = cfg.out_width();
+  const int acc_w = cfg.acc_width();
   const size_t acc_elem = size_t(batch) * bo, inp_elem = size_t(batch) * bi,
                wgt_elem = size_t(bo) * bi;
   for (uint64_t i = 0; i < in.iter_out; ++i) {
@@ -418,10 +419,8 @@ void Fsim::Impl::gemm(uint32_t n, const Insn& in) {
         uint64_t d = loop_index(n, "dst", "acc", u.dst_idx, i, in.dst_factor_out, j,
                                 in.dst_factor_in, cfg.acc_depth());
         int64_t* acc = f.acc_.data() + d * acc_elem;
-        int64_t* out = f.out_.data() + d * acc_elem;
         if (in.reset) {
           std::fill(acc, acc + acc_elem, 0);
-          std::fill(out, out + acc_elem, 0);
           continue;
         }
         uint64_t s = loop_index(n, "src", "inp", u.src_idx, i, in.src_factor_out, j,
@@ -439,7 +438,6 @@ void Fsim::Impl::gemm(uint32_t n, const Insn& in) {
             for (int t = 0; t < bi; ++t) sum += x[t] * y[t];
             int64_t& a = acc[b * bo + o];
             a = wrap(static_cast<uint64_t>(a) + static_cast<uint64_t>(sum), acc_w);
-            out[b * bo + o] = wrap(static_cast<uint64_t>(a), out_w);
           }
         }
       }
@@ -453,7 +451,7 @@ void Fsim::Impl::alu(uint32_t n, const Insn& in) {
   if (in.uop_end > cfg.uop_depth())
     fail(n, fmt::format("micro-op range [{}, {}) goes beyond the uop buffer's depth {}",
                         in.uop_bgn, in.uop_end, cfg.uop_depth()));
-  const int acc_w = cfg.acc_width(), out_w = cfg.out_width();
+  const int acc_w = cfg.acc_width();
   const size_t elem = size_t(cfg.batch()) * cfg.block_out();
   const int64_t imm = in.imm;  // already the sign-extended int16
   for (uint64_t i = 0; i < in.iter_out; ++i) {
@@ -463,12 +461,10 @@ void Fsim::Impl::alu(uint32_t n, const Insn& in) {
         uint64_t d = loop_index(n, "dst", "acc", u.dst_idx, i, in.dst_factor_out, j,
                                 in.dst_factor_in, cfg.acc_depth());
         int64_t* acc = f.acc_.data() + d * elem;
-        int64_t* out = f.out_.data() + d * elem;
-        // Kiln defines ALU with reset like GEMM with reset: acc[d] and out[d] become 0
-        // and the operation is not applied (ISA.md gives reset the same meaning in both).
+        // Kiln defines ALU with reset like GEMM with reset: acc[d] becomes 0 and the
+        // operation is not applied (ISA.md gives reset the same meaning in both).
         if (in.reset) {
           std::fill(acc, acc + elem, 0);
-          std::fill(out, out + elem, 0);
           continue;
         }
         const int64_t* src = nullptr;
@@ -499,7 +495,6 @@ void Fsim::Impl::alu(uint32_t n, const Insn& in) {
             }
           }
           acc[e] = r;
-          out[e] = wrap(static_cast<uint64_t>(r), out_w);
         }
       }
     }
@@ -512,7 +507,6 @@ Fsim::Fsim(const hw::Config& cfg, std::span<uint8_t> dram)
   inp_.assign(size_t{cfg.inp_depth()} * cfg.batch() * cfg.block_in(), 0);
   wgt_.assign(size_t{cfg.wgt_depth()} * cfg.block_out() * cfg.block_in(), 0);
   acc_.assign(size_t{cfg.acc_depth()} * cfg.batch() * cfg.block_out(), 0);
-  out_.assign(size_t{cfg.out_depth()} * cfg.batch() * cfg.block_out(), 0);
   uops_.assign(cfg.uop_depth(), hw::Uop{});
 }
 
@@ -536,8 +530,12 @@ std::span<const int64_t> view(const std::vector<int64_t>& buf, uint32_t index, s
 std::span<const int64_t> Fsim::acc(uint32_t index) const {
   return view(acc_, index, size_t(cfg_.batch()) * cfg_.block_out(), cfg_.acc_depth(), "acc");
 }
-std::span<const int64_t> Fsim::out(uint32_t index) const {
-  return view(out_, index, size_t(cfg_.batch()) * cfg_.block_out(), cfg_.out_depth(), "out");
+std::vector<int64_t> Fsim::out(uint32_t index) const {
+  std::span<const int64_t> a =
+      view(acc_, index, size_t(cfg_.batch()) * cfg_.block_out(), cfg_.out_depth(), "out");
+  std::vector<int64_t> o(a.size());
+  for (size_t e = 0; e < a.size(); ++e) o[e] = wrap(static_cast<uint64_t>(a[e]), cfg_.out_width());
+  return o;
 }
 std::span<const int64_t> Fsim::inp(uint32_t index) const {
   return view(inp_, index, size_t(cfg_.batch()) * cfg_.block_in(), cfg_.inp_depth(), "inp");

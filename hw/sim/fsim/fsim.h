@@ -1,8 +1,9 @@
 #pragma once
 // fsim: the bit-exact functional model of the accelerator and the golden reference
-// for the RTL and the compiler. It executes an instruction stream exactly as
-// shared/ISA.md says, with the load, compute and store modules as separate in-order
-// queues joined by the four dependency-token queues.
+// for the RTL and the compiler. It executes an instruction stream as docs/isa.md says
+// (shared/ISA.md, with one change: OUT is ACC read through its low bits, not a buffer
+// of its own), with the load, compute and store modules as separate in-order queues
+// joined by the four dependency-token queues.
 
 #include <array>
 #include <cstdint>
@@ -43,7 +44,8 @@ class Fsim {
   // Direct views of the on-chip buffers, for tests and debugging. Values are stored
   // sign-extended; acc values wrap to the accumulator width.
   std::span<const int64_t> acc(uint32_t index) const;  // BATCH x BLOCK_OUT
-  std::span<const int64_t> out(uint32_t index) const;  // BATCH x BLOCK_OUT
+  // OUT is no buffer of its own: it is ACC's low output-width bits (what STORE writes).
+  std::vector<int64_t> out(uint32_t index) const;      // BATCH x BLOCK_OUT
   std::span<const int64_t> inp(uint32_t index) const;  // BATCH x BLOCK_IN
   std::span<const int64_t> wgt(uint32_t index) const;  // BLOCK_OUT x BLOCK_IN
   hw::Uop uop(uint32_t index) const;
@@ -53,7 +55,7 @@ class Fsim {
   hw::Config cfg_;
   hw::InsnLayout layout_;
   std::span<uint8_t> dram_;
-  std::vector<int64_t> inp_, wgt_, acc_, out_;
+  std::vector<int64_t> inp_, wgt_, acc_;
   std::vector<hw::Uop> uops_;
   FsimCounters counters_{};
   uint64_t schedule_seed_ = 0;
