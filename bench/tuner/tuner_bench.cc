@@ -318,7 +318,7 @@ bool prepare_transfer(const Template& t, const Workload& w, const std::string& s
 
 int main(int argc, char** argv) {
   reexec_without_openblas_overrides(argv);
-  int trials = 64, seeds = 5, transfer_samples = 64;
+  int trials = 64, seeds = 5, transfer_samples = 64, init_batch = 0, small_batch = 0;
   bool json = false, trace = false, transfer = false, samples_given = false;
   std::string cache_file;
   std::string svg_path = "tuner_curves.svg", only;
@@ -332,6 +332,8 @@ int main(int argc, char** argv) {
     else if (a == "--trace") trace = true;
     else if (a == "--cache" && i + 1 < argc) cache_file = argv[++i];
     else if (a == "--transfer") transfer = true;
+    else if (a == "--init-batch" && i + 1 < argc) init_batch = std::atoi(argv[++i]);
+    else if (a == "--small-batch" && i + 1 < argc) small_batch = std::atoi(argv[++i]);
     else if (a == "--transfer-samples" && i + 1 < argc) {
       transfer_samples = std::atoi(argv[++i]);
       samples_given = true;
@@ -406,6 +408,8 @@ int main(int argc, char** argv) {
         opt.trials = trials;
         opt.seed = static_cast<uint64_t>(seed);
         opt.feature_memo = memo;
+        if (init_batch > 0) opt.init_batch = init_batch;
+        if (small_batch > 0) opt.small_batch = small_batch;
         // A fresh copy of the source's records per seed: tune() appends to the file.
         std::filesystem::path seed_file;
         if (tuner == "xgb_transfer") {

@@ -2,8 +2,8 @@
 // (RAW on OUT) if it asks, writes y_size rows of x_size OUT elements to DRAM, waits for
 // the write responses, then pushes a token to compute (WAR) if it asks. An OUT element
 // is the low output-width bits of each accumulator of an ACC element: the module reads
-// ACC through the compute module's read port (a request is granted when compute's
-// pipeline leaves the port free) and truncates.
+// ACC through the compute module's read ports (a request is granted unless compute's
+// pipeline reads the same ACC bank in that cycle) and truncates.
 module kiln_store (
   input  logic clk_i,
   input  logic rst_ni,
