@@ -332,22 +332,17 @@ class Codegen {
     if (sp.placed) return;
     auto& used = used_[static_cast<int>(sp.mem)];
     int64_t depth = env_.depth(sp.mem);
-    int64_t at = 0;
-    if (centre_acc_ && sp.mem == hw::MemType::kAcc && sp.elems <= depth &&
-        free_range(used, depth / 2 - sp.elems / 2, sp.elems)) {
-      at = depth / 2 - sp.elems / 2;
-      used[at] = sp.elems;
-      sp.base = at;
-      sp.placed = true;
-      sp.owner = true;
-      return;
-    }
-    for (const auto& [start, len] : used) {
-      if (start - at >= sp.elems) break;
-      at = std::max(at, start + len);
+    const bool centre = centre_acc_ && sp.mem == hw::MemType::kAcc;
+    int64_t at = depth / 2 - sp.elems / 2;
+    if (!centre || sp.elems > depth || !free_range(used, at, sp.elems)) {
+      at = 0;
+      for (const auto& [start, len] : used) {
+        if (start - at >= sp.elems) break;
+        at = std::max(at, start + len);
+      }
     }
     if (at + sp.elems > depth) {
-      if (centre_acc_ && sp.mem == hw::MemType::kAcc) throw AccLayoutFull{};
+      if (centre) throw AccLayoutFull{};
       std::string live;
       for (const auto& [start, len] : used) live += fmt::format(" [{}, {})", start, start + len);
       fail(fmt::format("'{}' needs {} {} elements but only {} of {} are free (in use:{}); choose smaller tiles", sp.name,

@@ -106,6 +106,32 @@ INSTANTIATE_TEST_SUITE_P(Layers, ResNet18Fsim,
                                                               "C11", "C12")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
+// With two virtual threads the codegen centres the ACC tile on the middle of ACC, the
+// boundary of the RTL's two ACC banks: one thread's stores read the lower half, the
+// other's the upper, so a store never waits for compute on the other thread's bank.
+TEST(VtaCodegen, VirtualThreadsStoreFromBothAccBanks) {
+  hw::Config cfg = config("default");
+  vta::Env env(cfg);
+  for (const char* name : {"C2", "C8", "C12"}) {
+    vta::Conv2DWorkload wl = layer(name, cfg.batch());
+    vta::Requant rq = requant_for(wl);
+    vta::Conv2DKnobs k = vta::default_conv2d_knobs(env, wl, rq, true);
+    ASSERT_EQ(k.h_threads * k.oc_threads, 2) << name << ": " << k.to_string();
+    vta::Program p = vta::build_conv2d(env, wl, rq, k);
+    const uint32_t half = cfg.acc_depth() / 2;
+    int low = 0, high = 0;
+    for (const vta::ProgramOp& op : p.ops()) {
+      if (op.kind != vta::ProgramOp::Kind::kStore) continue;
+      bool lo = op.sram + op.y_size * op.x_size <= half, hi = op.sram >= half;
+      EXPECT_TRUE(lo || hi) << name << ": a store straddles the bank boundary at " << op.sram;
+      low += lo;
+      high += hi;
+    }
+    EXPECT_GT(low, 0) << name;
+    EXPECT_EQ(low, high) << name;
+  }
+}
+
 // ---------------------------------------------------------------- random shapes
 
 vta::Conv2DWorkload random_workload(const vta::Env& env, std::mt19937& rng, int kernel) {
