@@ -5,6 +5,10 @@
 //
 //   tuner_bench [--trials 64] [--seeds 5] [--svg tuner_curves.svg] [--only NAME] [--json]
 //               [--cache FILE] [--trace] [--transfer [--transfer-samples 64]]
+//               [--init-batch N] [--small-batch N]
+//
+// --init-batch and --small-batch set TuneOptions' first random batch and the batches
+// after it (defaults 8 and 4), for trying the search (with --cache, against a table).
 //
 // --transfer adds a third curve, xgb_transfer: the XGBoost tuner given a records file
 // of another workload of the same template (transfer learning, docs/tuning.md), so
@@ -340,7 +344,7 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json] [--cache FILE] [--trace] "
-                 "[--transfer [--transfer-samples N]]\n",
+                 "[--transfer [--transfer-samples N]] [--init-batch N] [--small-batch N]\n",
                  argv[0]);
       return 2;
     }
