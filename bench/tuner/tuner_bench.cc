@@ -4,23 +4,26 @@
 // same run. Writes the tuning curves as an SVG plot; --json prints the figures.
 //
 //   tuner_bench [--trials 64] [--seeds 5] [--svg tuner_curves.svg] [--only NAME] [--json]
-//               [--cache FILE] [--trace] [--transfer [--transfer-samples 64]]
-//               [--init-batch N] [--small-batch N]
+//               [--cache FILE] [--trace] [--init-batch N] [--small-batch N]
+//               [--transfer [--transfer-samples 64] [--transfer-from tuned|sampled]
+//                           [--transfer-source SPEC]...]
 //
 // --init-batch and --small-batch set TuneOptions' first random batch and the batches
 // after it (defaults 8 and 4), for trying the search (with --cache, against a table).
 //
 // --transfer adds a third curve, xgb_transfer: the XGBoost tuner given a records file
-// of another workload of the same template (transfer learning, docs/tuning.md), so
-// that its model is trained before the first batch. The source of each operator is
-// measured in the same run: a fixed random sample (--transfer-samples, seed
-// kTransferSampleSeed) of matmul 512^3 for the GEMM, and of the other convolution for
-// each convolution. Every seed gets its own fresh copy of that file (the tuner
-// appends its own records to it, which the next seed would take for its own earlier
-// trials); the copies live in a temporary folder removed at exit. --json then adds,
-// per operator, the xgb_transfer curve and trials to 95%, random_over_xgb_transfer_trials
-// and "transfer" (source workload, sample size, records the tuner trained on per seed).
-// Without --transfer the output is as before.
+// that holds other workloads of the same template (transfer learning, docs/tuning.md),
+// as `kiln tune MODEL` leaves it after the model's earlier operators, so that its model
+// is trained before the first batch. The sources are measured in the same run, for
+// every seed afresh (seed kTransferSeed + seed): each tuned by xgb for
+// --transfer-samples trials, learning from the sources before it (--transfer-from
+// tuned, the default), or a random sample of that many (--transfer-from sampled).
+// GEMM 1024's sources are the three GEMMs with one dimension halved; a convolution's
+// are the other three stride-1 3x3 convolutions of ResNet-18. --transfer-source SPEC
+// (repeatable, with --only) replaces them. Each seed's file lives in a temporary
+// folder removed at exit. --json then adds, per operator, the xgb_transfer curve and
+// trials to 95%, random_over_xgb_transfer_trials and "transfer" (the sources, their
+// records over all seeds, records the tuner trained on per seed).
 //
 // One measurement per configuration and operator: a configuration that a second seed
 // or another tuner picks again (or that was a transfer sample) gets the time measured
@@ -133,14 +136,15 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// The transfer sample is the same in every run, whatever --seeds says.
-constexpr uint64_t kTransferSampleSeed = 1;
+// Seed s's transfer sources are tuned (or sampled) with seed kTransferSeed + s, so
+// that the seeds' mean also averages over what the sources' records happened to be.
+constexpr uint64_t kTransferSeed = 1;
 
 // Measures `n` distinct random configurations of `w` (all of them when the space is
 // smaller) and returns them as the records a tuner would have written.
-std::vector<Record> sample_records(const Template& t, const Workload& w, int n, Measurer& m) {
+std::vector<Record> sample_records(const Template& t, const Workload& w, int n, uint64_t seed, Measurer& m) {
   ConfigSpace space = t.space(w);
-  std::mt19937_64 rng(kTransferSampleSeed);
+  std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> pick(0, space.size() - 1);
   std::set<int64_t> chosen;
   std::vector<MeasureInput> inputs;
@@ -191,11 +195,14 @@ struct OpResult {
   std::map<std::string, int> trials_to_95;           // first trial whose mean reaches 95% (-1: never)
   size_t measured = 0;
   Record best;
-  // With --transfer: the source workload, its sample, and what each seed's xgb_transfer
-  // run trained on.
-  std::string transfer_source;
-  int transfer_samples = 0, transfer_errors = 0;
-  double transfer_best_gflops = 0;  // the source's best in the sample
+  // With --transfer: the source workloads, their samples, and what each seed's
+  // xgb_transfer run trained on.
+  struct Source {
+    std::string workload;
+    int samples = 0, errors = 0;
+    double best_gflops = 0;  // the source's best in its sample
+  };
+  std::vector<Source> sources;
   size_t feature_length = 0;
   std::vector<int> transfer_records;  // per seed
 };
@@ -269,50 +276,80 @@ std::string svg(const std::vector<OpResult>& ops, double blas_gflops) {
   return s + "</svg>\n";
 }
 
-// The operators, each with its transfer source: another workload of the same
-// template, so that the tuner trains on its records (tuner.cc only uses records of the
-// tuned template). Matmul 512^3 has the same knobs as 1024^3 and one eighth the work.
+// The operators, each with its transfer sources: other workloads of the same template
+// (tuner.cc only uses records of the tuned template), as the records file holds them
+// when `kiln tune` tunes a model's operators in turn. A convolution's sources are the
+// other stride-1 3x3 convolutions of ResNet-18; GEMM 1024's are the three GEMMs with
+// one of its dimensions halved.
 struct OpSpec {
-  std::string name, workload, transfer_source;
+  std::string name, workload;
+  std::vector<std::string> transfer_sources;
 };
 
-// Measures the transfer source's sample and writes it to `file` as records. False,
-// with a message, when the tuner could not learn from them: another template, no
-// successful measurement, or feature vectors of another length than `w`'s (the tuner
-// would then drop them after its first batch, and score nothing with a model trained
-// on them before it).
-bool prepare_transfer(const Template& t, const Workload& w, const std::string& source_spec, int samples, Measurer& m,
+// Measures each transfer source's sample and writes them all to `file` as records.
+// False, with a message, when the tuner could not learn from one of them: another
+// template, no successful measurement, or feature vectors of another length than
+// `w`'s (the tuner would then drop the transfer rows after its first batch, and score
+// nothing with a model trained on them before it).
+bool prepare_transfer(const Template& t, const Workload& w, const std::vector<std::string>& source_specs, int samples,
+                      bool tuned, uint64_t seed, std::map<std::string, std::shared_ptr<FeatureMemo>>& memos, Measurer& m,
                       const std::string& file, OpResult* o) {
-  Workload src = parse_workload(source_spec);
-  if (src == w || templates_for(src.op, "cpu").empty() || templates_for(src.op, "cpu")[0]->name != t.name) {
-    fmt::print(stderr, "{}: transfer source '{}' is not another workload of template {}\n", o->name, src.key(), t.name);
-    return false;
-  }
-  std::vector<Record> recs = sample_records(t, src, samples, m);
-  RecordWriter out(file);
-  std::vector<int64_t> configs;
-  double best = 0;
-  for (const Record& r : recs) {
-    out.append(r);
-    configs.push_back(r.config);
-    if (!r.ok()) ++o->transfer_errors;
-    else if (best == 0 || r.cost < best) best = r.cost;
-  }
-  o->transfer_source = src.key();
-  o->transfer_samples = static_cast<int>(recs.size());
-  o->transfer_best_gflops = best > 0 ? src.flops() / best / 1e9 : 0;
-  if (best == 0) {
-    fmt::print(stderr, "{}: none of the {} configurations of transfer source {} measured without error\n", o->name, recs.size(),
-               src.key());
-    return false;
-  }
   std::vector<int64_t> first;  // probes of the tuned workload's space
   for (int64_t i = 0; i < std::min<int64_t>(16, t.space(w).size()); ++i) first.push_back(i);
-  size_t src_len = feature_length(t, src, configs), len = feature_length(t, w, first);
-  if (src_len == 0 || src_len != len) {
-    fmt::print(stderr, "{}: features of transfer source {} have length {}, those of {} {}; the tuner would not use them\n", o->name,
-               src.key(), src_len, w.key(), len);
-    return false;
+  const size_t len = feature_length(t, w, first);
+  RecordWriter out(file);
+  for (const std::string& spec : source_specs) {
+    Workload src;
+    try {
+      src = parse_workload(spec);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "{}: transfer source '{}': {}\n", o->name, spec, e.what());
+      return false;
+    }
+    if (src == w || templates_for(src.op, "cpu").empty() || templates_for(src.op, "cpu")[0]->name != t.name) {
+      fmt::print(stderr, "{}: transfer source '{}' is not another workload of template {}\n", o->name, src.key(), t.name);
+      return false;
+    }
+    std::vector<Record> recs;
+    if (tuned) {
+      // As `kiln tune` leaves a model's earlier operators in the records file: each
+      // source tuned by xgb, learning from the sources before it.
+      TuneOptions to;
+      to.tuner = "xgb";
+      to.trials = samples;
+      to.seed = seed;
+      to.records = file;
+      auto& memo = memos[src.key()];
+      if (!memo) memo = std::make_shared<FeatureMemo>();
+      to.feature_memo = memo;
+      recs = tune(t, src, m, to).records;
+    } else {
+      recs = sample_records(t, src, samples, seed, m);
+    }
+    std::vector<int64_t> configs;
+    auto known = std::find_if(o->sources.begin(), o->sources.end(), [&](const auto& so) { return so.workload == src.key(); });
+    OpResult::Source& so = known != o->sources.end() ? *known : o->sources.emplace_back();
+    so.workload = src.key();
+    so.samples += static_cast<int>(recs.size());
+    double best = 0;
+    for (const Record& r : recs) {
+      if (!tuned) out.append(r);
+      configs.push_back(r.config);
+      if (!r.ok()) ++so.errors;
+      else if (best == 0 || r.cost < best) best = r.cost;
+    }
+    so.best_gflops = std::max(so.best_gflops, best > 0 ? src.flops() / best / 1e9 : 0);
+    if (best == 0) {
+      fmt::print(stderr, "{}: none of the {} configurations of transfer source {} measured without error\n", o->name,
+                 recs.size(), src.key());
+      return false;
+    }
+    size_t src_len = feature_length(t, src, configs);
+    if (src_len == 0 || src_len != len) {
+      fmt::print(stderr, "{}: features of transfer source {} have length {}, those of {} {}; the tuner would not use them\n",
+                 o->name, src.key(), src_len, w.key(), len);
+      return false;
+    }
   }
   o->feature_length = len;
   return true;
@@ -323,8 +360,10 @@ bool prepare_transfer(const Template& t, const Workload& w, const std::string& s
 int main(int argc, char** argv) {
   reexec_without_openblas_overrides(argv);
   int trials = 64, seeds = 5, transfer_samples = 64, init_batch = 0, small_batch = 0;
-  bool json = false, trace = false, transfer = false, samples_given = false;
+  bool json = false, trace = false, transfer = false, samples_given = false, transfer_tuned = true,
+       from_given = false;
   std::string cache_file;
+  std::vector<std::string> transfer_sources;
   std::string svg_path = "tuner_curves.svg", only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -336,6 +375,12 @@ int main(int argc, char** argv) {
     else if (a == "--trace") trace = true;
     else if (a == "--cache" && i + 1 < argc) cache_file = argv[++i];
     else if (a == "--transfer") transfer = true;
+    else if (a == "--transfer-source" && i + 1 < argc) transfer_sources.push_back(argv[++i]);
+    else if (a == "--transfer-from" && i + 1 < argc && (argv[i + 1] == std::string("tuned") || argv[i + 1] == std::string("sampled")))
+    {
+      transfer_tuned = argv[++i] == std::string("tuned");
+      from_given = true;
+    }
     else if (a == "--init-batch" && i + 1 < argc) init_batch = std::atoi(argv[++i]);
     else if (a == "--small-batch" && i + 1 < argc) small_batch = std::atoi(argv[++i]);
     else if (a == "--transfer-samples" && i + 1 < argc) {
@@ -344,7 +389,8 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json] [--cache FILE] [--trace] "
-                 "[--transfer [--transfer-samples N]] [--init-batch N] [--small-batch N]\n",
+                 "[--transfer [--transfer-samples N] [--transfer-from tuned|sampled] [--transfer-source SPEC]...] "
+                 "[--init-batch N] [--small-batch N]\n",
                  argv[0]);
       return 2;
     }
@@ -353,8 +399,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "--trials and --seeds must be positive\n");
     return 2;
   }
-  if (samples_given && !transfer) {
-    fmt::print(stderr, "--transfer-samples needs --transfer\n");
+  if ((samples_given || from_given) && !transfer) {
+    fmt::print(stderr, "--transfer-samples and --transfer-from need --transfer\n");
     return 2;
   }
   if (transfer_samples < 2) {
@@ -365,11 +411,14 @@ int main(int argc, char** argv) {
   MeasureOptions mo;
   LocalPool pool(2, mo);  // two builds at once; timings never overlap (measure.h)
   CachedMeasurer cached(pool, cache_file);
-  const std::string conv2 = "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1", conv4 = "conv2d:C=256,H=14,W=14,O=256,KH=3,pad=1";
+  const std::string conv2 = "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1", conv3 = "conv2d:C=128,H=28,W=28,O=128,KH=3,pad=1",
+                    conv4 = "conv2d:C=256,H=14,W=14,O=256,KH=3,pad=1", conv5 = "conv2d:C=512,H=7,W=7,O=512,KH=3,pad=1";
   std::vector<OpSpec> specs = {
-      {"gemm1024", "matmul:M=1024,N=1024,K=1024", "matmul:M=512,N=512,K=512"},
-      {"resnet18_conv2_3x3_64", conv2, conv4},
-      {"resnet18_conv4_3x3_256", conv4, conv2},
+      {"gemm1024",
+       "matmul:M=1024,N=1024,K=1024",
+       {"matmul:M=512,N=1024,K=1024", "matmul:M=1024,N=512,K=1024", "matmul:M=1024,N=1024,K=512"}},
+      {"resnet18_conv2_3x3_64", conv2, {conv3, conv4, conv5}},
+      {"resnet18_conv4_3x3_256", conv4, {conv2, conv3, conv5}},
   };
   if (!only.empty()) {
     std::erase_if(specs, [&](const OpSpec& sp) { return sp.name != only; });
@@ -378,6 +427,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (!transfer_sources.empty()) {
+    if (!transfer || only.empty()) {
+      fmt::print(stderr, "--transfer-source needs --transfer and --only (it replaces that operator's sources)\n");
+      return 2;
+    }
+    specs[0].transfer_sources = transfer_sources;
+  }
+  for (const OpSpec& sp : specs)
+    for (const std::string& src : sp.transfer_sources) {
+      try {
+        parse_workload(src);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "--transfer-source '{}': {}\n", src, e.what());
+        return 2;
+      }
+    }
   std::vector<std::string> tuners = {"xgb", "random"};
   if (transfer) tuners = {"xgb", "xgb_transfer", "random"};
   std::unique_ptr<TempDir> tmp = transfer ? std::make_unique<TempDir>() : nullptr;
@@ -391,16 +456,7 @@ int main(int argc, char** argv) {
     OpResult o;
     o.name = name;
     o.workload = w.key();
-    std::filesystem::path source_file;
-    if (transfer) {
-      source_file = tmp->path() / (name + ".source.jsonl");
-      if (!prepare_transfer(t, w, spec.transfer_source, transfer_samples, cached, source_file.string(), &o)) return 1;
-      fmt::print(stderr,
-                 "{} transfer source {}: {} random configurations ({} errors), best {:.1f} GFLOP/s, features of length {} "
-                 "({} unique configurations measured so far, {:.0f} s)\n",
-                 name, o.transfer_source, o.transfer_samples, o.transfer_errors, o.transfer_best_gflops, o.feature_length,
-                 cached.unique(), elapsed());
-    }
+    std::map<std::string, std::shared_ptr<FeatureMemo>> source_memos;
     std::map<std::string, std::vector<std::vector<double>>> costs;
     auto memo = std::make_shared<FeatureMemo>();  // features are lowered once per operator
     // Seed by seed, the tuners in turn: a change of the machine's load over the run
@@ -414,11 +470,16 @@ int main(int argc, char** argv) {
         opt.feature_memo = memo;
         if (init_batch > 0) opt.init_batch = init_batch;
         if (small_batch > 0) opt.small_batch = small_batch;
-        // A fresh copy of the source's records per seed: tune() appends to the file.
+        // The sources' records of this seed, in a file of their own (tune() appends
+        // its records to it).
         std::filesystem::path seed_file;
         if (tuner == "xgb_transfer") {
           seed_file = tmp->path() / fmt::format("{}.seed{}.jsonl", name, seed);
-          std::filesystem::copy_file(source_file, seed_file, std::filesystem::copy_options::overwrite_existing);
+          if (!prepare_transfer(t, w, spec.transfer_sources, transfer_samples, transfer_tuned, kTransferSeed + seed,
+                                source_memos, cached, seed_file.string(), &o))
+            return 1;
+          fmt::print(stderr, "{} seed {}: transfer sources {} ({} unique configurations measured so far, {:.0f} s)\n", name, seed,
+                     transfer_tuned ? "tuned" : "sampled", cached.unique(), elapsed());
           opt.records = seed_file.string();
         }
         TuneResult r = tune(t, w, cached, opt);
@@ -426,8 +487,7 @@ int main(int argc, char** argv) {
           std::filesystem::remove(seed_file);
           o.transfer_records.push_back(r.transfer_records);
           if (r.transfer_records == 0) {
-            fmt::print(stderr, "{} xgb_transfer seed {}: the tuner trained on no transfer records from {}\n", name, seed,
-                       o.transfer_source);
+            fmt::print(stderr, "{} xgb_transfer seed {}: the tuner trained on no transfer records\n", name, seed);
             return 1;
           }
         }
@@ -497,9 +557,11 @@ int main(int argc, char** argv) {
     e["curves_gflops"] = o.curve;
     if (transfer) {
       e["random_over_xgb_transfer_trials"] = random_over(o, "xgb_transfer");
-      e["transfer"] = {{"source_workload", o.transfer_source},   {"samples", o.transfer_samples},
-                       {"sample_seed", kTransferSampleSeed},    {"source_errors", o.transfer_errors},
-                       {"source_best_gflops", o.transfer_best_gflops}, {"feature_length", o.feature_length},
+      nlohmann::json sources = nlohmann::json::array();
+      for (const OpResult::Source& so : o.sources)
+        sources.push_back(
+            {{"workload", so.workload}, {"samples", so.samples}, {"errors", so.errors}, {"best_gflops", so.best_gflops}});
+      e["transfer"] = {{"sources", sources}, {"seed", kTransferSeed}, {"feature_length", o.feature_length},
                        {"transfer_records_per_seed", o.transfer_records}};
     }
     j["ops"].push_back(e);
@@ -533,7 +595,9 @@ int main(int argc, char** argv) {
   }
   if (transfer)
     for (const auto& o : results)
-      fmt::print("{}: xgb_transfer trained on {} random configurations of {}\n", o.name, o.transfer_samples, o.transfer_source);
+      for (const OpResult::Source& so : o.sources)
+        fmt::print("{}: xgb_transfer learned from {} {} records of {} (all seeds)\n", o.name, so.samples,
+                   transfer_tuned ? "xgb-tuned" : "random", so.workload);
   if (have_gemm)
     fmt::print("GEMM 1024: tuned kiln {:.1f} GFLOP/s, OpenBLAS ({}) {:.1f} GFLOP/s, ratio {:.2f}\n", kiln_best, openblas_get_corename(),
              blas_best, kiln_best / blas_best);

@@ -140,7 +140,7 @@ void add_tune_command(CLI::App& app) {
   add_config_option(t, a->config);
   t->add_option("-n,--trials", a->trials, "measurements per operator (with --resume: in total)")->capture_default_str();
   t->add_option("-r,--records", a->records, "JSON-lines file the measurements are appended to")->required();
-  t->add_option("--tuner", a->tuner, "xgb (cost model + simulated annealing), random or grid")->capture_default_str();
+  t->add_option("--tuner", a->tuner, "xgb (XGBoost cost model; small spaces scored whole, large ones by simulated annealing), random or grid")->capture_default_str();
   t->add_option("--seed", a->seed, "random seed of the search")->capture_default_str();
   t->add_flag("--resume", a->resume, "count the records already in the file as trials and continue");
   t->add_option("-j,--jobs", a->jobs, "worker processes measuring at once (without mpirun)")->capture_default_str();
