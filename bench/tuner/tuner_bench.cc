@@ -286,7 +286,8 @@ struct OpSpec {
   std::vector<std::string> transfer_sources;
 };
 
-// Measures each transfer source's sample and writes them all to `file` as records.
+// Tunes (or samples) each transfer source for `samples` trials with `seed`, its records
+// all in `file`.
 // False, with a message, when the tuner could not learn from one of them: another
 // template, no successful measurement, or feature vectors of another length than
 // `w`'s (the tuner would then drop the transfer rows after its first batch, and score
@@ -299,13 +300,7 @@ bool prepare_transfer(const Template& t, const Workload& w, const std::vector<st
   const size_t len = feature_length(t, w, first);
   RecordWriter out(file);
   for (const std::string& spec : source_specs) {
-    Workload src;
-    try {
-      src = parse_workload(spec);
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "{}: transfer source '{}': {}\n", o->name, spec, e.what());
-      return false;
-    }
+    Workload src = parse_workload(spec);  // main() rejected specs that do not parse
     if (src == w || templates_for(src.op, "cpu").empty() || templates_for(src.op, "cpu")[0]->name != t.name) {
       fmt::print(stderr, "{}: transfer source '{}' is not another workload of template {}\n", o->name, src.key(), t.name);
       return false;
