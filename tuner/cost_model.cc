@@ -50,7 +50,7 @@ void CostModel::fit(const std::vector<std::vector<float>>& x, const std::vector<
   try {
     set("objective", "rank:pairwise");
     set("max_depth", "6");
-    set("eta", "0.3");
+    set("eta", "0.1");
     set("gamma", "0.0001");
     set("min_child_weight", "1");
     set("subsample", "1.0");

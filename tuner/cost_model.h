@@ -12,7 +12,7 @@ namespace kiln::tuner {
 
 class CostModel {
  public:
-  explicit CostModel(uint64_t seed = 0, int rounds = 40);
+  explicit CostModel(uint64_t seed = 0, int rounds = 100);
   ~CostModel();
   CostModel(const CostModel&) = delete;
   CostModel& operator=(const CostModel&) = delete;

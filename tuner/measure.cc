@@ -62,17 +62,39 @@ void maybe_inject(int64_t config) {
   }
 }
 
-// An exclusive lock on a host-wide file while a candidate is timed.
-class TimingLock {
+// In a worker: its end of the pipe to the parent, for the lock reports below.
+int g_report_fd = -1;
+
+// Bytes a worker sends its parent, besides its one JSON line, when it starts to wait
+// for the host lock and when it holds it, so that the parent does not count the
+// waiting against the candidate's timeout. JSON escapes control characters, so the
+// result line never holds them.
+constexpr char kLockWaiting = '\x01', kLockHeld = '\x02';
+
+void report(char c) {
+  if (g_report_fd < 0) return;
+  ssize_t n = write(g_report_fd, &c, 1);
+  (void)n;  // a parent that is gone kills the worker anyway (PR_SET_PDEATHSIG)
+}
+
+// The host lock (host_lock_path()): held shared while a worker builds a candidate and
+// exclusively while it times one, so that a timing never shares the machine with
+// another worker's build: on a machine with few cores a build running beside a
+// multi-threaded kernel takes a core from it and halves its speed.
+class HostLock {
  public:
-  TimingLock() {
-    std::string path = fmt::format("/tmp/kiln-tune-timing-{}.lock", getuid());
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ >= 0) flock(fd_, LOCK_EX);
+  explicit HostLock(bool exclusive) {
+    fd_ = open(host_lock_path().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) return;
+    report(kLockWaiting);
+    flock(fd_, exclusive ? LOCK_EX : LOCK_SH);
+    report(kLockHeld);
   }
-  ~TimingLock() {
+  ~HostLock() {
     if (fd_ >= 0) close(fd_);
   }
+  HostLock(const HostLock&) = delete;
+  HostLock& operator=(const HostLock&) = delete;
 
  private:
   int fd_ = -1;
@@ -89,6 +111,26 @@ struct Child {
   size_t slot = 0;
   Clock::time_point start;
   std::string out;
+  double waited_s = 0;  // for the host lock, before the current wait
+  bool waiting = false;
+  Clock::time_point wait_start;
+
+  double waiting_now_s() const { return waiting ? seconds_since(wait_start) : 0; }
+  // Time spent building and running: what the timeout limits.
+  double busy_s() const { return seconds_since(start) - waited_s - waiting_now_s(); }
+  void take(const char* buf, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (buf[i] == kLockWaiting) {
+        waiting = true;
+        wait_start = Clock::now();
+      } else if (buf[i] == kLockHeld) {
+        waited_s += waiting_now_s();
+        waiting = false;
+      } else {
+        out.push_back(buf[i]);
+      }
+    }
+  }
 };
 
 Child spawn(const MeasureInput& in, const MeasureOptions& opt, size_t slot) {
@@ -104,6 +146,7 @@ Child spawn(const MeasureInput& in, const MeasureOptions& opt, size_t slot) {
   if (pid == 0) {
     // The worker: dies with its parent, reports one JSON line, never returns.
     close(p[0]);
+    g_report_fd = p[1];
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(3);
     MeasureResult r = measure_here(in, opt);
@@ -118,18 +161,23 @@ Child spawn(const MeasureInput& in, const MeasureOptions& opt, size_t slot) {
   }
   close(p[1]);
   fcntl(p[0], F_SETFL, O_NONBLOCK);
-  return Child{pid, p[0], slot, Clock::now(), ""};
+  Child c;
+  c.pid = pid;
+  c.fd = p[0];
+  c.slot = slot;
+  c.start = Clock::now();
+  return c;
 }
 
 // Collects a finished (or killed) child's result.
-MeasureResult reap(Child& c, bool timed_out, double timeout_s) {
+MeasureResult reap(Child& c, const std::string& killed_for) {
   close(c.fd);
   int status = 0;
   waitpid(c.pid, &status, 0);
   MeasureResult r;
   r.elapsed_s = seconds_since(c.start);
-  if (timed_out) {
-    r.error = fmt::format("timeout: killed after {:g} s", timeout_s);
+  if (!killed_for.empty()) {
+    r.error = killed_for;
   } else if (WIFSIGNALED(status)) {
     r.error = "crash: worker died of " + signal_name(WTERMSIG(status));
   } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
@@ -163,16 +211,20 @@ std::vector<MeasureResult> run_pool(const std::vector<MeasureInput>& inputs, con
       for (;;) {
         ssize_t n = read(c.fd, buf, sizeof buf);
         if (n > 0) {
-          c.out.append(buf, static_cast<size_t>(n));
+          c.take(buf, static_cast<size_t>(n));
           continue;
         }
         if (n == 0) done = true;  // the worker closed its end: it is exiting
         break;
       }
-      bool timed_out = !done && seconds_since(c.start) > opt.timeout_s;
-      if (timed_out) kill(c.pid, SIGKILL);
-      if (done || timed_out) {
-        results[c.slot] = reap(c, timed_out, opt.timeout_s);
+      std::string killed_for;
+      if (!done && c.busy_s() > opt.timeout_s)
+        killed_for = fmt::format("timeout: killed after {:g} s", opt.timeout_s);
+      else if (!done && c.waiting_now_s() > opt.max_lock_wait_s)
+        killed_for = fmt::format("timeout: waited {:g} s for the host lock {}", opt.max_lock_wait_s, host_lock_path());
+      if (!killed_for.empty()) kill(c.pid, SIGKILL);
+      if (done || !killed_for.empty()) {
+        results[c.slot] = reap(c, killed_for);
         running.erase(running.begin() + static_cast<long>(i));
       } else {
         ++i;
@@ -197,6 +249,8 @@ MeasureResult MeasureResult::from_json(const std::string& text) {
   r.elapsed_s = j.at("elapsed_s").get<double>();
   return r;
 }
+
+std::string host_lock_path() { return fmt::format("/tmp/kiln-tune-timing-{}.lock", getuid()); }
 
 void register_measure(const std::string& target, MeasureFn fn) { measure_fns()[target] = std::move(fn); }
 
@@ -227,25 +281,30 @@ std::vector<MeasureResult> LocalPool::measure(const std::vector<MeasureInput>& i
 std::string LocalPool::describe() const { return fmt::format("local pool of {} worker process{}", jobs_, jobs_ == 1 ? "" : "es"); }
 
 MeasureResult measure_cpu(const Template& t, const Workload& w, const Config& c, const MeasureOptions& opt) {
-  std::vector<schedule::LoweredFunc> funcs = lower_candidate(t, w, c);
-  std::unique_ptr<target::KernelModule> mod = target::make_backend("cpu")->build(funcs, opt.target);
+  std::vector<schedule::LoweredFunc> funcs;
+  std::unique_ptr<target::KernelModule> mod;
   std::vector<std::unique_ptr<float, void (*)(void*)>> bufs;
   std::vector<void*> args;
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  for (const ir::Buffer& b : funcs[0].args) {
-    int64_t n = 1;
-    for (const ir::Expr& e : b->shape) n *= *ir::as_const_int(e);
-    size_t bytes = static_cast<size_t>(n * b->dtype.storage_bytes() + 63) / 64 * 64;
-    bufs.emplace_back(static_cast<float*>(std::aligned_alloc(64, bytes)), std::free);
-    if (b->dtype == ir::DataType::Float(32))
-      for (int64_t i = 0; i < n; ++i) bufs.back().get()[i] = dist(rng);
-    else
-      std::memset(bufs.back().get(), 0, bytes);
-    args.push_back(bufs.back().get());
+  {
+    HostLock preparing(false);
+    funcs = lower_candidate(t, w, c);
+    mod = target::make_backend("cpu")->build(funcs, opt.target);
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    for (const ir::Buffer& b : funcs[0].args) {
+      int64_t n = 1;
+      for (const ir::Expr& e : b->shape) n *= *ir::as_const_int(e);
+      size_t bytes = static_cast<size_t>(n * b->dtype.storage_bytes() + 63) / 64 * 64;
+      bufs.emplace_back(static_cast<float*>(std::aligned_alloc(64, bytes)), std::free);
+      if (b->dtype == ir::DataType::Float(32))
+        for (int64_t i = 0; i < n; ++i) bufs.back().get()[i] = dist(rng);
+      else
+        std::memset(bufs.back().get(), 0, bytes);
+      args.push_back(bufs.back().get());
+    }
   }
   auto run_once = [&] { mod->call(0, args.data()); };
-  TimingLock lock;
+  HostLock timing(true);
   auto t0 = Clock::now();
   for (int i = 0; i < std::max(1, opt.warmup); ++i) run_once();
   double one = seconds_since(t0) / std::max(1, opt.warmup);

@@ -4,8 +4,10 @@
 // device) runs in a worker process: a LocalPool forks one per candidate (at most
 // `jobs` at a time), an MpiPool (mpi.h) sends candidates to MPI ranks that do the
 // same. A worker that crashes, fails or outlives its timeout is killed and its
-// candidate recorded as an error; the tuner goes on. Timing holds an exclusive lock
-// (flock on a file in /tmp) so that builds run in parallel but two timings never do.
+// candidate recorded as an error; the tuner goes on. Workers on one host share a lock
+// (host_lock_path()): builds hold it shared, so they run in parallel with each other,
+// and timings exclusively, so a timing shares the machine with no other worker's
+// timing or build. Time spent waiting for that lock does not count as the candidate's.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -16,7 +18,8 @@
 namespace kiln::tuner {
 
 struct MeasureOptions {
-  double timeout_s = 20;      // build + run of one candidate
+  double timeout_s = 20;      // build + run of one candidate (not waiting for the host lock)
+  double max_lock_wait_s = 600;  // a worker waiting longer for the host lock is killed
   int warmup = 1;             // untimed runs first
   // Timed repeats; the cost is the fastest. Other work on a shared machine only ever
   // adds time, so the minimum is the least disturbed figure.
@@ -45,6 +48,8 @@ struct MeasureResult {
 // Runs in the worker: builds and times one candidate. Throws on failure.
 using MeasureFn = std::function<MeasureResult(const Template&, const Workload&, const Config&, const MeasureOptions&)>;
 void register_measure(const std::string& target, MeasureFn fn);
+// The file whose flock keeps timings on this host apart (per user, in /tmp).
+std::string host_lock_path();
 // The measurement itself, in this process (what a worker calls). Honours the
 // test-only KILN_TUNER_INJECT="crash:INDEX,hang:INDEX,..." (configuration indices
 // whose worker segfaults or hangs) so that isolation can be tested end to end.

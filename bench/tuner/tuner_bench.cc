@@ -4,7 +4,7 @@
 // same run. Writes the tuning curves as an SVG plot; --json prints the figures.
 //
 //   tuner_bench [--trials 64] [--seeds 5] [--svg tuner_curves.svg] [--only NAME] [--json]
-//               [--cache FILE] [--trace] [--init-batch N] [--small-batch N]
+//               [--cache FILE] [--table RECORDS]... [--trace] [--init-batch N] [--small-batch N]
 //               [--transfer [--transfer-samples 64] [--transfer-from tuned|sampled]
 //                           [--transfer-source SPEC]...]
 //
@@ -30,9 +30,11 @@
 // the first time (a cache in front of the process pool), so that all curves share one
 // set of measurements and the run stays short. As bench/gemm, the bench re-executes itself once without
 // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, which slow OpenBLAS down (Kiln reads neither).
-// --cache FILE keeps that cache across runs (read at start, appended to), for
-// developing the search without re-measuring; reported figures come from runs without
-// it. --trace prints each xgb trial of seed 0 (configuration, GFLOP/s), to see where
+// --cache FILE keeps that cache across runs (read at start, appended to). --table
+// RECORDS (repeatable) fills it from a records file of `kiln tune`: with whole spaces
+// measured by `kiln tune --op SPEC --tuner grid`, the tuners replay against those
+// tables, nothing is measured again, and many seeds take minutes (docs/performance.md
+// reports such replays). --trace prints each xgb trial of seed 0 (configuration, GFLOP/s), to see where
 // trials go (and of xgb_transfer's, with --transfer).
 #include <cblas.h>
 #include <fmt/format.h>
@@ -98,6 +100,19 @@ class CachedMeasurer : public Measurer {
     std::vector<MeasureResult> out;
     for (const auto& i : in) out.push_back(cache_.at(key(i)));
     return out;
+  }
+  // Measurements of a records file (`kiln tune --records`), e.g. a whole space measured
+  // with --tuner grid, answer the picks of its workloads; returns how many it held.
+  size_t add_records(const std::string& file) {
+    std::vector<Record> rs = load_records(file);
+    for (const Record& r : rs) {
+      MeasureResult m;
+      m.cost = r.cost;
+      m.unit = r.unit;
+      m.error = r.error;
+      cache_[fmt::format("{}#{}#{}", r.workload, r.template_name, r.config)] = m;
+    }
+    return rs.size();
   }
   int parallelism() const override { return inner_.parallelism(); }
   std::string describe() const override { return "cached " + inner_.describe(); }
@@ -358,7 +373,7 @@ int main(int argc, char** argv) {
   bool json = false, trace = false, transfer = false, samples_given = false, transfer_tuned = true,
        from_given = false;
   std::string cache_file;
-  std::vector<std::string> transfer_sources;
+  std::vector<std::string> transfer_sources, tables;
   std::string svg_path = "tuner_curves.svg", only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -369,6 +384,7 @@ int main(int argc, char** argv) {
     else if (a == "--json") json = true;
     else if (a == "--trace") trace = true;
     else if (a == "--cache" && i + 1 < argc) cache_file = argv[++i];
+    else if (a == "--table" && i + 1 < argc) tables.push_back(argv[++i]);
     else if (a == "--transfer") transfer = true;
     else if (a == "--transfer-source" && i + 1 < argc) transfer_sources.push_back(argv[++i]);
     else if (a == "--transfer-from" && i + 1 < argc && (argv[i + 1] == std::string("tuned") || argv[i + 1] == std::string("sampled")))
@@ -383,7 +399,7 @@ int main(int argc, char** argv) {
       samples_given = true;
     } else {
       fmt::print(stderr,
-                 "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json] [--cache FILE] [--trace] "
+                 "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json] [--cache FILE] [--table RECORDS]... [--trace] "
                  "[--transfer [--transfer-samples N] [--transfer-from tuned|sampled] [--transfer-source SPEC]...] "
                  "[--init-batch N] [--small-batch N]\n",
                  argv[0]);
@@ -404,8 +420,20 @@ int main(int argc, char** argv) {
   }
   kiln::cpu::register_graph_backend();
   MeasureOptions mo;
-  LocalPool pool(2, mo);  // two builds at once; timings never overlap (measure.h)
+  LocalPool pool(2, mo);  // two builds at once; a timing overlaps nothing (measure.h)
   CachedMeasurer cached(pool, cache_file);
+  for (const std::string& file : tables) {
+    size_t n = 0;
+    try {
+      if (!std::ifstream(file)) throw std::runtime_error("cannot be read");
+      n = cached.add_records(file);
+      if (n == 0) throw std::runtime_error("holds no records");
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "--table {}: {}\n", file, e.what());
+      return 2;
+    }
+    fmt::print(stderr, "{}: {} measurements\n", file, n);
+  }
   const std::string conv2 = "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1", conv3 = "conv2d:C=128,H=28,W=28,O=128,KH=3,pad=1",
                     conv4 = "conv2d:C=256,H=14,W=14,O=256,KH=3,pad=1", conv5 = "conv2d:C=512,H=7,W=7,O=512,KH=3,pad=1";
   std::vector<OpSpec> specs = {

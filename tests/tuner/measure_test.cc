@@ -2,7 +2,10 @@
 // recorded as an error, and tuning goes on. Faults are injected with the test-only
 // KILN_TUNER_INJECT (a real segfault, a real hang). Also: the XGBoost cost model and
 // the search loop.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,6 +46,58 @@ TEST_F(Measure, CrashAndHangAreIsolatedAndRecordedAsErrors) {
   EXPECT_NE(r[2].error.find("timeout: killed after 3 s"), std::string::npos) << r[2].error;
   EXPECT_NE(r[3].error.find("error: injected failure"), std::string::npos) << r[3].error;
   EXPECT_TRUE(r[4].ok()) << r[4].error;
+}
+
+// Holds the host lock exclusively from another process (a lock held by this one would
+// be inherited by the pool's forked workers) for `seconds`, as another worker's timing
+// would; returns once it is held.
+pid_t hold_host_lock(double seconds) {
+  int ready[2];
+  if (pipe(ready) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(ready[0]);
+    int fd = open(host_lock_path().c_str(), O_RDWR | O_CREAT, 0600);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1) _exit(1);
+    usleep(static_cast<useconds_t>(seconds * 1e6));
+    _exit(0);
+  }
+  close(ready[1]);
+  char c = 0;
+  ssize_t n = read(ready[0], &c, 1);
+  close(ready[0]);
+  return n == 1 ? pid : -1;
+}
+
+// One candidate measured by a pool of one worker while another process holds the
+// host lock for `hold_s`.
+MeasureResult measure_while_locked(const Workload& w, const MeasureOptions& o, double hold_s) {
+  pid_t holder = hold_host_lock(hold_s);
+  EXPECT_GT(holder, 0);
+  LocalPool pool(1, o);
+  std::vector<MeasureResult> r = pool.measure({{"matmul.cpu", w, 0}});
+  int status = 0;
+  if (holder > 0) waitpid(holder, &status, 0);
+  EXPECT_EQ(r.size(), 1u);
+  return r.empty() ? MeasureResult{} : r[0];
+}
+
+TEST_F(Measure, WaitingForTheHostLockIsNotCountedAgainstTheTimeout) {
+  MeasureOptions o;
+  o.timeout_s = 2;
+  MeasureResult r = measure_while_locked(w, o, 3.5);
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_GT(r.elapsed_s, 3.0);  // it did wait for the lock
+}
+
+TEST_F(Measure, AWorkerWaitingTooLongForTheHostLockIsKilled) {
+  MeasureOptions o;
+  o.timeout_s = 20;
+  o.max_lock_wait_s = 1;
+  MeasureResult r = measure_while_locked(w, o, 3);
+  EXPECT_NE(r.error.find("timeout: waited 1 s for the host lock " + host_lock_path()), std::string::npos) << r.error;
 }
 
 TEST_F(Measure, TuningGoesOnPastBrokenCandidates) {
