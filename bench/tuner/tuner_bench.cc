@@ -34,7 +34,8 @@
 // RECORDS (repeatable) fills it from a records file of `kiln tune`: with whole spaces
 // measured by `kiln tune --op SPEC --tuner grid`, the tuners replay against those
 // tables, nothing is measured again, and many seeds take minutes (docs/performance.md
-// reports such replays). --trace prints each xgb trial of seed 0 (configuration, GFLOP/s), to see where
+// reports such replays).
+// --trace prints each xgb trial of seed 0 (configuration, GFLOP/s), to see where
 // trials go (and of xgb_transfer's, with --transfer).
 #include <cblas.h>
 #include <fmt/format.h>
@@ -110,7 +111,7 @@ class CachedMeasurer : public Measurer {
       m.cost = r.cost;
       m.unit = r.unit;
       m.error = r.error;
-      cache_[fmt::format("{}#{}#{}", r.workload, r.template_name, r.config)] = m;
+      cache_[key(r.workload, r.template_name, r.config)] = m;
     }
     return rs.size();
   }
@@ -125,7 +126,10 @@ class CachedMeasurer : public Measurer {
   }
 
  private:
-  static std::string key(const MeasureInput& i) { return fmt::format("{}#{}#{}", i.workload.key(), i.template_name, i.config); }
+  static std::string key(const std::string& workload, const std::string& template_name, int64_t config) {
+    return fmt::format("{}#{}#{}", workload, template_name, config);
+  }
+  static std::string key(const MeasureInput& i) { return key(i.workload.key(), i.template_name, i.config); }
   Measurer& inner_;
   std::string file_;
   std::map<std::string, MeasureResult> cache_;
