@@ -34,7 +34,10 @@
 // RECORDS (repeatable) fills it from a records file of `kiln tune`: with whole spaces
 // measured by `kiln tune --op SPEC --tuner grid`, the tuners replay against those
 // tables, nothing is measured again, and many seeds take minutes (docs/performance.md
-// reports such replays).
+// reports such replays). Where the measurements cover an operator's whole space, the
+// bench adds random search's exact expectation (its mean over every seed) to the text,
+// the plot (dashed) and --json ("random_expected": curve, trials to 95%, and those
+// trials over xgb's and xgb_transfer's).
 // --trace prints each xgb trial of seed 0 (configuration, GFLOP/s), to see where
 // trials go (and of xgb_transfer's, with --transfer).
 #include <cblas.h>
@@ -43,6 +46,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -118,6 +122,18 @@ class CachedMeasurer : public Measurer {
   int parallelism() const override { return inner_.parallelism(); }
   std::string describe() const override { return "cached " + inner_.describe(); }
   size_t unique() const { return cache_.size(); }
+  // GFLOP/s of every configuration of `w`'s space (0 for a failed one), or nothing
+  // when some configuration was never measured.
+  std::vector<double> whole_space(const Template& t, const Workload& w) const {
+    int64_t size = t.space(w).size();
+    std::vector<double> g;
+    for (int64_t i = 0; i < size; ++i) {
+      auto it = cache_.find(key(w.key(), t.name, i));
+      if (it == cache_.end()) return {};
+      g.push_back(it->second.ok() ? w.flops() / it->second.cost / 1e9 : 0.0);
+    }
+    return g;
+  }
   double best_cost(const std::string& workload) const {
     double best = 0;
     for (const auto& [k, r] : cache_)
@@ -207,11 +223,39 @@ size_t feature_length(const Template& t, const Workload& w, const std::vector<in
   return 0;
 }
 
+// The best-so-far that random search reaches on average over all seeds, trial by trial:
+// E[best of the first k of a uniformly random order of `gflops`]. The best k draws
+// without replacement is the i-th best value with probability C(n-i, k-1) / C(n, k).
+std::vector<double> expected_random_curve(std::vector<double> gflops, int trials) {
+  std::sort(gflops.begin(), gflops.end(), std::greater<>());
+  const double n = static_cast<double>(gflops.size());
+  auto log_choose = [](double a, double b) { return std::lgamma(a + 1) - std::lgamma(b + 1) - std::lgamma(a - b + 1); };
+  std::vector<double> curve;
+  for (int k = 1; k <= trials && k <= static_cast<int>(gflops.size()); ++k) {
+    double e = 0;
+    for (size_t i = 0; i + k <= gflops.size(); ++i)  // i: 0-based rank, n-i-1 worse ones left
+      e += gflops[i] * std::exp(log_choose(n - static_cast<double>(i) - 1, k - 1) - log_choose(n, k));
+    curve.push_back(e);
+  }
+  while (static_cast<int>(curve.size()) < trials) curve.push_back(curve.back());
+  return curve;
+}
+
+// The first trial (from 1) at which a best-so-far curve reaches `level`; -1: never.
+int first_trial_at(const std::vector<double>& curve, double level) {
+  auto it = std::find_if(curve.begin(), curve.end(), [&](double v) { return v >= level; });
+  return it == curve.end() ? -1 : static_cast<int>(it - curve.begin()) + 1;
+}
+
 struct OpResult {
   std::string name, workload;
   double best_gflops = 0;  // the best configuration any run found
   std::map<std::string, std::vector<double>> curve;  // mean best-so-far GFLOP/s per trial
   std::map<std::string, int> trials_to_95;           // first trial whose mean reaches 95% (-1: never)
+  // When the measurements (--table) cover the whole space: random search's exact
+  // expectation, the limit of its mean over ever more seeds.
+  std::vector<double> random_expected;
+  int random_expected_to_95 = -1;
   size_t measured = 0;
   Record best;
   // With --transfer: the source workloads, their samples, and what each seed's
@@ -278,16 +322,25 @@ std::string svg(const std::vector<OpResult>& ops, double blas_gflops) {
       for (size_t i = 0; i < c.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", X(i), Y(c[i]));
       s += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)", color[tuner], pts) + "\n";
     }
+    if (!o.random_expected.empty()) {
+      std::string pts;
+      for (size_t i = 0; i < o.random_expected.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", X(i), Y(o.random_expected[i]));
+      s += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="1" stroke-dasharray="4,3" points="{}"/>)", color["random"], pts) + "\n";
+    }
     s += fmt::format(R"(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="#2ca02c" stroke-dasharray="2,3"/>)", x0, x0 + pw,
                      Y(0.95 * o.best_gflops), Y(0.95 * o.best_gflops)) + "\n";
     if (o.name == "gemm1024")
       s += fmt::format(R"(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="#d62728" stroke-dasharray="6,3"/><text x="{}" y="{:.1f}" fill="#d62728">OpenBLAS</text>)",
                        x0, x0 + pw, Y(blas_gflops), Y(blas_gflops), x0 + 4, Y(blas_gflops) - 3) + "\n";
     // The legend in the plot's lower right corner, one line per curve and the 95% line.
-    int ly = mt + ph - 12 - 14 * static_cast<int>(o.curve.size());
+    int ly = mt + ph - 12 - 14 * static_cast<int>(o.curve.size() + (o.random_expected.empty() ? 0 : 1));
     int lx = x0 + pw - (o.curve.count("xgb_transfer") ? 170 : 120);
     for (const auto& [tuner, c] : o.curve) {
       s += fmt::format(R"(<text x="{}" y="{}" fill="{}">{} (mean of seeds)</text>)", lx, ly, color[tuner], tuner) + "\n";
+      ly += 14;
+    }
+    if (!o.random_expected.empty()) {
+      s += fmt::format(R"(<text x="{}" y="{}" fill="{}">random, expected (table)</text>)", lx, ly, color["random"]) + "\n";
       ly += 14;
     }
     s += fmt::format(R"(<text x="{}" y="{}" fill="#2ca02c">95% of best</text>)", lx, ly) + "\n";
@@ -540,12 +593,12 @@ int main(int argc, char** argv) {
           mean[i] += (cost > 0 ? w.flops() / cost / 1e9 : 0.0) / static_cast<double>(runs.size());
         }
       o.curve[tuner] = mean;
-      o.trials_to_95[tuner] = -1;
-      for (size_t i = 0; i < mean.size(); ++i)
-        if (mean[i] >= 0.95 * o.best_gflops) {
-          o.trials_to_95[tuner] = static_cast<int>(i) + 1;
-          break;
-        }
+      o.trials_to_95[tuner] = first_trial_at(mean, 0.95 * o.best_gflops);
+    }
+    std::vector<double> space_gflops = cached.whole_space(t, w);
+    if (!space_gflops.empty()) {
+      o.random_expected = expected_random_curve(space_gflops, trials);
+      o.random_expected_to_95 = first_trial_at(o.random_expected, 0.95 * o.best_gflops);
     }
     results.push_back(o);
   }
@@ -582,6 +635,18 @@ int main(int argc, char** argv) {
     e["final_mean_gflops"] = nlohmann::json::object();
     for (const auto& [tuner, c] : o.curve) e["final_mean_gflops"][tuner] = c.back();
     e["curves_gflops"] = o.curve;
+    if (!o.random_expected.empty()) {
+      // Random search's exact expectation over the whole table, and its trials to 95%
+      // over each tuner's.
+      auto over = [&](const std::string& tuner) {
+        int x = o.trials_to_95.count(tuner) ? o.trials_to_95.at(tuner) : -1, r = o.random_expected_to_95;
+        return x > 0 && r > 0 ? nlohmann::json(static_cast<double>(r) / x) : nlohmann::json(nullptr);
+      };
+      e["random_expected"] = {{"curve_gflops", o.random_expected},
+                              {"trials_to_95pct", o.random_expected_to_95 > 0 ? nlohmann::json(o.random_expected_to_95) : nlohmann::json(nullptr)},
+                              {"over_xgb_trials", over("xgb")}};
+      if (transfer) e["random_expected"]["over_xgb_transfer_trials"] = over("xgb_transfer");
+    }
     if (transfer) {
       e["random_over_xgb_transfer_trials"] = random_over(o, "xgb_transfer");
       nlohmann::json sources = nlohmann::json::array();
@@ -620,6 +685,10 @@ int main(int argc, char** argv) {
                  o.curve.at("xgb_transfer").back());
     fmt::print("\n");
   }
+  for (const auto& o : results)
+    if (!o.random_expected.empty())
+      fmt::print("{}: the measurements cover its whole space; random search reaches 95% in expectation (every seed) at trial {}\n",
+                 o.name, o.random_expected_to_95 > 0 ? std::to_string(o.random_expected_to_95) : std::string("never"));
   if (transfer)
     for (const auto& o : results)
       for (const OpResult::Source& so : o.sources)
