@@ -35,10 +35,11 @@
 // measured by `kiln tune --op SPEC --tuner grid`, the tuners replay against those
 // tables, nothing is measured again, and many seeds take minutes (docs/performance.md
 // reports such replays). A configuration in several tables (repeated runs of one
-// space) keeps its fastest time, as the measurer keeps its fastest repeat. Where the measurements cover an operator's whole space, the
-// bench adds random search's exact expectation (its mean over every seed) to the text,
-// the plot (dashed) and --json ("random_expected": curve, trials to 95%, and those
-// trials over xgb's and xgb_transfer's).
+// space) keeps its fastest time, as the measurer keeps its fastest repeat. Where the
+// measurements cover an operator's whole space, the bench adds random search's exact
+// expectation (its mean over every seed) to the text, the plot (dashed) and --json
+// ("random_expected": curve, trials to 95%, and those trials over xgb's and
+// xgb_transfer's).
 // --trace prints each xgb trial of seed 0 (configuration, GFLOP/s), to see where
 // trials go (and of xgb_transfer's, with --transfer).
 #include <cblas.h>
