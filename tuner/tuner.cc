@@ -285,16 +285,18 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
           space.size() <= opt.score_all_below
               ? score_all(fc, model, taken, static_cast<size_t>(want) * 2)
               : anneal(rng, fc, model, taken, starts, opt.sa_points, opt.sa_steps, static_cast<size_t>(want) * 2);
+      // Each slot is an exploration slot with probability epsilon. The model's picks
+      // come first and the random ones last: the pool starts a batch's measurements in
+      // order, and records (trial numbers) follow it.
       std::uniform_real_distribution<double> u(0, 1);
-      size_t b = 0;
+      int explore = 0;
+      for (int k = 0; k < want; ++k)
+        if (u(rng) < opt.epsilon) ++explore;
+      for (size_t b = 0; b < best.size() && static_cast<int>(picks.size()) < want - explore; ++b) take(best[b]);
       while (static_cast<int>(picks.size()) < want) {
-        if (u(rng) < opt.epsilon || b >= best.size()) {
-          int64_t i = random_unmeasured(rng, space, chosen);
-          if (i < 0) break;
-          take(i);
-        } else {
-          take(best[b++]);
-        }
+        int64_t i = random_unmeasured(rng, space, chosen);
+        if (i < 0) break;
+        take(i);
       }
     }
     if (picks.empty()) break;

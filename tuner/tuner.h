@@ -7,7 +7,7 @@
 //    by simulated annealing over the predictions otherwise; the model is retrained
 //    after every batch, and batches are small (small_batch) while it knows little.
 //    Each slot of a batch is a random configuration with probability epsilon
-//    (exploration). Before the model has data (no earlier records), the first batch
+//    (exploration); those come after the model's picks in the batch. Before the model has data (no earlier records), the first batch
 //    is random.
 //  - "random": uniformly random configurations without repetition (a baseline).
 //  - "grid": configurations in index order (a baseline; deterministic).

@@ -222,6 +222,53 @@ TEST(Tuner, XgbStartsWithARandomBatchThenSmallModelGuidedBatches) {
   EXPECT_EQ(m.batches, (std::vector<int>{3, 3, 3, 3}));
 }
 
+// Exploration (epsilon) slots go after the model's picks in a batch: with the model
+// trained before the batch (earlier records of the task), the batch begins with the
+// batch that epsilon 0 gives, and the rest are random configurations.
+TEST(Tuner, ModelPicksComeBeforeExplorationInABatch) {
+  Workload w = parse_workload("matmul:M=2,N=16,K=2");  // 480 configurations
+  const Template& t = find_template("matmul.cpu");
+  fs::path base = fs::temp_directory_path() / ("kiln-tune-order-" + std::to_string(getpid()));
+  fs::remove(base.string() + ".jsonl");
+  {
+    FakeMeasurer m;
+    TuneOptions o;
+    o.tuner = "random";
+    o.trials = 16;
+    o.records = base.string() + ".jsonl";
+    tune(t, w, m, o);
+  }
+  auto one_batch = [&](uint64_t seed, double epsilon) {
+    fs::path p = base.string() + "-run.jsonl";
+    fs::copy_file(base.string() + ".jsonl", p, fs::copy_options::overwrite_existing);
+    FakeMeasurer m;
+    TuneOptions o;
+    o.trials = 4;
+    o.seed = seed;
+    o.epsilon = epsilon;
+    o.records = p.string();
+    TuneResult r = tune(t, w, m, o);
+    fs::remove(p);
+    EXPECT_EQ(m.batches, (std::vector<int>{4}));
+    std::vector<int64_t> configs;
+    for (const auto& rec : r.records) configs.push_back(rec.config);
+    return configs;
+  };
+  int mixed = 0;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    std::vector<int64_t> model = one_batch(seed, 0.0), batch = one_batch(seed, 0.5);
+    ASSERT_EQ(model.size(), 4u);
+    ASSERT_EQ(batch.size(), 4u);
+    size_t k = 0;
+    while (k < batch.size() && batch[k] == model[k]) ++k;
+    for (size_t i = k; i < batch.size(); ++i)
+      EXPECT_EQ(std::count(model.begin(), model.end(), batch[i]), 0) << "seed " << seed << ": the model's pick " << batch[i] << " after a random one";
+    if (k > 0 && k < batch.size()) ++mixed;
+  }
+  EXPECT_GT(mixed, 0) << "no seed gave a batch of both model and random picks";
+  fs::remove(base.string() + ".jsonl");
+}
+
 TEST_F(Measure, LearnsFromRecordsOfOtherWorkloadsOfTheSameTemplate) {
   LocalPool pool(2, MeasureOptions{});
   fs::path p = fs::temp_directory_path() / ("kiln-tune-transfer-" + std::to_string(getpid()) + ".jsonl");
