@@ -5,13 +5,14 @@
 //
 //   tuner_bench [--trials 64] [--seeds 5] [--svg tuner_curves.svg] [--only NAME] [--json]
 //               [--cache FILE] [--table RECORDS]... [--trace] [--init-batch N] [--small-batch N]
-//               [--transfer [--transfer-samples 64] [--transfer-from tuned|sampled]
-//                           [--transfer-source SPEC]...]
+//               [--no-transfer | [--transfer-samples 64] [--transfer-from tuned|sampled]
+//                                [--transfer-source SPEC]...]
 //
 // --init-batch and --small-batch set TuneOptions' first random batch and the batches
 // after it (defaults 8 and 4), for trying the search (with --cache, against a table).
 //
-// --transfer adds a third curve, xgb_transfer: the XGBoost tuner given a records file
+// A third curve, xgb_transfer (unless --no-transfer; --transfer is accepted and
+// changes nothing): the XGBoost tuner given a records file
 // that holds other workloads of the same template (transfer learning, docs/tuning.md),
 // as `kiln tune MODEL` leaves it after the model's earlier operators, so that its model
 // is trained before the first batch. The sources are measured in the same run, for
@@ -21,7 +22,7 @@
 // GEMM 1024's sources are the three GEMMs with one dimension halved; a convolution's
 // are the other three stride-1 3x3 convolutions of ResNet-18. --transfer-source SPEC
 // (repeatable, with --only) replaces them. Each seed's file lives in a temporary
-// folder removed at exit. --json then adds, per operator, the xgb_transfer curve and
+// folder removed at exit. --json gives, per operator, the xgb_transfer curve and
 // trials to 95%, random_over_xgb_transfer_trials and "transfer" (the sources, their
 // records over all seeds, records the tuner trained on per seed).
 //
@@ -41,7 +42,7 @@
 // ("random_expected": curve, trials to 95%, and those trials over xgb's and
 // xgb_transfer's).
 // --trace prints each xgb trial of seed 0 (configuration, GFLOP/s), to see where
-// trials go (and of xgb_transfer's, with --transfer).
+// trials go (and of xgb_transfer's).
 #include <cblas.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -263,7 +264,7 @@ struct OpResult {
   int random_expected_to_95 = -1;
   size_t measured = 0;
   Record best;
-  // With --transfer: the source workloads, their samples, and what each seed's
+  // Unless --no-transfer: the source workloads, their samples, and what each seed's
   // xgb_transfer run trained on.
   struct Source {
     std::string workload;
@@ -432,7 +433,7 @@ bool prepare_transfer(const Template& t, const Workload& w, const std::vector<st
 int main(int argc, char** argv) {
   reexec_without_openblas_overrides(argv);
   int trials = 64, seeds = 5, transfer_samples = 64, init_batch = 0, small_batch = 0;
-  bool json = false, trace = false, transfer = false, samples_given = false, transfer_tuned = true,
+  bool json = false, trace = false, transfer = true, samples_given = false, transfer_tuned = true,
        from_given = false;
   std::string cache_file;
   std::vector<std::string> transfer_sources, tables;
@@ -448,6 +449,7 @@ int main(int argc, char** argv) {
     else if (a == "--cache" && i + 1 < argc) cache_file = argv[++i];
     else if (a == "--table" && i + 1 < argc) tables.push_back(argv[++i]);
     else if (a == "--transfer") transfer = true;
+    else if (a == "--no-transfer") transfer = false;
     else if (a == "--transfer-source" && i + 1 < argc) transfer_sources.push_back(argv[++i]);
     else if (a == "--transfer-from" && i + 1 < argc && (argv[i + 1] == std::string("tuned") || argv[i + 1] == std::string("sampled")))
     {
@@ -462,7 +464,7 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--trials N] [--seeds N] [--svg FILE] [--only NAME] [--json] [--cache FILE] [--table RECORDS]... [--trace] "
-                 "[--transfer [--transfer-samples N] [--transfer-from tuned|sampled] [--transfer-source SPEC]...] "
+                 "[--no-transfer | [--transfer-samples N] [--transfer-from tuned|sampled] [--transfer-source SPEC]...] "
                  "[--init-batch N] [--small-batch N]\n",
                  argv[0]);
       return 2;
@@ -473,7 +475,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if ((samples_given || from_given) && !transfer) {
-    fmt::print(stderr, "--transfer-samples and --transfer-from need --transfer\n");
+    fmt::print(stderr, "--transfer-samples and --transfer-from do not go with --no-transfer\n");
     return 2;
   }
   if (transfer_samples < 2) {
@@ -514,7 +516,7 @@ int main(int argc, char** argv) {
   }
   if (!transfer_sources.empty()) {
     if (!transfer || only.empty()) {
-      fmt::print(stderr, "--transfer-source needs --transfer and --only (it replaces that operator's sources)\n");
+      fmt::print(stderr, "--transfer-source needs --only and no --no-transfer (it replaces that operator's sources)\n");
       return 2;
     }
     specs[0].transfer_sources = transfer_sources;
