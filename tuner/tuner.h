@@ -7,8 +7,8 @@
 //    by simulated annealing over the predictions otherwise; the model is retrained
 //    after every batch, and batches are small (small_batch) while it knows little.
 //    Each slot of a batch is a random configuration with probability epsilon
-//    (exploration); those come after the model's picks in the batch. Before the model has data (no earlier records), the first batch
-//    is random.
+//    (exploration); those come after the model's picks in the batch. Before the
+//    model has data (no earlier records), the first batch is random.
 //  - "random": uniformly random configurations without repetition (a baseline).
 //  - "grid": configurations in index order (a baseline; deterministic).
 // No configuration is measured twice: earlier records of the same template and

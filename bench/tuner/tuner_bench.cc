@@ -12,8 +12,8 @@
 // after it (defaults 8 and 4), for trying the search (with --cache, against a table).
 //
 // A third curve, xgb_transfer (unless --no-transfer; --transfer is accepted and
-// changes nothing): the XGBoost tuner given a records file
-// that holds other workloads of the same template (transfer learning, docs/tuning.md),
+// changes nothing): the XGBoost tuner given a records file that holds other
+// workloads of the same template (transfer learning, docs/tuning.md),
 // as `kiln tune MODEL` leaves it after the model's earlier operators, so that its model
 // is trained before the first batch. The sources are measured in the same run, for
 // every seed afresh (seed kTransferSeed + seed): each tuned by xgb for
