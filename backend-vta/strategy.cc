@@ -456,11 +456,17 @@ std::vector<int8_t> identity_block(const Env& env) {
   return id;
 }
 
-AddOp add_packed(const Env& env, const AddWorkload& wl, const Requant& rq) {
+AddOp add_packed(const Env& env, const AddWorkload& wl, const Requant& rq, const AddScales& sc) {
   check_add(env, wl);
-  if (rq.shift < 0 || rq.shift >= env.config().acc_width() / 2)
-    throw CompileError(fmt::format("vta add '{}': shift {} is outside the ALU's [0, {})", wl.name, rq.shift,
-                                   env.config().acc_width() / 2));
+  int max_shift = env.config().acc_width() / 2;
+  if (rq.shift < 0 || rq.shift >= max_shift)
+    throw CompileError(fmt::format("vta add '{}': shift {} is outside the ALU's [0, {})", wl.name, rq.shift, max_shift));
+  for (int s : {sc.shift_a, sc.shift_b})
+    if (s <= -max_shift || s >= max_shift)
+      throw CompileError(fmt::format("vta add '{}': operand shift {} is outside the ALU's ({}, {})", wl.name, s, -max_shift,
+                                     max_shift));
+  if (sc.round < -32768 || sc.round > 32767)
+    throw CompileError(fmt::format("vta add '{}': rounding term {} does not fit the ALU's int16 immediate", wl.name, sc.round));
   int b = env.batch(), bo = env.block_out();
   std::vector<ir::Expr> shape{wl.batch / b, wl.channels / bo, wl.height, wl.width, b, bo};
   std::vector<std::string> names{"n", "c", "y", "x", "b", "o"};
@@ -490,7 +496,19 @@ AddOp add_packed(const Env& env, const AddWorkload& wl, const Requant& rq) {
     op.alu.push_back(cur);
   };
   auto at = [](const te::Tensor& t, const std::vector<ir::Var>& i) { return t({i[0], i[1], i[2], i[3], i[4], i[5]}); };
-  alu_stage("sum", [&](const std::vector<ir::Var>& i) { return at(op.a_acc, i) + at(op.b_acc, i); });
+  // x >> s (x << -s for a negative s) as one ALU stage, or x itself.
+  auto shifted = [&](const te::Tensor& x, int s, const std::string& what) {
+    if (s == 0) return x;
+    alu_stage(what, [&](const std::vector<ir::Var>& i) { return ir::shift_right(at(x, i), ir::make_int(s, acc)); });
+    return cur;
+  };
+  te::Tensor a_in = shifted(op.a_acc, sc.shift_a, "a_shr");
+  te::Tensor b_in = shifted(op.b_acc, sc.shift_b, "b_shr");
+  alu_stage("sum", [&](const std::vector<ir::Var>& i) { return at(a_in, i) + at(b_in, i); });
+  if (sc.round != 0) {
+    te::Tensor prev = cur;
+    alu_stage("round", [&](const std::vector<ir::Var>& i) { return at(prev, i) + ir::make_int(sc.round, acc); });
+  }
   if (rq.shift != 0) {
     te::Tensor prev = cur;
     alu_stage("shr", [&](const std::vector<ir::Var>& i) { return ir::shift_right(at(prev, i), ir::make_int(rq.shift, acc)); });

@@ -135,7 +135,15 @@ struct AddOp {
   std::vector<te::Tensor> args() const { return {a, b, identity, out}; }
 };
 
-AddOp add_packed(const Env& env, const AddWorkload& wl, const Requant& rq = {false, 0, false});
+// Operands at different scales (the graph's residual adds, graph_target.h): each is
+// shifted before the sum (a negative amount shifts left) and `round` added after it:
+//   out = clip(((a >> shift_a) + (b >> shift_b) + round) >> shift, ...).
+struct AddScales {
+  int shift_a = 0, shift_b = 0;
+  int round = 0;  // an ALU immediate: int16
+};
+
+AddOp add_packed(const Env& env, const AddWorkload& wl, const Requant& rq = {false, 0, false}, const AddScales& sc = {});
 AddKnobs default_add_knobs(const Env& env, const AddWorkload& wl);
 schedule::Schedule schedule_add(const Env& env, const AddOp& op, const AddKnobs& k);
 // The identity block, row-major [BLOCK_OUT][BLOCK_IN].

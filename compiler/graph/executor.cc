@@ -16,7 +16,16 @@ namespace kiln::graph {
 
 CompiledModel compile(const Graph& input, const CompileOptions& options) {
   CompiledModel m;
+  std::unique_ptr<Strategy> strategy = make_strategy(options.target.kind());
+  m.target = strategy ? strategy->resolve(options.target) : options.target;
   m.graph = options.optimize ? optimize(input) : input;
+  if (strategy) {
+    // Placement: what the accelerator computes becomes its own operators; the packing
+    // of constant weights is folded right away.
+    m.graph = strategy->place(m.graph, m.target, m.placement);
+    m.graph = dead_code_elimination(fold_constant(m.graph));
+    if (debug_enabled("graph")) std::cerr << "// after place (" << m.target.str() << ")\n" << m.graph;
+  }
   const Graph& g = m.graph;
   std::vector<FusedGroup> groups;
   if (options.fuse) {
@@ -34,21 +43,32 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
       if (op_def(g.node(id).op).pattern > op_def(g.node(anchor).op).pattern) anchor = id;
     std::string name = g.node(anchor).op == root.op ? fmt::format("k{}_{}", k, root.op)
                                                     : fmt::format("k{}_{}_{}", k, g.node(anchor).op, root.op);
+    std::string where = groups[k].nodes.size() == 1 ? node_target(root) : "";
     if (debug_enabled("graph")) {
       std::vector<std::string> ids;
       for (NodeId id : groups[k].nodes) ids.push_back("%" + std::to_string(id));
-      std::cerr << "// kernel " << name << ": " << fmt::format("{}", fmt::join(ids, " ")) << "\n";
+      std::cerr << "// kernel " << name << " [" << (where.empty() ? "host" : where) << "]: "
+                << fmt::format("{}", fmt::join(ids, " ")) << "\n";
     }
-    m.kernels.push_back(lower_group(g, groups[k].nodes, name, {}, options.schedule_hook));
+    if (!where.empty()) {
+      if (!strategy || where != strategy->kind())
+        throw CompileError(fmt::format("node '{}' is marked for target '{}', compiling for '{}'", root.name, where,
+                                       m.target.str()));
+      m.kernels.push_back(strategy->lower(g, groups[k].root(), name, m.target));
+      m.kernels.back().on_accelerator = true;
+    } else {
+      m.kernels.push_back(lower_group(g, groups[k].nodes, name, {}, options.schedule_hook));
+    }
     io.push_back(KernelIO{m.kernels.back().inputs, m.kernels.back().outputs});
   }
   m.memory = plan_memory(g, io);
   return m;
 }
 
-std::vector<target::KernelSignature> ExecPlan::signatures() const {
+std::vector<target::KernelSignature> ExecPlan::signatures(bool accelerator) const {
   std::vector<target::KernelSignature> r;
-  for (const auto& k : kernels) r.push_back({k.name, static_cast<int>(k.args.size())});
+  for (const auto& k : kernels)
+    if (k.on_accelerator == accelerator) r.push_back({k.name, static_cast<int>(k.args.size())});
   return r;
 }
 
@@ -69,6 +89,7 @@ uint8_t* aligned_bytes(int64_t n) {
 ExecPlan make_plan(const CompiledModel& m) {
   const Graph& g = m.graph;
   ExecPlan p;
+  if (!m.target.is_cpu()) p.accelerator = m.target.str();
   for (int64_t b : m.memory.storage_bytes) p.buffers.push_back({b, nullptr});
   std::vector<int> buffer_of(m.memory.storage_of);
   for (NodeId id = 0; id < g.size(); ++id) {
@@ -87,7 +108,7 @@ ExecPlan make_plan(const CompiledModel& m) {
   for (size_t k = 0; k < g.outputs().size(); ++k)
     p.outputs.push_back({g.output_names()[k], g.type(g.outputs()[k]), buffer(g.outputs()[k])});
   for (const auto& k : m.kernels) {
-    ExecPlan::Kernel pk{k.func.name, {}};
+    ExecPlan::Kernel pk{k.func.name, {}, k.on_accelerator};
     for (NodeId i : k.inputs) pk.args.push_back(buffer(i));
     for (NodeId o : k.outputs) pk.args.push_back(buffer(o));
     p.kernels.push_back(std::move(pk));
@@ -95,8 +116,18 @@ ExecPlan make_plan(const CompiledModel& m) {
   return p;
 }
 
-Executor::Executor(ExecPlan plan, std::unique_ptr<target::KernelModule> kernels)
-    : plan_(std::move(plan)), kernels_(std::move(kernels)) {
+Executor::Executor(ExecPlan plan, std::unique_ptr<target::KernelModule> kernels,
+                   std::unique_ptr<target::KernelModule> accelerator)
+    : plan_(std::move(plan)), kernels_(std::move(kernels)), accel_(std::move(accelerator)) {
+  size_t host = 0, accel = 0;
+  for (const auto& k : plan_.kernels) {
+    if (!k.on_accelerator) {
+      calls_.emplace_back(kernels_.get(), host++);
+      continue;
+    }
+    if (!accel_) throw CompileError("kernel '" + k.name + "' runs on the accelerator, and the executor has none");
+    calls_.emplace_back(accel_.get(), accel++);
+  }
   std::vector<void*> ptr;
   for (const auto& b : plan_.buffers) {
     blocks_.emplace_back(aligned_bytes(b.bytes), std::free);
@@ -122,14 +153,14 @@ void Executor::set_input(size_t k, const void* data, int64_t bytes) {
 }
 
 void Executor::run() {
-  for (size_t k = 0; k < args_.size(); ++k) kernels_->call(k, args_[k].data());
+  for (size_t k = 0; k < args_.size(); ++k) calls_[k].first->call(calls_[k].second, args_[k].data());
 }
 
 std::vector<double> Executor::run_profiled() {
   std::vector<double> ms;
   for (size_t k = 0; k < args_.size(); ++k) {
     auto t0 = std::chrono::steady_clock::now();
-    kernels_->call(k, args_[k].data());
+    calls_[k].first->call(calls_[k].second, args_[k].data());
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   return ms;
@@ -138,10 +169,37 @@ std::vector<double> Executor::run_profiled() {
 const void* Executor::output(size_t k) const { return blocks_.at(plan_.outputs.at(k).buffer).get(); }
 int64_t Executor::output_bytes(size_t k) const { return bytes_of(output_type(k)); }
 
+AcceleratorReport accelerator_report(const Executor& ex, const std::vector<double>& kernel_ms) {
+  AcceleratorReport r;
+  if (!ex.accelerator()) return r;
+  std::vector<target::KernelStats> stats = ex.accelerator()->stats();
+  size_t next = 0;
+  for (size_t k = 0; k < ex.plan().kernels.size(); ++k) {
+    double ms = k < kernel_ms.size() ? kernel_ms[k] : 0;
+    if (!ex.plan().kernels[k].on_accelerator) {
+      r.host_ms += ms;
+      continue;
+    }
+    r.accelerator_ms += ms;
+    AcceleratorReport::Layer l{ex.plan().kernels[k].name, ms, {}};
+    if (next < stats.size()) l.values = stats[next++].values;
+    auto value = [&](const char* key) { return l.values.count(key) ? l.values.at(key) : 0.0; };
+    r.cycles += value("cycles");
+    r.ideal_cycles += value("gemm_uops");
+    r.dram_bytes += value("dram_bytes");
+    r.layers.push_back(std::move(l));
+  }
+  return r;
+}
+
 Executor make_executor(const CompiledModel& m, const std::string& backend, const std::string& target) {
-  std::vector<schedule::LoweredFunc> funcs;
-  for (const auto& k : m.kernels) funcs.push_back(k.func);
-  return Executor(make_plan(m), target::make_backend(backend)->build(funcs, target));
+  std::vector<schedule::LoweredFunc> host, accel;
+  for (const auto& k : m.kernels) (k.on_accelerator ? accel : host).push_back(k.func);
+  std::unique_ptr<target::KernelModule> accel_module;
+  if (!accel.empty()) accel_module = target::make_backend(m.target.backend())->build(accel, m.target.str());
+  // A model placed whole on the accelerator has no host kernels to build.
+  auto host_module = target::make_backend(host.empty() ? "interp" : backend)->build(host, target);
+  return Executor(make_plan(m), std::move(host_module), std::move(accel_module));
 }
 
 }  // namespace kiln::graph

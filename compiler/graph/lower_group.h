@@ -16,6 +16,7 @@ struct LoweredGroup {
   schedule::LoweredFunc func;
   std::vector<NodeId> inputs;   // graph nodes read by the group, in argument order
   std::vector<NodeId> outputs;  // graph nodes the group writes (after the inputs)
+  bool on_accelerator = false;  // lowered by the target's strategy for its backend
 };
 
 // A schedule for one anchor stage that someone outside compiler/ provides (the

@@ -2,8 +2,9 @@
 //   "KILNMDL1"  magic, 8 bytes
 //   uint64      length of the header (little-endian)
 //   header      JSON: backend, target, buffers, inputs, outputs, kernels, and where
-//               the constants' contents and the kernels' code lie in the payload
-//   payload     the constants, then the backend's saved kernels
+//               the constants' contents and the kernels' code lie in the payload;
+//               with an accelerator also its target string and where its kernels lie
+//   payload     the constants, then the backend's saved kernels, then the accelerator's
 #include <fmt/format.h>
 
 #include <cstring>
@@ -45,9 +46,16 @@ ExecPlan::Tensor tensor_from(const json& j, size_t num_buffers) {
 }  // namespace
 
 void save_model(const std::string& path, const Executor& ex, const std::string& backend, const std::string& target) {
-  std::string code = ex.kernels().save();
-  if (code.empty()) throw CompileError("backend '" + backend + "' cannot save its kernels; compile for a backend that can (cpu)");
   const ExecPlan& p = ex.plan();
+  bool has_host = !p.signatures(false).empty();
+  std::string code = has_host ? ex.kernels().save() : "";
+  if (has_host && code.empty())
+    throw CompileError("backend '" + backend + "' cannot save its kernels; compile for a backend that can (cpu)");
+  std::string accel_code;
+  if (ex.accelerator()) {
+    accel_code = ex.accelerator()->save();
+    if (accel_code.empty()) throw CompileError("the accelerator's backend (" + p.accelerator + ") cannot save its kernels");
+  }
   json h;
   h["version"] = 1;
   h["backend"] = backend;
@@ -65,9 +73,15 @@ void save_model(const std::string& path, const Executor& ex, const std::string& 
   h["buffers"] = buffers;
   for (const auto& t : p.inputs) h["inputs"].push_back(tensor_json(t));
   for (const auto& t : p.outputs) h["outputs"].push_back(tensor_json(t));
-  for (const auto& k : p.kernels) h["kernels"].push_back({{"name", k.name}, {"args", k.args}});
+  for (const auto& k : p.kernels)
+    h["kernels"].push_back({{"name", k.name}, {"args", k.args}, {"accelerator", k.on_accelerator}});
   h["code"] = {payload.size(), code.size()};
   payload += code;
+  if (ex.accelerator()) {
+    h["accelerator"] = p.accelerator;
+    h["accelerator_code"] = {payload.size(), accel_code.size()};
+    payload += accel_code;
+  }
 
   std::string header = h.dump();
   std::ofstream f(path, std::ios::binary);
@@ -108,14 +122,25 @@ Executor load_model(const std::string& path) {
     for (const auto& t : h.at("inputs")) p.inputs.push_back(tensor_from(t, p.buffers.size()));
     for (const auto& t : h.at("outputs")) p.outputs.push_back(tensor_from(t, p.buffers.size()));
     for (const auto& k : h.at("kernels")) {
-      ExecPlan::Kernel pk{k.at("name").get<std::string>(), k.at("args").get<std::vector<int>>()};
+      ExecPlan::Kernel pk{k.at("name").get<std::string>(), k.at("args").get<std::vector<int>>(),
+                          k.value("accelerator", false)};
       for (int a : pk.args)
         if (a < 0 || static_cast<size_t>(a) >= p.buffers.size()) throw CompileError("kernel '" + pk.name + "': bad buffer");
       p.kernels.push_back(std::move(pk));
     }
-    auto backend = target::make_backend(h.at("backend").get<std::string>());
-    auto kernels = backend->load(blob(h.at("code")), p.signatures());
-    return Executor(std::move(p), std::move(kernels));
+    std::unique_ptr<target::KernelModule> accel;
+    if (h.contains("accelerator")) {
+      p.accelerator = h["accelerator"].get<std::string>();
+      target::Target t = target::Target::parse(p.accelerator);
+      accel = target::make_backend(t.backend())->load(blob(h.at("accelerator_code")), p.signatures(true));
+    } else {
+      for (const auto& k : p.kernels)
+        if (k.on_accelerator) throw CompileError("kernel '" + k.name + "' runs on an accelerator the file does not name");
+    }
+    bool has_host = !p.signatures(false).empty();
+    auto backend = target::make_backend(has_host ? h.at("backend").get<std::string>() : "interp");
+    auto kernels = has_host ? backend->load(blob(h.at("code")), p.signatures()) : backend->build({}, "");
+    return Executor(std::move(p), std::move(kernels), std::move(accel));
   } catch (const json::exception& e) {
     throw CompileError(fmt::format("{}: corrupt model header: {}", path, e.what()));
   } catch (const CompileError& e) {

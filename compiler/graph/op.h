@@ -41,6 +41,9 @@ const OpDef& op_def(const std::string& name);
 bool is_known_op(const std::string& name);
 std::vector<std::string> op_names();
 
+// Registers the operators of the packed layouts (ops_packed.cc); ops.cc calls it.
+void register_packed_ops(const std::function<void(OpDef)>& reg);
+
 // The te shape of a graph tensor: rank-0 tensors are computed as shape [1].
 std::vector<ir::Expr> te_shape(const TensorType& t);
 

@@ -315,7 +315,9 @@ TensorType infer_conv2d(const std::vector<TensorType>& in, const Attrs& a) {
   if (w[1] * g != x[1]) fail(fmt::format("weight expects {} input channels, data has {}", w[1] * g, x[1]));
   if (in[0].dtype != in[1].dtype) fail("data and weight types differ");
   Window win = window(a, {w[2], w[3]});
-  return TensorType{in[0].dtype,
+  // out_dtype: integer data accumulated in a wider type (int8 -> int32).
+  DataType out = a.has("out_dtype") ? parse_dtype(a.get_string("out_dtype")) : in[0].dtype;
+  return TensorType{out,
                     {x[0], w[0], conv_out(x[2], win.kh, win.sh, win.pt, win.pb, win.dh), conv_out(x[3], win.kw, win.sw, win.pl, win.pr, win.dw)}};
 }
 
@@ -338,7 +340,9 @@ Tensor compute_conv2d(const std::vector<Tensor>& in, const Attrs& a, const Tenso
         Expr c = g == 1 ? Expr(rc->var) : Expr(i[1] / static_cast<int>(cout_g) * static_cast<int>(cin_g) + rc->var);
         Expr y = i[2] * static_cast<int>(w.sh) + ry->var * static_cast<int>(w.dh);
         Expr x = i[3] * static_cast<int>(w.sw) + rx->var * static_cast<int>(w.dw);
-        return te::sum(data(i[0], c, y, x) * weight(i[1], rc->var, ry->var, rx->var), {rc, ry, rx});
+        Expr d = data(i[0], c, y, x), k = weight(i[1], rc->var, ry->var, rx->var);
+        if (d.dtype() != out.dtype) d = ir::cast(out.dtype, d), k = ir::cast(out.dtype, k);
+        return te::sum(d * k, {rc, ry, rx});
       },
       "conv2d", "conv2d");
 }
@@ -379,11 +383,22 @@ Tensor compute_conv2d_transpose(const std::vector<Tensor>& in, const Attrs& a, c
       "conv2d_transpose", "conv2d_transpose");
 }
 
-TensorType infer_dense(const std::vector<TensorType>& in, const Attrs&) {
+TensorType infer_dense(const std::vector<TensorType>& in, const Attrs& a) {
   if (in[0].ndim() != 2 || in[1].ndim() != 2) fail("dense takes matrices");
   if (in[0].shape[1] != in[1].shape[1])
     fail(fmt::format("reduction sizes differ ({} and {})", in[0].shape[1], in[1].shape[1]));
-  return TensorType{in[0].dtype, {in[0].shape[0], in[1].shape[0]}};
+  DataType out = a.has("out_dtype") ? parse_dtype(a.get_string("out_dtype")) : in[0].dtype;
+  return TensorType{out, {in[0].shape[0], in[1].shape[0]}};
+}
+
+// dense; with out_dtype, integer operands widened first (int8 x int8 -> int32).
+Tensor compute_dense(const std::vector<Tensor>& in, const Attrs&, const TensorType& out) {
+  auto widen = [&](const Tensor& t) {
+    if (t->dtype == out.dtype) return t;
+    return te::compute(t->shape, [&](const std::vector<Var>& i) { return ir::cast(out.dtype, t(as_exprs(i))); }, "cast",
+                       "elemwise");
+  };
+  return te::dense(widen(in[0]), widen(in[1]));
 }
 
 TensorType infer_matmul(const std::vector<TensorType>& in, const Attrs&) {
@@ -568,8 +583,7 @@ void register_nn() {
        }});
   reg({"conv2d", OpPattern::OutEWiseFusable, 2, 0, infer_conv2d, compute_conv2d});
   reg({"conv2d_transpose", OpPattern::OutEWiseFusable, 2, 0, infer_conv2d_transpose, compute_conv2d_transpose});
-  reg({"dense", OpPattern::OutEWiseFusable, 2, 0, infer_dense,
-       [](const std::vector<Tensor>& in, const Attrs&, const TensorType&) { return te::dense(in[0], in[1]); }});
+  reg({"dense", OpPattern::OutEWiseFusable, 2, 0, infer_dense, compute_dense});
   reg({"matmul", OpPattern::OutEWiseFusable, 2, 0, infer_matmul, compute_matmul});
   reg({"max_pool2d", OpPattern::OutEWiseFusable, 1, 0, infer_pool,
        [](const std::vector<Tensor>& in, const Attrs& a, const TensorType& o) { return compute_pool(in, a, o, true); }});
@@ -846,6 +860,7 @@ void register_all() {
   register_nn();
   register_reduce();
   register_injective();
+  register_packed_ops(reg);
 }
 
 const std::map<std::string, OpDef>& ops() {

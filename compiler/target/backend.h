@@ -3,6 +3,7 @@
 // backend registers a factory here under a name ("cpu", ...) and the graph executor
 // asks for it by that name. The reference interpreter is always there as "interp".
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,12 @@
 #include "compiler/schedule/lower.h"
 
 namespace kiln::target {
+
+// What a kernel's last run measured (an accelerator's cycles, utilization, bytes).
+struct KernelStats {
+  std::string name;
+  std::map<std::string, double> values;
+};
 
 // Compiled kernels: function i of the list given to build(), called with one pointer
 // per argument buffer (compact row-major data of the argument's type and shape).
@@ -20,6 +27,8 @@ class KernelModule {
   // Bytes that Backend::load() turns back into this module (a saved compiled model
   // carries them); empty when the backend cannot save its kernels.
   virtual std::string save() const { return ""; }
+  // Per kernel, what its last call measured; empty for a backend that measures nothing.
+  virtual std::vector<KernelStats> stats() const { return {}; }
 };
 
 // A kernel as a saved module knows it: its name and number of arguments.

@@ -9,6 +9,9 @@
 #ifdef KILN_HAVE_CPU
 #include "backend-cpu/graph_backend.h"
 #endif
+#ifdef KILN_HAVE_VTA_GRAPH
+#include "backend-vta/graph_target.h"
+#endif
 #ifdef KILN_HAVE_VTA
 namespace kiln::cli {
 void add_vta_commands(CLI::App& app);  // kiln vta (vta_cmd.cc)
@@ -33,6 +36,9 @@ int main(int argc, char** argv) {
 #ifdef KILN_HAVE_CPU
   // Backends register with compiler/target's registry before any model is compiled.
   kiln::cpu::register_graph_backend();
+#ifdef KILN_HAVE_VTA_GRAPH
+  kiln::vta::register_graph_target();
+#endif
   kiln::cli::add_run_commands(app);
 #endif
 #ifdef KILN_HAVE_VTA

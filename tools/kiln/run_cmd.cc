@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -19,6 +21,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
+#include "compiler/target/target.h"
 #ifdef KILN_HAVE_TUNER
 #include <iostream>
 
@@ -31,15 +34,20 @@ namespace {
 
 struct RunArgs {
   std::string model, target = "cpu", output_model, records;
+  std::string config, device;  // an accelerator target's -config and -device
+  std::string trace;           // the whole inference's timeline (an accelerator on rtl)
   std::vector<std::string> inputs, outputs;
-  int repeat = 10;
+  int repeat = 0;  // 0: 10 on the host, 1 with an accelerator (a simulation is slow)
   bool json = false;
 };
+
+target::Target target_of(const RunArgs& a);
 
 // Compile options: with --records, the best tuning record of each convolution and
 // matrix product schedules it (the tuner warns about those without one).
 graph::CompileOptions compile_options(const RunArgs& a) {
   graph::CompileOptions o;
+  o.target = target_of(a);
   if (a.records.empty()) return o;
 #ifdef KILN_HAVE_TUNER
   try {
@@ -58,11 +66,57 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // "cpu" -> backend "cpu" with target "llvm"; "llvm -mcpu=..." -> the CPU backend with
-// that target string; any other registered backend by name.
+// that target string; "interp" the interpreter; an accelerator ("vta ...") -> its host
+// on the CPU backend.
 std::pair<std::string, std::string> backend_of(const std::string& target) {
   if (target == "cpu") return {"cpu", "llvm"};
   if (target.rfind("llvm", 0) == 0) return {"cpu", target};
-  return {target, ""};
+  if (target == "interp") return {"interp", ""};
+  return {"cpu", target::Target::parse(target).host()};
+}
+
+// Where the device writes its own timeline, which write_inference_trace() merges.
+std::string device_trace_path(const RunArgs& a) { return a.trace + ".device.json"; }
+
+// The target of the compilation; --config and --device fill an accelerator's options.
+target::Target target_of(const RunArgs& a) {
+  if (a.target == "interp" || a.target == "cpu" || a.target.rfind("llvm", 0) == 0) {
+    if (!a.config.empty() || !a.device.empty())
+      throw CompileError("--config and --device apply to an accelerator target (--target vta), not to " + a.target);
+    return target::Target::parse(a.target == "interp" ? "cpu" : a.target);
+  }
+  target::Target t = target::Target::parse(a.target);
+  if (!a.config.empty() && !t.has_option("config")) t.set_option("config", a.config);
+  if (!a.device.empty() && !t.has_option("device")) t.set_option("device", a.device);
+  if (!a.trace.empty()) {
+    if (t.option("device", "fsim") != "rtl")
+      throw CompileError("--trace needs a device with a clock: --device rtl (the target's is " + t.option("device", "fsim") + ")");
+    t.set_option("trace", device_trace_path(a));
+  }
+  return t;
+}
+
+// Where each candidate operator went (an accelerator target), one line per operator
+// that stayed on the host with the reason.
+void print_placement(const graph::CompiledModel& m) {
+  if (m.placement.empty()) return;
+  size_t placed = 0;
+  for (const auto& p : m.placement) placed += p.target != "cpu";
+  fmt::print("placement on {}: {} of {} operators on the accelerator\n", m.target.str(), placed, m.placement.size());
+  // Grouped by reason: a float model would otherwise print one line per layer.
+  std::map<std::string, std::vector<const graph::Placement*>> by_reason;
+  for (const auto& p : m.placement)
+    if (p.target == "cpu") by_reason[p.reason].push_back(&p);
+  for (const auto& [reason, ps] : by_reason) {
+    if (ps.size() <= 3) {
+      for (const auto* p : ps) fmt::print("  on the CPU: {} ({}): {}\n", p->node, p->op, reason);
+      continue;
+    }
+    fmt::print("  on the CPU: {} operators ({}, ...): {}\n", ps.size(), ps[0]->node, reason);
+  }
+  if (placed == 0)
+    fmt::print("  no operator of this model runs on the accelerator, so it runs on the CPU"
+               " (a float model needs `kiln quantize` first)\n");
 }
 
 graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms) {
@@ -70,6 +124,7 @@ graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms)
   auto [backend, target] = backend_of(a.target);
   if (ends_with(a.model, ".kiln")) {
     if (!a.records.empty()) throw CompileError("--records applies when compiling MODEL.onnx; " + a.model + " is compiled already");
+    if (!a.trace.empty()) throw CompileError("--trace applies when compiling MODEL.onnx; " + a.model + " is compiled already");
     graph::Executor ex = graph::load_model(a.model);
     *num_kernels = ex.plan().kernels.size();
     *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -77,6 +132,7 @@ graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms)
   }
   graph::Graph g = frontend::import_onnx_file(a.model);
   graph::CompiledModel m = graph::compile(g, compile_options(a));
+  if (!a.json) print_placement(m);
   *num_kernels = m.kernels.size();
   graph::Executor ex = graph::make_executor(m, backend, target);
   *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -122,24 +178,143 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The accelerator's figures of the last run as JSON: per kernel and in total, and the
+// host's share of the time (Amdahl).
+nlohmann::json accelerator_json(const graph::Executor& ex, const std::vector<double>& kernel_ms) {
+  nlohmann::json j;
+  if (!ex.accelerator()) return j;
+  graph::AcceleratorReport r = graph::accelerator_report(ex, kernel_ms);
+  for (const auto& l : r.layers) {
+    nlohmann::json jl{{"kernel", l.kernel}, {"simulation_ms", l.ms}};
+    for (const auto& [key, v] : l.values) jl[key] = v;
+    j["layers"].push_back(jl);
+  }
+  j["target"] = ex.plan().accelerator;
+  j["accelerator_cycles"] = r.cycles;
+  j["ideal_cycles"] = r.ideal_cycles;
+  j["gemm_utilization"] = r.utilization();
+  j["dram_bytes"] = r.dram_bytes;
+  j["host_ms"] = r.host_ms;
+  j["simulation_ms"] = r.accelerator_ms;
+  return j;
+}
+
+void print_accelerator_report(const nlohmann::json& j) {
+  if (j.is_null()) return;
+  fmt::print("accelerator ({}): {} kernels\n", j["target"].get<std::string>(), j["layers"].size());
+  fmt::print("  {:>12} {:>12} {:>6} {:>10} {:>10}  kernel\n", "cycles", "ideal", "util", "DRAM KB", "sim ms");
+  for (const auto& l : j["layers"])
+    fmt::print("  {:>12.0f} {:>12.0f} {:>5.1f}% {:>10.1f} {:>10.1f}  {}\n", l.value("cycles", 0.0), l["gemm_uops"].get<double>(),
+               100 * l.value("gemm_utilization", 0.0), l["dram_bytes"].get<double>() / 1024, l["simulation_ms"].get<double>(),
+               l["kernel"].get<std::string>());
+  double cycles = j["accelerator_cycles"].get<double>();
+  if (cycles > 0)
+    fmt::print("  total: {:.3f} M cycles ({:.3f} M ideal, GEMM utilization {:.1f}%), {:.1f} MB of DRAM traffic\n", cycles / 1e6,
+               j["ideal_cycles"].get<double>() / 1e6, 100 * j["gemm_utilization"].get<double>(),
+               j["dram_bytes"].get<double>() / 1e6);
+  fmt::print("  host kernels {:.3f} ms, accelerator kernels (simulated, wall time) {:.1f} ms\n", j["host_ms"].get<double>(),
+             j["simulation_ms"].get<double>());
+}
+
+// One Chrome/Perfetto timeline of the first inference: the device's tracks (its runs
+// and the fetch, load, compute and store modules, in cycles as microseconds) with a
+// host track beside them, the host's kernels placed between the accelerator's runs at
+// `clock_mhz` (host time is this machine's wall-clock time, converted to cycles).
+void write_inference_trace(const RunArgs& a, const graph::Executor& ex, const std::vector<double>& kernel_ms,
+                           double clock_mhz) {
+  std::string device_path = device_trace_path(a);
+  std::ifstream in(device_path);
+  if (!in) throw CompileError("--trace: the device wrote no timeline to " + device_path);
+  nlohmann::json dev;
+  try {
+    dev = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw CompileError(fmt::format("--trace: {}: {}", device_path, e.what()));
+  }
+  in.close();
+  std::filesystem::remove(device_path);
+  // The accelerator's runs, in order: [start, end) in device cycles.
+  std::vector<std::pair<double, double>> runs;
+  for (const auto& e : dev["traceEvents"])
+    if (e.value("cat", "") == "run") runs.emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
+  nlohmann::json events = nlohmann::json::array();
+  const int host_pid = 2;
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", host_pid}, {"args", {{"name", "host CPU"}}}});
+  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", host_pid}, {"tid", 0}, {"args", {{"name", "kernels"}}}});
+  // Walk the plan: host kernels advance the clock by their time, accelerator kernels by
+  // their run; `shift` maps the device's own cycles onto the merged timeline.
+  double now = 0;
+  std::vector<double> shift;
+  size_t run = 0;
+  for (size_t k = 0; k < ex.plan().kernels.size(); ++k) {
+    const auto& pk = ex.plan().kernels[k];
+    if (pk.on_accelerator) {
+      if (run >= runs.size()) break;
+      shift.push_back(now - runs[run].first);
+      now += runs[run].second - runs[run].first;
+      ++run;
+      continue;
+    }
+    double dur = kernel_ms.at(k) * 1000 * clock_mhz;
+    events.push_back({{"name", pk.name}, {"cat", "host"}, {"ph", "X"}, {"pid", host_pid}, {"tid", 0}, {"ts", now},
+                      {"dur", dur}, {"args", {{"ms", kernel_ms[k]}}}});
+    now += dur;
+  }
+  for (auto e : dev["traceEvents"]) {
+    if (e.contains("ts")) {
+      double ts = e["ts"].get<double>();
+      size_t r = 0;
+      while (r + 1 < runs.size() && ts >= runs[r].second) ++r;
+      if (r >= shift.size()) continue;  // a later inference
+      e["ts"] = ts + shift[r];
+    }
+    events.push_back(e);
+  }
+  std::ofstream out(a.trace);
+  out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"},
+                        {"otherData", {{"time_unit", fmt::format("1 us = 1 accelerator cycle; host at {} MHz", clock_mhz)}}}}
+             .dump();
+  if (!out) throw CompileError("--trace: cannot write " + a.trace);
+}
+
 void run_model(const RunArgs& a) {
-  if (a.repeat < 1) throw CompileError("--repeat must be at least 1");
+  if (a.repeat < 0) throw CompileError("--repeat must be at least 1");
   size_t num_kernels = 0;
   double compile_ms = 0;
   graph::Executor ex = build(a, &num_kernels, &compile_ms);
   set_inputs(ex, a.inputs);
-  ex.run();  // warm-up (first touches, thread pool start)
+  bool accel = ex.accelerator() != nullptr;
+  int repeat = a.repeat ? a.repeat : accel ? 1 : 10;
 
   std::vector<double> total;
   std::vector<std::vector<double>> per_kernel(num_kernels);
-  for (int r = 0; r < a.repeat; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    ex.run();
-    total.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (accel) {
+    // A simulated accelerator: every run is profiled, and the first counts.
+    for (int r = 0; r < repeat; ++r) {
+      std::vector<double> ms = ex.run_profiled();
+      double sum = 0;
+      for (size_t k = 0; k < ms.size(); ++k) per_kernel[k].push_back(ms[k]), sum += ms[k];
+      total.push_back(sum);
+    }
+  } else {
+    ex.run();  // warm-up (first touches, thread pool start)
+    for (int r = 0; r < repeat; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      ex.run();
+      total.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    for (int r = 0; r < repeat; ++r) {
+      std::vector<double> ms = ex.run_profiled();
+      for (size_t k = 0; k < ms.size(); ++k) per_kernel[k].push_back(ms[k]);
+    }
   }
-  for (int r = 0; r < a.repeat; ++r) {
-    std::vector<double> ms = ex.run_profiled();
-    for (size_t k = 0; k < ms.size(); ++k) per_kernel[k].push_back(ms[k]);
+  std::vector<double> last_ms, first_ms;
+  for (const auto& v : per_kernel) last_ms.push_back(v.empty() ? 0 : v.back()), first_ms.push_back(v.empty() ? 0 : v.front());
+  nlohmann::json accel_report = accelerator_json(ex, last_ms);
+  if (!a.trace.empty()) {
+    if (!accel) throw CompileError("--trace: no kernel of this model runs on the accelerator");
+    target::Target t = target::Target::parse(ex.plan().accelerator);
+    write_inference_trace(a, ex, first_ms, std::stod(t.option("clock_mhz", "100")));
   }
   if (a.outputs.size() > ex.num_outputs())
     throw CompileError(fmt::format("{} --output files for {} outputs", a.outputs.size(), ex.num_outputs()));
@@ -162,7 +337,8 @@ void run_model(const RunArgs& a) {
     j["model"] = a.model;
     j["target"] = a.target;
     j["kernels"] = num_kernels;
-    j["repeat"] = a.repeat;
+    j["repeat"] = repeat;
+    if (!accel_report.is_null()) j["accelerator"] = accel_report;
     j["compile_ms"] = compile_ms;
     j["latency_ms"] = {{"median", med}, {"min", mn}, {"max", mx}};
     for (size_t k = 0; k < per_kernel.size(); ++k)
@@ -177,7 +353,8 @@ void run_model(const RunArgs& a) {
   for (size_t k = 0; k < ex.num_outputs(); ++k)
     fmt::print("output '{}': {}{}\n", ex.plan().outputs[k].name, ex.output_type(k).to_string(),
                k < a.outputs.size() ? " -> " + a.outputs[k] : "");
-  fmt::print("latency: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms ({} runs)\n", med, mn, mx, a.repeat);
+  fmt::print("latency: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms ({} runs)\n", med, mn, mx, repeat);
+  print_accelerator_report(accel_report);
   std::sort(prof.rbegin(), prof.rend());
   fmt::print("profile (median per kernel, slowest first):\n");
   size_t shown = std::min<size_t>(prof.size(), 15);
@@ -196,6 +373,7 @@ void compile_model(const RunArgs& a) {
   auto [backend, target] = backend_of(a.target);
   graph::Graph g = frontend::import_onnx_file(a.model);
   graph::CompiledModel m = graph::compile(g, compile_options(a));
+  print_placement(m);
   graph::Executor ex = graph::make_executor(m, backend, target);
   graph::save_model(a.output_model, ex, backend, target);
   fmt::print("{}: {} operators, {} kernels, {:.1f} MB of activations -> {}\n", a.model, m.graph.num_ops(), m.kernels.size(),
@@ -208,18 +386,27 @@ void add_run_commands(CLI::App& app) {
   auto r = std::make_shared<RunArgs>();
   CLI::App* run = app.add_subcommand("run", "compile (or load) a model, run it, print its latency and a per-kernel profile");
   run->add_option("model", r->model, "MODEL.onnx, or MODEL.kiln made by `kiln compile`")->required();
-  run->add_option("-t,--target", r->target, "cpu (the host), an `llvm ...` target string, or interp")->capture_default_str();
+  run->add_option("-t,--target", r->target,
+                  "cpu (the host), an `llvm ...` target string, interp, or an accelerator: vta [-config=NAME -device=KIND]")
+      ->capture_default_str();
+  run->add_option("--config", r->config, "with --target vta: the configuration, a name in hw/config or a file (default)");
+  run->add_option("--device", r->device, "with --target vta: the device that runs the accelerator's kernels (fsim, rtl, ...)");
   run->add_option("-i,--input", r->inputs, "NAME=FILE.npy (repeatable); inputs not given are random");
   run->add_option("-o,--output", r->outputs, "FILE.npy for each output, in order");
-  run->add_option("-n,--repeat", r->repeat, "timed runs (the latency is their median)")->capture_default_str();
+  run->add_option("-n,--repeat", r->repeat, "timed runs, the latency is their median (default: 10; 1 with an accelerator)");
   run->add_option("--records", r->records, "tuning records (kiln tune): the best one per operator schedules it");
+  run->add_option("--trace", r->trace,
+                  "with --target vta on rtl: FILE.json, one Perfetto timeline of the first inference (host and accelerator)");
   run->add_flag("--json", r->json, "print one JSON object (latency_ms: median, min, max; profile)");
   run->callback([r] { run_model(*r); });
 
   auto c = std::make_shared<RunArgs>();
   CLI::App* comp = app.add_subcommand("compile", "compile an ONNX model into one .kiln file (plan, code, weights)");
   comp->add_option("model", c->model, "MODEL.onnx")->required();
-  comp->add_option("-t,--target", c->target, "cpu or an `llvm ...` target string")->capture_default_str();
+  comp->add_option("-t,--target", c->target, "cpu, an `llvm ...` target string, or vta [-config=NAME -device=KIND]")
+      ->capture_default_str();
+  comp->add_option("--config", c->config, "with --target vta: the configuration (default)");
+  comp->add_option("--device", c->device, "with --target vta: the device the package runs on (fsim, rtl, ...)");
   comp->add_option("-o,--output", c->output_model, "MODEL.kiln to write")->required();
   comp->add_option("--records", c->records, "tuning records (kiln tune): the best one per operator schedules it");
   comp->callback([c] { compile_model(*c); });

@@ -30,7 +30,7 @@ Graph alter_layout(const Graph& old) {
         continue;
       }
     }
-    if (n.op == "dense" && old.node(n.inputs[1]).is_constant()) {
+    if (n.op == "dense" && old.node(n.inputs[1]).is_constant() && n.type.dtype == DataType::Float(32)) {
       // dense(x, W[M, K]) reads W across its rows when vectorized over M; a matmul with
       // the transposed weight [K, M] (transposed at compile time) reads it contiguously.
       Graph& g = rw.graph();

@@ -1,0 +1,651 @@
+#include "backend-vta/graph_target.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "backend-vta/codegen.h"
+#include "backend-vta/strategy.h"
+#include "compiler/graph/strategy.h"
+#include "compiler/schedule/lower.h"
+#include "compiler/support/error.h"
+#include "compiler/target/backend.h"
+#include "hw/driver/runtime/device_buffer.h"
+#include "hw/spec/config_files.h"
+#include "hw/spec/error.h"
+
+namespace kiln::vta {
+
+namespace {
+
+using graph::Attrs;
+using graph::Graph;
+using graph::Node;
+using graph::NodeId;
+using graph::Placement;
+using ir::DataType;
+
+hw::Config config_of(const target::Target& t) { return hw::load_config(t.option("config", "default")); }
+
+// ---------------------------------------------------------------- matching
+
+// A number attribute stored as an integer or a float.
+std::optional<double> number(const Attrs& a, const std::string& key) {
+  if (!a.has(key)) return std::nullopt;
+  const auto& v = a.map().at(key);
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return std::nullopt;
+}
+
+// The value of a one-element integer constant.
+std::optional<int64_t> scalar(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (!n.is_constant() || n.type.size() != 1 || !n.type.dtype.is_int()) return std::nullopt;
+  return n.value->get_int(0);
+}
+
+bool is_int8(const graph::TensorType& t) { return t.dtype == DataType::Int(8); }
+bool is_int32(const graph::TensorType& t) { return t.dtype == DataType::Int(32); }
+
+// The tail every accelerator chain ends with: cast<int8>(clip(x)) with clip's bounds
+// those of int8 or of a ReLU. Sets `relu` and returns clip's input.
+std::optional<NodeId> match_requant_tail(const Graph& g, const std::vector<int>& uses, NodeId cast, bool* relu,
+                                         std::vector<NodeId>* chain) {
+  const Node& c = g.node(cast);
+  if (c.op != "cast" || !is_int8(c.type)) return std::nullopt;
+  NodeId clip = c.inputs[0];
+  const Node& cl = g.node(clip);
+  if (cl.op != "clip" || uses[clip] != 1 || !is_int32(cl.type)) return std::nullopt;
+  auto lo = number(cl.attrs, "min"), hi = number(cl.attrs, "max");
+  if (!lo || !hi || *hi != 127 || (*lo != -128 && *lo != 0)) return std::nullopt;
+  *relu = *lo == 0;
+  chain->push_back(clip);
+  return cl.inputs[0];
+}
+
+// An optional right_shift by a scalar constant; returns the shifted node.
+NodeId match_shift(const Graph& g, const std::vector<int>& uses, NodeId id, int64_t* shift, std::vector<NodeId>* chain) {
+  const Node& n = g.node(id);
+  *shift = 0;
+  if (n.op != "right_shift" || uses[id] != 1) return id;
+  auto k = scalar(g, n.inputs[1]);
+  if (!k) return id;
+  *shift = *k;
+  chain->push_back(id);
+  return n.inputs[0];
+}
+
+// A convolution, or a dense layer (the 1x1 convolution of a 1x1 image).
+struct ConvChain {
+  NodeId conv = -1, x = -1, weight = -1, bias = -1;
+  bool dense = false;
+  int64_t shift = 0;
+  bool relu = false;
+  std::vector<NodeId> interior;  // replaced nodes other than the chain's last
+};
+
+std::optional<ConvChain> match_conv(const Graph& g, const std::vector<int>& uses, NodeId cast) {
+  ConvChain m;
+  auto in = match_requant_tail(g, uses, cast, &m.relu, &m.interior);
+  if (!in) return std::nullopt;
+  NodeId add = match_shift(g, uses, *in, &m.shift, &m.interior);
+  const Node& a = g.node(add);
+  if (a.op != "add" || uses[add] != 1 || !is_int32(a.type)) return std::nullopt;
+  for (int k = 0; k < 2; ++k) {
+    const Node& conv = g.node(a.inputs[k]);
+    const Node& bias = g.node(a.inputs[1 - k]);
+    bool dense = conv.op == "dense";
+    if ((conv.op != "conv2d" && !dense) || uses[a.inputs[k]] != 1 || !is_int32(conv.type)) continue;
+    std::vector<int64_t> bias_shape{1, conv.type.shape[1]};
+    if (!dense) bias_shape.insert(bias_shape.end(), {1, 1});
+    if (!bias.is_constant() || !is_int32(bias.type) || bias.type.shape != bias_shape) continue;
+    if (!is_int8(g.type(conv.inputs[0])) || !is_int8(g.type(conv.inputs[1])) || !g.node(conv.inputs[1]).is_constant())
+      continue;
+    m.conv = a.inputs[k];
+    m.dense = dense;
+    m.x = conv.inputs[0];
+    m.weight = conv.inputs[1];
+    m.bias = a.inputs[1 - k];
+    m.interior.push_back(add);
+    m.interior.push_back(m.conv);
+    return m;
+  }
+  return std::nullopt;
+}
+
+struct AddChain {
+  NodeId a = -1, b = -1;
+  int64_t shift_a = 0, shift_b = 0, round = 0, shift = 0;
+  bool relu = false;
+  std::vector<NodeId> interior;
+};
+
+// One int8 operand widened to int32 and shifted: [shift(] cast<int32>(x) [, k)].
+std::optional<NodeId> match_operand(const Graph& g, const std::vector<int>& uses, NodeId id, int64_t* shift,
+                                    std::vector<NodeId>* chain) {
+  const Node& n = g.node(id);
+  *shift = 0;
+  NodeId cast = id;
+  if ((n.op == "right_shift" || n.op == "left_shift") && uses[id] == 1) {
+    auto k = scalar(g, n.inputs[1]);
+    if (!k) return std::nullopt;
+    *shift = n.op == "right_shift" ? *k : -*k;
+    chain->push_back(id);
+    cast = n.inputs[0];
+  }
+  const Node& c = g.node(cast);
+  if (c.op != "cast" || uses[cast] != 1 || !is_int32(c.type) || !is_int8(g.type(c.inputs[0]))) return std::nullopt;
+  chain->push_back(cast);
+  return c.inputs[0];
+}
+
+std::optional<AddChain> match_add(const Graph& g, const std::vector<int>& uses, NodeId cast) {
+  AddChain m;
+  auto in = match_requant_tail(g, uses, cast, &m.relu, &m.interior);
+  if (!in) return std::nullopt;
+  NodeId id = match_shift(g, uses, *in, &m.shift, &m.interior);
+  const Node* n = &g.node(id);
+  if (n->op != "add" || uses[id] != 1 || !is_int32(n->type)) return std::nullopt;
+  // The rounding term: add(sum, scalar).
+  for (int k = 0; k < 2; ++k) {
+    auto r = scalar(g, n->inputs[1 - k]);
+    const Node& sum = g.node(n->inputs[k]);
+    if (r && sum.op == "add" && uses[n->inputs[k]] == 1) {
+      m.round = *r;
+      m.interior.push_back(id);
+      id = n->inputs[k];
+      n = &sum;
+      break;
+    }
+  }
+  if (n->op != "add" || scalar(g, n->inputs[0]) || scalar(g, n->inputs[1])) return std::nullopt;
+  m.interior.push_back(id);
+  auto a = match_operand(g, uses, n->inputs[0], &m.shift_a, &m.interior);
+  auto b = match_operand(g, uses, n->inputs[1], &m.shift_b, &m.interior);
+  if (!a || !b || g.type(*a) != g.type(*b) || g.type(*a).ndim() != 4) return std::nullopt;
+  m.a = *a;
+  m.b = *b;
+  return m;
+}
+
+// ---------------------------------------------------------------- workloads
+
+int64_t round_up(int64_t n, int64_t block) { return (n + block - 1) / block * block; }
+
+// The workload with its channels padded to whole blocks.
+Conv2DWorkload conv_workload(const Env& env, const Graph& g, const ConvChain& m, const std::string& name) {
+  const Node& conv = g.node(m.conv);
+  const auto& x = g.type(m.x).shape;
+  const auto& w = g.type(m.weight).shape;
+  Conv2DWorkload wl;
+  wl.name = name;
+  wl.batch = static_cast<int>(x[0]);
+  wl.in_channels = static_cast<int>(round_up(x[1], env.block_in()));
+  wl.out_channels = static_cast<int>(round_up(w[0], env.block_out()));
+  if (m.dense) return wl;
+  auto s = conv.attrs.get_ints("strides", {1, 1});
+  auto p = conv.attrs.get_ints("pads", {0, 0, 0, 0});
+  wl.height = static_cast<int>(x[2]);
+  wl.width = static_cast<int>(x[3]);
+  wl.kernel_h = static_cast<int>(w[2]);
+  wl.kernel_w = static_cast<int>(w[3]);
+  wl.stride_h = static_cast<int>(s.at(0));
+  wl.stride_w = static_cast<int>(s.at(1));
+  wl.pad_h = static_cast<int>(p.at(0));
+  wl.pad_w = static_cast<int>(p.at(1));
+  return wl;
+}
+
+// Why the accelerator cannot run this convolution, or "".
+std::string conv_problem(const Env& env, const Graph& g, const ConvChain& m, const Conv2DWorkload& wl) {
+  const Node& conv = g.node(m.conv);
+  auto p = conv.attrs.get_ints("pads", {0, 0, 0, 0});
+  if (conv.attrs.get_int("groups", 1) != 1) return "grouped convolutions are not supported on the accelerator";
+  for (int64_t d : conv.attrs.get_ints("dilations", {1, 1}))
+    if (d != 1) return "dilated convolutions are not supported on the accelerator";
+  if (p.size() != 4 || p[0] != p[2] || p[1] != p[3]) return "asymmetric padding is not supported on the accelerator";
+  if (m.shift < 0) return fmt::format("requantization shift {} is negative", m.shift);
+  try {
+    Requant rq{true, static_cast<int>(m.shift), m.relu};
+    conv2d_packed(env, wl, rq);
+    default_conv2d_knobs(env, wl, rq);
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string add_problem(const Env& env, const AddWorkload& wl, const AddChain& m) {
+  try {
+    add_packed(env, wl, Requant{false, static_cast<int>(m.shift), m.relu},
+               AddScales{static_cast<int>(m.shift_a), static_cast<int>(m.shift_b), static_cast<int>(m.round)});
+    default_add_knobs(env, wl);
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+AddWorkload add_workload(const graph::TensorType& t, const std::string& name) {
+  AddWorkload wl;
+  wl.name = name;
+  wl.batch = static_cast<int>(t.shape[0]);
+  wl.channels = static_cast<int>(t.shape[1]);
+  wl.height = static_cast<int>(t.shape[2]);
+  wl.width = static_cast<int>(t.shape[3]);
+  return wl;
+}
+
+// ---------------------------------------------------------------- placement
+
+class Placer {
+ public:
+  Placer(const Graph& old, const target::Target& t, const Env& env, std::vector<Placement>& report)
+      : old_(old), rw_(old), t_(t), env_(env), report_(report), uses_(old.use_counts()) {}
+
+  Graph run() {
+    std::map<NodeId, ConvChain> convs;
+    std::map<NodeId, AddChain> adds;
+    std::set<NodeId> interior, reported;
+    for (NodeId id = 0; id < old_.size(); ++id) {
+      const Node& n = old_.node(id);
+      if (n.op != "cast") continue;
+      if (auto c = match_conv(old_, uses_, id)) {
+        reported.insert(c->conv);
+        std::string why = conv_problem(env_, old_, *c, conv_workload(env_, old_, *c, n.name));
+        report_.push_back({old_.node(c->conv).name, old_.node(c->conv).op, why.empty() ? t_.kind() : "cpu", why});
+        if (why.empty()) {
+          convs[id] = *c;
+          interior.insert(c->interior.begin(), c->interior.end());
+        }
+      } else if (auto a = match_add(old_, uses_, id)) {
+        std::string why = add_problem(env_, add_workload(old_.type(a->a), n.name), *a);
+        report_.push_back({n.name, "add", why.empty() ? t_.kind() : "cpu", why});
+        if (why.empty()) {
+          adds[id] = *a;
+          interior.insert(a->interior.begin(), a->interior.end());
+        }
+      }
+    }
+    for (NodeId id = 0; id < old_.size(); ++id) {
+      const Node& n = old_.node(id);
+      if (n.is_input() || interior.count(id)) continue;
+      if (convs.count(id)) place_conv(id, convs[id]);
+      else if (adds.count(id)) place_add(id, adds[id]);
+      else {
+        if (is_candidate(n) && !reported.count(id)) report_unplaced(id);
+        rw_.copy(id);
+      }
+    }
+    return rw_.finish();
+  }
+
+ private:
+  // Operators of the kinds the accelerator runs, in whatever form.
+  static bool is_candidate(const Node& n) {
+    return n.op == "conv2d" || n.op == "conv2d_nchwc" || n.op == "dense" || n.op == "matmul";
+  }
+
+  // A candidate the accelerator does not take, with the reason.
+  void report_unplaced(NodeId id) {
+    const Node& n = old_.node(id);
+    std::string why = n.type.dtype.is_float() ? fmt::format("{} {}: not quantized", n.type.dtype.to_string(), n.op)
+                                              : "not in the accelerator's requantized int8 form";
+    report_.push_back({n.name, n.op, "cpu", why});
+  }
+
+  // `x` with dimension `axis` padded with zeros to `size`, or `x`.
+  NodeId pad_to(NodeId x, int axis, int64_t size, const std::string& name) {
+    const std::vector<int64_t> shape = rw_.graph().type(x).shape;
+    if (shape[axis] == size) return x;
+    std::vector<int64_t> pads(2 * shape.size(), 0);
+    pads[shape.size() + axis] = size - shape[axis];
+    return rw_.graph().add_op("pad", {x}, {{"pads", pads}, {"value", 0.0}}, name);
+  }
+
+  NodeId reshape(NodeId x, std::vector<int64_t> shape, const std::string& name) {
+    return rw_.graph().add_op("reshape", {x}, {{"shape", shape}}, name);
+  }
+
+  // The packed form of an NCHW int8 tensor (the producer's own, when the accelerator made it).
+  NodeId packed(NodeId old_id) {
+    NodeId id = rw_.map(old_id);
+    auto it = packed_of_.find(id);
+    if (it != packed_of_.end()) return it->second;
+    NodeId p = rw_.graph().add_op("layout_pack", {id},
+                                  {{"batch_block", int64_t{env_.batch()}}, {"channel_block", int64_t{env_.block_in()}}},
+                                  old_.node(old_id).name + ".packed");
+    packed_of_[id] = p;
+    return p;
+  }
+
+  // The node the accelerator wrote, unpacked to NCHW for the host (dead code when no
+  // host node reads it).
+  void finish(NodeId old_id, NodeId packed_out) {
+    NodeId out = rw_.graph().add_op("layout_unpack", {packed_out}, {}, old_.node(old_id).name);
+    packed_of_[out] = packed_out;
+    rw_.set(old_id, out);
+  }
+
+  // Channels are padded with zeros to whole blocks (zero weights, zero biases) and
+  // the padding sliced off the output; a dense layer is the 1x1 convolution of a 1x1
+  // image, reshaped on the way in and out.
+  void place_conv(NodeId id, const ConvChain& m) {
+    Graph& g = rw_.graph();
+    const Node& conv = old_.node(m.conv);
+    Conv2DWorkload wl = conv_workload(env_, old_, m, conv.name);
+    const auto& xs = old_.type(m.x).shape;
+    int64_t out_channels = old_.type(m.weight).shape[0];
+    NodeId x = rw_.map(m.x), w = rw_.map(m.weight), bias = rw_.map(m.bias);
+    if (m.dense) {
+      x = reshape(x, {xs[0], xs[1], 1, 1}, conv.name + ".image");
+      w = reshape(w, {out_channels, xs[1], 1, 1}, conv.name + ".weight_1x1");
+      bias = reshape(bias, {1, out_channels, 1, 1}, conv.name + ".bias_1x1");
+    }
+    NodeId xp;
+    if (wl.in_channels == xs[1] && !m.dense) {
+      xp = packed(m.x);
+    } else {
+      NodeId padded = pad_to(x, 1, wl.in_channels, conv.name + ".data_padded");
+      xp = g.add_op("layout_pack", {padded},
+                    {{"batch_block", int64_t{env_.batch()}}, {"channel_block", int64_t{env_.block_in()}}},
+                    conv.name + ".data_packed");
+    }
+    w = pad_to(pad_to(w, 0, wl.out_channels, conv.name + ".weight_padded"), 1, wl.in_channels, conv.name + ".weight_padded");
+    bias = pad_to(bias, 1, wl.out_channels, conv.name + ".bias_padded");
+    NodeId wp = g.add_op("layout_pack_weight", {w},
+                         {{"out_block", int64_t{env_.block_out()}}, {"in_block", int64_t{env_.block_in()}}},
+                         conv.name + ".weight_packed");
+    NodeId bp = g.add_op("layout_pack_bias", {bias},
+                         {{"batch_block", int64_t{env_.batch()}}, {"out_block", int64_t{env_.block_out()}}},
+                         conv.name + ".bias_packed");
+    Attrs a{{"strides", conv.attrs.get_ints("strides", {1, 1})},
+            {"pads", conv.attrs.get_ints("pads", {0, 0, 0, 0})},
+            {"shift", m.shift},
+            {"relu", int64_t{m.relu}},
+            {"target", t_.kind()}};
+    if (m.dense) a.set("strides", std::vector<int64_t>{1, 1}), a.set("pads", std::vector<int64_t>{0, 0, 0, 0});
+    NodeId out = g.add_op("conv2d_packed", {xp, wp, bp}, a, conv.name);
+    if (wl.out_channels == out_channels && !m.dense) return finish(id, out);
+    // The host's view: unpacked, the padding sliced off, a dense layer's shape.
+    NodeId y = g.add_op("layout_unpack", {out}, {}, old_.node(id).name + ".padded");
+    const std::vector<int64_t> ys = g.type(y).shape;
+    y = g.add_op("strided_slice", {y},
+                 {{"begin", std::vector<int64_t>{0, 0, 0, 0}},
+                  {"end", std::vector<int64_t>{ys[0], out_channels, ys[2], ys[3]}},
+                  {"steps", std::vector<int64_t>{1, 1, 1, 1}}},
+                 old_.node(id).name + (m.dense ? ".image" : ""));
+    if (m.dense) y = reshape(y, {ys[0], out_channels}, old_.node(id).name);
+    rw_.set(id, y);
+  }
+
+  void place_add(NodeId id, const AddChain& m) {
+    Graph& g = rw_.graph();
+    if (identity_ < 0) {
+      std::vector<int8_t> eye = identity_block(env_);
+      auto buf = std::make_shared<interp::HostBuffer>(DataType::Int(8),
+                                                      std::vector<int64_t>{env_.block_out(), env_.block_in()});
+      std::memcpy(buf->data(), eye.data(), eye.size());
+      identity_ = g.add_constant("vta.identity", buf);
+    }
+    NodeId a = packed(m.a), b = packed(m.b);
+    Attrs at{{"shift_a", m.shift_a}, {"shift_b", m.shift_b}, {"round", m.round},
+             {"shift", m.shift},     {"relu", int64_t{m.relu}}, {"target", t_.kind()}};
+    finish(id, g.add_op("add_packed", {a, b, identity_}, at, old_.node(id).name));
+  }
+
+  const Graph& old_;
+  graph::GraphRewriter rw_;
+  const target::Target& t_;
+  const Env& env_;
+  std::vector<Placement>& report_;
+  std::vector<int> uses_;
+  std::map<NodeId, NodeId> packed_of_;  // new NCHW node -> its packed form
+  NodeId identity_ = -1;
+};
+
+// ---------------------------------------------------------------- lowering
+
+int dim(const Graph& g, NodeId id, int d) { return static_cast<int>(g.type(id).shape.at(d)); }
+
+graph::LoweredGroup lower_node(const Env& env, const Graph& g, NodeId id, const std::string& name) {
+  const Node& n = g.node(id);
+  graph::LoweredGroup r;
+  r.inputs = n.inputs;
+  r.outputs = {id};
+  if (n.op == "conv2d_packed") {
+    NodeId x = n.inputs[0], w = n.inputs[1];
+    Conv2DWorkload wl;
+    wl.name = name;
+    wl.batch = dim(g, x, 0) * dim(g, x, 4);
+    wl.in_channels = dim(g, x, 1) * dim(g, x, 5);
+    wl.height = dim(g, x, 2);
+    wl.width = dim(g, x, 3);
+    wl.out_channels = dim(g, w, 0) * dim(g, w, 4);
+    wl.kernel_h = dim(g, w, 2);
+    wl.kernel_w = dim(g, w, 3);
+    auto s = n.attrs.get_ints("strides", {1, 1});
+    auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+    wl.stride_h = static_cast<int>(s.at(0));
+    wl.stride_w = static_cast<int>(s.at(1));
+    wl.pad_h = static_cast<int>(p.at(0));
+    wl.pad_w = static_cast<int>(p.at(1));
+    Requant rq{true, static_cast<int>(n.attrs.get_int("shift", 0)), n.attrs.get_int("relu", 0) != 0};
+    Conv2DOp op = conv2d_packed(env, wl, rq);
+    r.func = schedule::lower(schedule_conv2d(env, op, default_conv2d_knobs(env, wl, rq)), op.args(), name);
+    return r;
+  }
+  if (n.op == "add_packed") {
+    NodeId a = n.inputs[0];
+    AddWorkload wl{name, dim(g, a, 0) * dim(g, a, 4), dim(g, a, 1) * dim(g, a, 5), dim(g, a, 2), dim(g, a, 3)};
+    Requant rq{false, static_cast<int>(n.attrs.get_int("shift", 0)), n.attrs.get_int("relu", 0) != 0};
+    AddScales sc{static_cast<int>(n.attrs.get_int("shift_a", 0)), static_cast<int>(n.attrs.get_int("shift_b", 0)),
+                 static_cast<int>(n.attrs.get_int("round", 0))};
+    AddOp op = add_packed(env, wl, rq, sc);
+    r.func = schedule::lower(schedule_add(env, op, default_add_knobs(env, wl)), op.args(), name);
+    return r;
+  }
+  throw CompileError(fmt::format("node '{}' ({}) is marked for the accelerator, which has no strategy for it", n.name, n.op));
+}
+
+class VtaStrategy : public graph::Strategy {
+ public:
+  std::string kind() const override { return "vta"; }
+
+  target::Target resolve(const target::Target& t) const override {
+    hw::Config cfg = [&] {
+      try {
+        return config_of(t);
+      } catch (const hw::Error& e) {
+        throw CompileError(fmt::format("target '{}': {}", t.str(), e.what()));
+      }
+    }();
+    target::Target r = t;
+    std::string fp = fmt::format("{:016x}", cfg.fingerprint());
+    if (t.has_option("fingerprint") && t.option("fingerprint") != fp)
+      throw CompileError(fmt::format("target '{}': configuration '{}' has fingerprint {}, not {}", t.str(), cfg.name(), fp,
+                                     t.option("fingerprint")));
+    r.set_option("config", t.option("config", "default"));
+    r.set_option("fingerprint", fp);
+    return r;
+  }
+
+  Graph place(const Graph& g, const target::Target& t, std::vector<Placement>& report) const override {
+    Env env(config_of(t));
+    return Placer(g, t, env, report).run();
+  }
+
+  graph::LoweredGroup lower(const Graph& g, NodeId node, const std::string& name, const target::Target& t) const override {
+    Env env(config_of(t));
+    try {
+      return lower_node(env, g, node, name);
+    } catch (const CompileError& e) {
+      throw CompileError(fmt::format("node '{}' on {}: {}", g.node(node).name, t.str(), e.what()));
+    }
+  }
+};
+
+// ---------------------------------------------------------------- backend
+
+class VtaKernels : public target::KernelModule {
+ public:
+  VtaKernels(const target::Target& t, std::vector<Program> programs)
+      : target_(t.str()), programs_(std::move(programs)) {
+    hw::Config cfg = config_of(t);
+    for (const Program& p : programs_)
+      if (p.config().fingerprint() != cfg.fingerprint())
+        throw CompileError(fmt::format("program '{}' was compiled for configuration '{}', the target is '{}'", p.name(),
+                                       p.config().name(), cfg.name()));
+    try {
+      device_ = driver::make_device(t.option("device", "fsim"), cfg, device_options_of(target_));
+      for (const Program& p : programs_) {
+        std::vector<runtime::DeviceBuffer> bufs;
+        for (const ProgramArg& a : p.args()) bufs.emplace_back(*device_, a.bytes());
+        buffers_.push_back(std::move(bufs));
+      }
+    } catch (const hw::Error& e) {
+      throw CompileError(fmt::format("target '{}': {}", target_, e.what()));
+    }
+    counters_.resize(programs_.size());
+  }
+
+  void call(size_t index, void* const* args) const override {
+    const Program& p = programs_.at(index);
+    auto& bufs = buffers_[index];
+    std::vector<driver::DevAddr> addrs;
+    size_t n = p.args().size();
+    for (size_t k = 0; k + 1 < n; ++k) {
+      const auto* src = static_cast<const uint8_t*>(args[k]);
+      bufs[k].write({src, p.args()[k].bytes()});
+    }
+    for (const auto& b : bufs) addrs.push_back(b.address());
+    try {
+      counters_[index] = p.run(*device_, addrs);
+    } catch (const hw::Error& e) {
+      throw CompileError(fmt::format("kernel '{}' on {}: {}", p.name(), target_, e.what()));
+    }
+    bufs[n - 1].read({static_cast<uint8_t*>(args[n - 1]), p.args()[n - 1].bytes()});
+  }
+
+  std::string save() const override {
+    nlohmann::json j;
+    j["target"] = target_;
+    for (const Program& p : programs_) j["programs"].push_back(nlohmann::json::parse(p.to_json()));
+    return j.dump();
+  }
+
+  std::vector<target::KernelStats> stats() const override {
+    std::vector<target::KernelStats> r;
+    for (size_t k = 0; k < programs_.size(); ++k) {
+      const Program& p = programs_[k];
+      ProgramStats ps = p.stats();
+      target::KernelStats s{p.name(), {}};
+      auto c = [&](hw::regs::Counter key) -> double {
+        auto it = counters_[k].find(key);
+        return it == counters_[k].end() ? 0.0 : static_cast<double>(it->second);
+      };
+      double cycles = c(hw::regs::Counter::kCycles);
+      s.values["gemm_uops"] = static_cast<double>(ps.gemm_uops);
+      if (device_->has_counter(hw::regs::Counter::kCycles)) {
+        s.values["cycles"] = cycles;
+        s.values["gemm_utilization"] = cycles > 0 ? static_cast<double>(ps.gemm_uops) / cycles : 0;
+      }
+      s.values["dram_bytes"] = static_cast<double>(ps.bytes_loaded + ps.bytes_stored);
+      r.push_back(std::move(s));
+    }
+    return r;
+  }
+
+ private:
+  std::string target_;
+  std::vector<Program> programs_;
+  std::unique_ptr<driver::Device> device_;
+  mutable std::vector<std::vector<runtime::DeviceBuffer>> buffers_;
+  mutable std::vector<driver::Counters> counters_;
+};
+
+class VtaBackend : public target::Backend {
+ public:
+  std::string name() const override { return "vta"; }
+
+  std::unique_ptr<target::KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
+                                              const std::string& options) const override {
+    target::Target t = target::Target::parse(options);
+    Env env(config_of(t));
+    std::vector<Program> programs;
+    for (const auto& f : funcs) {
+      try {
+        programs.push_back(codegen(env, f));
+      } catch (const CompileError& e) {
+        throw CompileError(fmt::format("kernel '{}' on {}: {}", f.name, t.str(), e.what()));
+      }
+    }
+    return std::make_unique<VtaKernels>(t, std::move(programs));
+  }
+
+  std::unique_ptr<target::KernelModule> load(const std::string& bytes,
+                                             const std::vector<target::KernelSignature>& kernels) const override {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(bytes);
+      target::Target t = target::Target::parse(j.at("target").get<std::string>());
+      hw::Config cfg = config_of(t);
+      std::vector<Program> programs;
+      for (const auto& p : j.at("programs")) programs.push_back(Program::from_json(p.dump(), cfg, "saved model"));
+      if (programs.size() != kernels.size())
+        throw CompileError(fmt::format("the saved accelerator kernels hold {} programs, the plan names {}", programs.size(),
+                                       kernels.size()));
+      for (size_t k = 0; k < programs.size(); ++k)
+        if (programs[k].name() != kernels[k].name || static_cast<int>(programs[k].args().size()) != kernels[k].num_args)
+          throw CompileError(fmt::format("saved program {} ('{}') does not match kernel '{}'", k, programs[k].name(),
+                                         kernels[k].name));
+      return std::make_unique<VtaKernels>(t, std::move(programs));
+    } catch (const nlohmann::json::exception& e) {
+      throw CompileError(std::string("corrupt accelerator kernels: ") + e.what());
+    } catch (const hw::Error& e) {
+      throw CompileError(std::string("accelerator kernels: ") + e.what());
+    }
+  }
+};
+
+int int_option(const target::Target& t, const std::string& key, int def) {
+  std::string v = t.option(key);
+  if (v.empty()) return def;
+  try {
+    size_t used = 0;
+    int r = std::stoi(v, &used);
+    if (used == v.size()) return r;
+  } catch (const std::exception&) {
+  }
+  throw CompileError(fmt::format("target '{}': -{}={} is not an integer", t.str(), key, v));
+}
+
+}  // namespace
+
+driver::DeviceOptions device_options_of(const std::string& target_string) {
+  target::Target t = target::Target::parse(target_string);
+  driver::DeviceOptions o;
+  o.dram_bytes = static_cast<uint64_t>(int_option(t, "dram_mb", 256)) << 20;
+  o.core = t.option("core", o.core);
+  o.wave_file = t.option("wave");
+  o.trace_file = t.option("trace");
+  o.dram_latency = int_option(t, "dram_latency", -1);
+  o.dram_bytes_per_cycle = int_option(t, "dram_bytes_per_cycle", -1);
+  return o;
+}
+
+void register_graph_target() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    graph::register_strategy("vta", [] { return std::make_unique<VtaStrategy>(); });
+    target::register_backend("vta", [] { return std::make_unique<VtaBackend>(); });
+  });
+}
+
+}  // namespace kiln::vta

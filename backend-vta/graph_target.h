@@ -1,0 +1,30 @@
+#pragma once
+// The accelerator as a target of the graph compiler: "vta -config=NAME -device=KIND".
+//
+// The strategy (compiler/graph/strategy.h) places, in an integer graph (the canonical
+// form that quantize_realize makes of a quantized model), every convolution chain
+//   cast<int8>(clip(right_shift(add(conv2d<int32>(x:int8, w:int8), bias:int32), k)))
+// and every residual add of two int8 tensors at power-of-two scales that the
+// configuration can run, as conv2d_packed / add_packed nodes in the packed layouts
+// (compiler/graph/ops_packed.cc), with layout transforms at the boundaries to the host
+// and weights packed at compile time (graph_pack's job). Each placed node lowers to the
+// backend's strategy (strategy.h) with the cycle model's default knobs.
+//
+// The backend builds each placed node's function into a Program (codegen.h) and runs
+// it on a Device of the target's kind (fsim, rtl, ...), made once per module, with the
+// node's tensors copied to and from device DRAM around each run. A module saves as
+// JSON (the programs and the target), so a .kiln package runs without the compiler.
+#include <string>
+
+#include "hw/driver/device.h"
+
+namespace kiln::vta {
+
+// Registers the "vta" strategy and backend (idempotent).
+void register_graph_target();
+
+// Device options from a target's options: -device (fsim), -core, -dram_mb (256),
+// -dram_latency, -dram_bytes_per_cycle, -wave, -trace.
+driver::DeviceOptions device_options_of(const std::string& target_string);
+
+}  // namespace kiln::vta
