@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   // Backends register with compiler/target's registry before any model is compiled.
   kiln::cpu::register_graph_backend();
   kiln::cli::add_run_commands(app);
+  kiln::cli::add_quantize_command(app);
 #endif
 #ifdef KILN_HAVE_VTA
   kiln::cli::add_vta_commands(app);
