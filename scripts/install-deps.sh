@@ -11,11 +11,11 @@ packages=(
   yosys nextpnr-ice40 fpga-icestorm
   llvm-19-dev
   libxgboost-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libopenblas-dev libdnnl-dev
   libopenmpi-dev openmpi-bin
   libdlpack-dev
-  python3-numpy python3-onnx python3-torch python3-torchvision
+  python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
 )
 
 missing=()

@@ -11,12 +11,12 @@
 // | add subtract multiply divide power maximum minimum equal | a, b | - | broadcast |
 // | where | cond, a, b | - | broadcast |
 // | batch_norm | x, gamma, beta, mean, var | epsilon | broadcast (SimplifyInference removes it) |
-// | conv2d | data [N,C,H,W], weight [O,C/g,KH,KW] | strides, pads [t,l,b,r], dilations, groups | out_elemwise_fusable |
+// | conv2d | data [N,C,H,W], weight [O,C/g,KH,KW] | strides, pads [t,l,b,r], dilations, groups, out_dtype | out_elemwise_fusable |
 // | conv2d_nchwc | data NCHW, weight [O/b,C,KH,KW,b] (AlterLayout) | strides, pads, dilations | out_elemwise_fusable |
 // | pack_conv_weight | weight OIHW | block | injective |
 // | conv2d_transpose | data, weight [C,O,KH,KW] | strides, pads, dilations, output_padding | out_elemwise_fusable |
-// | dense | x [N,K], w [M,K] | - | out_elemwise_fusable |
-// | matmul | a [...,M,K], b [...,K,N] (batch dims broadcast) | - | out_elemwise_fusable |
+// | dense | x [N,K], w [M,K] | out_dtype | out_elemwise_fusable |
+// | matmul | a [...,M,K], b [...,K,N] (batch dims broadcast) | out_dtype | out_elemwise_fusable |
 // | max_pool2d avg_pool2d | x | kernel, strides, pads, dilations, ceil_mode, count_include_pad | out_elemwise_fusable |
 // | global_avg_pool2d | x | - | comm_reduce |
 // | sum mean max | x | axes, keepdims | comm_reduce |
@@ -28,6 +28,9 @@
 // | take | data, indices | axis | injective |
 // | broadcast_to | x | shape | broadcast |
 // | pad | x | pads [before..., after...], value | injective |
+//
+// out_dtype ("int32"): integer operands (int8, uint8, ...) are widened to it and
+// accumulated in it. The quantization operators are in ops_quant.cc.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,6 +38,7 @@
 #include <map>
 
 #include "compiler/graph/op.h"
+#include "compiler/graph/ops_quant.h"
 #include "compiler/ir/analyzer.h"
 #include "compiler/ir/op.h"
 #include "compiler/support/error.h"
@@ -313,11 +317,10 @@ TensorType infer_conv2d(const std::vector<TensorType>& in, const Attrs& a) {
   int64_t g = a.get_int("groups", 1);
   if (g <= 0 || x[1] % g != 0 || w[0] % g != 0) fail(fmt::format("groups={} does not divide the channels", g));
   if (w[1] * g != x[1]) fail(fmt::format("weight expects {} input channels, data has {}", w[1] * g, x[1]));
-  if (in[0].dtype != in[1].dtype) fail("data and weight types differ");
+  if (!has_out_dtype(a) && in[0].dtype != in[1].dtype) fail("data and weight types differ");
+  DataType t = accumulation_type(in[0], in[1], a);
   Window win = window(a, {w[2], w[3]});
-  // out_dtype: integer data accumulated in a wider type (int8 -> int32).
-  DataType out = a.has("out_dtype") ? parse_dtype(a.get_string("out_dtype")) : in[0].dtype;
-  return TensorType{out,
+  return TensorType{t,
                     {x[0], w[0], conv_out(x[2], win.kh, win.sh, win.pt, win.pb, win.dh), conv_out(x[3], win.kw, win.sw, win.pl, win.pr, win.dw)}};
 }
 
@@ -340,9 +343,8 @@ Tensor compute_conv2d(const std::vector<Tensor>& in, const Attrs& a, const Tenso
         Expr c = g == 1 ? Expr(rc->var) : Expr(i[1] / static_cast<int>(cout_g) * static_cast<int>(cin_g) + rc->var);
         Expr y = i[2] * static_cast<int>(w.sh) + ry->var * static_cast<int>(w.dh);
         Expr x = i[3] * static_cast<int>(w.sw) + rx->var * static_cast<int>(w.dw);
-        Expr d = data(i[0], c, y, x), k = weight(i[1], rc->var, ry->var, rx->var);
-        if (d.dtype() != out.dtype) d = ir::cast(out.dtype, d), k = ir::cast(out.dtype, k);
-        return te::sum(d * k, {rc, ry, rx});
+        return te::sum(ir::cast(out.dtype, data(i[0], c, y, x)) * ir::cast(out.dtype, weight(i[1], rc->var, ry->var, rx->var)),
+                       {rc, ry, rx});
       },
       "conv2d", "conv2d");
 }
@@ -387,21 +389,21 @@ TensorType infer_dense(const std::vector<TensorType>& in, const Attrs& a) {
   if (in[0].ndim() != 2 || in[1].ndim() != 2) fail("dense takes matrices");
   if (in[0].shape[1] != in[1].shape[1])
     fail(fmt::format("reduction sizes differ ({} and {})", in[0].shape[1], in[1].shape[1]));
-  DataType out = a.has("out_dtype") ? parse_dtype(a.get_string("out_dtype")) : in[0].dtype;
-  return TensorType{out, {in[0].shape[0], in[1].shape[0]}};
+  return TensorType{accumulation_type(in[0], in[1], a), {in[0].shape[0], in[1].shape[0]}};
 }
 
-// dense; with out_dtype, integer operands widened first (int8 x int8 -> int32).
+// y[n, m] = sum_k x[n, k] * w[m, k], accumulated in the output's type.
 Tensor compute_dense(const std::vector<Tensor>& in, const Attrs&, const TensorType& out) {
-  auto widen = [&](const Tensor& t) {
-    if (t->dtype == out.dtype) return t;
-    return te::compute(t->shape, [&](const std::vector<Var>& i) { return ir::cast(out.dtype, t(as_exprs(i))); }, "cast",
-                       "elemwise");
-  };
-  return te::dense(widen(in[0]), widen(in[1]));
+  if (out.dtype == in[0]->dtype && out.dtype == in[1]->dtype) return te::dense(in[0], in[1]);
+  ir::IterVar k = te::reduce_axis(in[0]->shape[1], "k");
+  return te::compute(te_shape(out),
+                     [&](const std::vector<Var>& i) {
+                       return te::sum(ir::cast(out.dtype, in[0](i[0], k->var)) * ir::cast(out.dtype, in[1](i[1], k->var)), {k});
+                     },
+                     "dense", "dense");
 }
 
-TensorType infer_matmul(const std::vector<TensorType>& in, const Attrs&) {
+TensorType infer_matmul(const std::vector<TensorType>& in, const Attrs& attrs) {
   const auto& a = in[0].shape;
   const auto& b = in[1].shape;
   if (a.size() < 2 || b.size() < 2) fail("matmul operands need at least 2 dimensions");
@@ -411,7 +413,7 @@ TensorType infer_matmul(const std::vector<TensorType>& in, const Attrs&) {
   std::vector<int64_t> s = broadcast_shapes({ba, bb});
   s.push_back(a[a.size() - 2]);
   s.push_back(b.back());
-  return TensorType{in[0].dtype, s};
+  return TensorType{accumulation_type(in[0], in[1], attrs), s};
 }
 
 Tensor compute_matmul(const std::vector<Tensor>& in, const Attrs&, const TensorType& out) {
@@ -428,7 +430,8 @@ Tensor compute_matmul(const std::vector<Tensor>& in, const Attrs&, const TensorT
   };
   return te::compute(te_shape(out),
                      [&](const std::vector<Var>& i) {
-                       return te::sum(in[0](batch_index(at, i, i[r - 2], k->var)) * in[1](batch_index(bt, i, k->var, i[r - 1])),
+                       return te::sum(ir::cast(out.dtype, in[0](batch_index(at, i, i[r - 2], k->var))) *
+                                          ir::cast(out.dtype, in[1](batch_index(bt, i, k->var, i[r - 1]))),
                                       {k});
                      },
                      "matmul", "matmul");
@@ -861,6 +864,7 @@ void register_all() {
   register_reduce();
   register_injective();
   register_packed_ops(reg);
+  register_quant_ops(reg);
 }
 
 const std::map<std::string, OpDef>& ops() {

@@ -12,7 +12,6 @@
 // | layout_pack_bias | bias [1,O,1,1] | batch_block, out_block | injective |
 // | conv2d_packed | data int8, weight int8, bias int32 (packed) | strides, pads [t,l,b,r], shift, relu | opaque |
 // | add_packed | a int8, b int8 (packed), identity int8 [bo,bi] | shift_a, shift_b, round, shift, relu | opaque |
-// | right_shift left_shift | a int, k int (same shape or one element) | - | broadcast |
 //
 // conv2d_packed: out = clip((sum data*weight + bias) >> shift, relu ? 0 : -128, 127).
 // add_packed: out = clip(((a >> shift_a) + (b >> shift_b) + round) >> shift, ...), a
@@ -44,12 +43,6 @@ int64_t positive(const Attrs& a, const char* key) {
 int64_t divide(int64_t n, int64_t block, const char* what) {
   if (n % block != 0) fail(fmt::format("{} ({}) is not a multiple of the block ({})", what, n, block));
   return n / block;
-}
-
-int64_t type_size(const Tensor& t) {
-  int64_t n = 1;
-  for (const Expr& e : t->shape) n *= *ir::as_const_int(e);
-  return n;
 }
 
 Expr i32(int64_t v) { return ir::make_const(ir::DataType::Int(32), static_cast<double>(v)); }
@@ -153,37 +146,9 @@ Tensor compute_add_packed(const std::vector<Tensor>& in, const Attrs& a, const T
       "add_packed", "elemwise");
 }
 
-// right_shift(a, k) / left_shift(a, k): arithmetic shifts of integers by a tensor of
-// the same shape or by one element.
-OpDef shift_op(const std::string& name, bool right) {
-  return {name, OpPattern::Broadcast, 2, 0,
-          [name](const std::vector<TensorType>& in, const Attrs&) {
-            if (!in[0].dtype.is_int() || in[1].dtype != in[0].dtype)
-              fail(fmt::format("{} shifts integers by integers of the same type, not {} by {}", name, in[0].to_string(),
-                               in[1].to_string()));
-            if (in[1].size() != 1 && in[1].shape != in[0].shape)
-              fail(fmt::format("{}: the amount {} is neither one element nor of the shape of {}", name, in[1].to_string(),
-                               in[0].to_string()));
-            return in[0];
-          },
-          [right](const std::vector<Tensor>& in, const Attrs&, const TensorType& out) {
-            bool scalar_amount = type_size(in[1]) == 1;
-            return te::compute(
-                te_shape(out),
-                [&](const std::vector<Var>& i) {
-                  std::vector<Expr> idx(i.begin(), i.end());
-                  Expr k = scalar_amount ? in[1](std::vector<Expr>(in[1]->shape.size(), Expr(0))) : in[1](idx);
-                  return right ? ir::shift_right(in[0](idx), k) : ir::shift_left(in[0](idx), k);
-                },
-                right ? "right_shift" : "left_shift", "broadcast");
-          }};
-}
-
 }  // namespace
 
 void register_packed_ops(const std::function<void(OpDef)>& reg) {
-  reg(shift_op("right_shift", true));
-  reg(shift_op("left_shift", false));
   reg({"layout_pack", OpPattern::Injective, 1, 0,
        [](const std::vector<TensorType>& in, const Attrs& a) {
          require_rank(in[0], 4, "layout_pack's input");

@@ -27,5 +27,6 @@ void add_asm_commands(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_run_commands(CLI::App& app);  // kiln run, kiln compile (run_cmd.cc)
+void add_quantize_command(CLI::App& app);  // kiln quantize (quantize_cmd.cc)
 
 }  // namespace kiln::cli

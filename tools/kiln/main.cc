@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   kiln::vta::register_graph_target();
 #endif
   kiln::cli::add_run_commands(app);
+  kiln::cli::add_quantize_command(app);
 #endif
 #ifdef KILN_HAVE_VTA
   kiln::cli::add_vta_commands(app);

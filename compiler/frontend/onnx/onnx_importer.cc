@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/frontend/onnx/quant_converters.h"
 #include "compiler/graph/lower_group.h"
 #include "compiler/support/error.h"
 
@@ -123,6 +124,7 @@ class Importer {
   const TensorType& type(NodeId id) const { return g_.type(id); }
   const TensorType& in_type(int k) const { return type(in(k)); }
   bool is_const(NodeId id) const { return g_.node(id).is_constant(); }
+  const graph::Node& graph_node(NodeId id) const { return g_.node(id); }
   // The value of constant input k (an error naming the input when it is computed at run time).
   const graph::Node& const_input(int k) const;
   std::vector<int64_t> const_ints(int k) const { return graph::constant_ints(const_input(k)); }
@@ -137,6 +139,10 @@ class Importer {
   // Adds an operator; when every input is a constant and the result is small it is
   // evaluated now and a constant is added instead.
   NodeId op(const std::string& name, std::vector<NodeId> inputs, Attrs attrs = {});
+  // An operator that stays in the graph even on constant inputs.
+  NodeId op_kept(const std::string& name, std::vector<NodeId> inputs, Attrs attrs) {
+    return g_.add_op(name, std::move(inputs), std::move(attrs), fmt::format("{}_{}", node_->name(), counter_++));
+  }
   NodeId constant(ConstData value, const std::string& suffix = "");
   NodeId scalar(DataType t, double v) { return g_.add_scalar(node_->name() + "_scalar", t, v); }
   NodeId reshape(NodeId x, std::vector<int64_t> shape) {
@@ -328,11 +334,7 @@ void require_2d(const TensorType& t, const char* what) {
   if (t.ndim() != 4) fail(fmt::format("{}: only 2-d (4-d NCHW) data is supported, got {}", what, t.to_string()));
 }
 
-std::vector<NodeId> conv(Importer& c) {
-  const TensorType& x = c.in_type(0);
-  const TensorType& w = c.in_type(1);
-  require_2d(x, "Conv");
-  require_2d(w, "Conv weight");
+Attrs conv_window_attrs(Importer& c, const TensorType& x, const TensorType& w) {
   auto k = c.attr_ints("kernel_shape", {w.shape[2], w.shape[3]});
   auto s = c.attr_ints("strides", {1, 1});
   auto d = c.attr_ints("dilations", {1, 1});
@@ -343,7 +345,15 @@ std::vector<NodeId> conv(Importer& c) {
           {"dilations", d},
           {"pads", window_pads(c, {x.shape[2], x.shape[3]}, k, s, d)},
           {"groups", c.attr_int("group", 1)}};
-  NodeId y = c.op("conv2d", {c.in(0), c.in(1)}, a);
+  return a;
+}
+
+std::vector<NodeId> conv(Importer& c) {
+  const TensorType& x = c.in_type(0);
+  const TensorType& w = c.in_type(1);
+  require_2d(x, "Conv");
+  require_2d(w, "Conv weight");
+  NodeId y = c.op("conv2d", {c.in(0), c.in(1)}, conv_window_attrs(c, x, w));
   if (!c.has_input(2)) return {y};
   NodeId b = c.reshape(c.in(2), {c.in_type(2).size(), 1, 1});
   return {c.op("add", {y, b})};
@@ -724,6 +734,31 @@ Converter binary(const std::string& op) {
   };
 }
 
+// The quantization operators (quant_converters.cc) see the importer through NodeContext.
+class QuantContext : public NodeContext {
+ public:
+  explicit QuantContext(Importer& c) : c_(c) {}
+  bool has_input(int k) const override { return c_.has_input(k); }
+  NodeId in(int k) const override { return c_.in(k); }
+  const TensorType& type(NodeId id) const override { return c_.type(id); }
+  const graph::Node& node_of(NodeId id) const override { return c_.graph_node(id); }
+  int64_t attr_int(const std::string& n, int64_t def) const override { return c_.attr_int(n, def); }
+  std::vector<int64_t> attr_ints(const std::string& n, std::vector<int64_t> def) const override { return c_.attr_ints(n, def); }
+  Attrs conv_attrs(const TensorType& x, const TensorType& w) const override { return conv_window_attrs(c_, x, w); }
+  NodeId op(const std::string& n, std::vector<NodeId> in, Attrs a) override { return c_.op(n, std::move(in), std::move(a)); }
+  NodeId op_kept(const std::string& n, std::vector<NodeId> in, Attrs a) override { return c_.op_kept(n, std::move(in), std::move(a)); }
+  NodeId constant(ConstData v) override { return c_.constant(std::move(v)); }
+
+ private:
+  Importer& c_;
+};
+
+Converter quant(const std::string& op_type) {
+  return [f = quant_converters().at(op_type)](Importer& c) {
+    QuantContext q(c);
+    return f(q);
+  };
+}
 
 const std::map<std::string, Converter>& converters() {
   static const std::map<std::string, Converter> m = {
@@ -790,6 +825,12 @@ const std::map<std::string, Converter>& converters() {
       {"ConstantOfShape", constant_of_shape},
       {"Expand", expand},
       {"LayerNormalization", layer_norm},
+      {"QuantizeLinear", quant("QuantizeLinear")},
+      {"DequantizeLinear", quant("DequantizeLinear")},
+      {"QLinearConv", quant("QLinearConv")},
+      {"QLinearMatMul", quant("QLinearMatMul")},
+      {"ConvInteger", quant("ConvInteger")},
+      {"MatMulInteger", quant("MatMulInteger")},
   };
   return m;
 }

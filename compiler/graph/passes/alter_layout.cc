@@ -35,7 +35,7 @@ Graph alter_layout(const Graph& old) {
       // the transposed weight [K, M] (transposed at compile time) reads it contiguously.
       Graph& g = rw.graph();
       NodeId wt = g.add_op("transpose", {rw.map(n.inputs[1])}, {{"perm", std::vector<int64_t>{1, 0}}}, n.name + ".weight_t");
-      rw.set(id, g.add_op("matmul", {rw.map(n.inputs[0]), wt}, {}, n.name));
+      rw.set(id, g.add_op("matmul", {rw.map(n.inputs[0]), wt}, n.attrs, n.name));
       continue;
     }
     rw.copy(id);

@@ -43,7 +43,8 @@ Graph fold_scale_axis(const Graph& old) {
       const Node& prod = old.node(p);
       const Node& sc = old.node(s);
       bool foldable = sc.is_constant() && uses[p] == 1 && (prod.op == "conv2d" || prod.op == "dense") &&
-                      old.node(prod.inputs[1]).is_constant() && sc.type.dtype == prod.type.dtype;
+                      old.node(prod.inputs[1]).is_constant() && sc.type.dtype == prod.type.dtype &&
+                      !prod.attrs.has("out_dtype");
       if (foldable) {
         int axis = prod.op == "conv2d" ? 1 : prod.type.ndim() - 1;
         auto shape = channel_scale_shape(sc.type, prod.type, axis, old.type(prod.inputs[1]));

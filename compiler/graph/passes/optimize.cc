@@ -18,6 +18,7 @@ Graph logged(const char* pass, Graph g) {
 
 Graph optimize(const Graph& input) {
   Graph g = logged("import", input);
+  if (has_quantization(g)) g = logged("quantize_realize", quantize_realize(g));
   g = logged("simplify_inference", simplify_inference(g));
   g = logged("fold_constant", fold_constant(g));
   g = logged("fold_scale_axis", fold_scale_axis(g));

@@ -7,6 +7,11 @@
 
 namespace kiln::graph {
 
+// QDQ (quantize_linear/dequantize_linear around float ops) becomes integer arithmetic:
+// int8 conv2d/dense with int32 accumulation, requantized by shifts where the scales are
+// powers of two (the accelerator's form), by float scales elsewhere.
+Graph quantize_realize(const Graph& g);
+bool has_quantization(const Graph& g);
 // batch_norm becomes a multiply and an add of per-channel constants; dropout is removed.
 Graph simplify_inference(const Graph& g);
 // Operators whose inputs are all constants are evaluated at compile time.
