@@ -11,7 +11,7 @@ packages=(
   yosys nextpnr-ice40 fpga-icestorm
   llvm-19-dev
   libxgboost-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libopenblas-dev libdnnl-dev
   libopenmpi-dev openmpi-bin
   libdlpack-dev
