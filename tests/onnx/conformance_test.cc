@@ -2,9 +2,10 @@
 // not on tests/onnx/exclusions.txt (CTest label onnx).
 //
 //   onnx_conformance_test                       the GoogleTest cases (CTest runs them)
-//   onnx_conformance_test --report [--all] [--write DOC]
+//   onnx_conformance_test --report [--all] [--only TEXT] [--write DOC]
 //       runs every case in this process, prints the pass count per suite and each
-//       failure; --all runs the excluded ones too; --write replaces the coverage table
+//       failure; --all runs the excluded ones too, --only the cases whose
+//       "suite/name" contains TEXT; --write replaces the coverage table
 //       between the markers in DOC (docs/models.md) with the per-operator results.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -124,12 +125,13 @@ void write_table(const fs::path& doc, const std::string& table) {
   std::ofstream(doc) << text;
 }
 
-int report(bool all, const std::string& doc) {
+int report(bool all, const std::string& doc, const std::string& only) {
   auto excl = read_exclusions(KILN_ONNX_EXCLUSIONS);
   std::map<std::string, OpRow> ops;
   std::map<std::string, std::array<int, 3>> suites;  // tests, excluded, passed
   auto t0 = std::chrono::steady_clock::now();
   for (const auto& c : list_cases(KILN_ONNX_DATA_DIR, kSuites)) {
+    if (!only.empty() && c.key().find(only) == std::string::npos) continue;
     auto& s = suites[c.suite];
     ++s[0];
     bool excluded = excl.count(c.key()) && !all;
@@ -168,16 +170,21 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "--report") {
     bool all = false;
-    std::string doc;
+    std::string doc, only;
     for (size_t i = 1; i < args.size(); ++i) {
       if (args[i] == "--all") all = true;
+      else if (args[i] == "--only" && i + 1 < args.size()) only = args[++i];
       else if (args[i] == "--write" && i + 1 < args.size()) doc = args[++i];
       else {
         std::fprintf(stderr, "unknown argument '%s'\n", args[i].c_str());
         return 2;
       }
     }
-    return report(all, doc);
+    if (!doc.empty() && !only.empty()) {
+      std::fprintf(stderr, "--write needs every case: leave out --only\n");
+      return 2;
+    }
+    return report(all, doc, only);
   }
   ::testing::InitGoogleTest(&argc, argv);
   auto excl = read_exclusions(KILN_ONNX_EXCLUSIONS);

@@ -53,6 +53,17 @@ Converter reduction(const std::string& kind) {
     if (kind == "l1") return std::vector<NodeId>{reduce(c, "sum", c.op("abs", {x}), axes, keep)};
     if (kind == "sum_square") return std::vector<NodeId>{reduce(c, "sum", c.op("multiply", {x, x}), axes, keep)};
     if (kind == "l2") return std::vector<NodeId>{c.op("sqrt", {reduce(c, "sum", c.op("multiply", {x, x}), axes, keep)})};
+    if (kind == "prod") {
+      // |prod| = exp(sum(log|x|)); the sign from the parity of the negative factors; 0
+      // where a factor is 0 (log gives -inf, exp 0).
+      DataType t = c.type(x).dtype;
+      if (!t.is_float()) fail("ReduceProd is supported on floating-point data");
+      NodeId mag = c.op("exp", {reduce(c, "sum", c.op("log", {c.op("abs", {x})}), axes, keep)});
+      NodeId neg = c.op("cast", {c.op("less", {x, c.scalar(t, 0)})}, {{"dtype", dtype_name(t)}});
+      NodeId odd = c.op("fmod", {reduce(c, "sum", neg, axes, keep), c.scalar(t, 2)});
+      NodeId sign = c.op("subtract", {c.scalar(t, 1), c.op("multiply", {odd, c.scalar(t, 2)})});
+      return std::vector<NodeId>{c.op("multiply", {mag, sign})};
+    }
     if (kind == "log_sum") return std::vector<NodeId>{c.op("log", {reduce(c, "sum", x, axes, keep)})};
     // log(sum(exp(x - m))) + m with m = max(x): no overflow for large x.
     NodeId m = reduce(c, "max", x, axes, 1);
@@ -107,6 +118,27 @@ Converter arg_extreme(const std::string& kind) {
   };
 }
 
+// Hardmax: 1 at the first maximum along the axis (before opset 13: of the input read as
+// 2-d at the axis), 0 elsewhere.
+std::vector<NodeId> hardmax(Importer& c) {
+  TensorType t = c.in_type(0);
+  std::vector<int64_t> axes = softmax_axes(c);
+  NodeId x = c.in(0);
+  int64_t axis = axes[0];
+  if (axes.size() > 1) x = c.reshape(x, {product(t.shape, 0, axis), product(t.shape, axis, t.shape.size())}), axis = 1;
+  TensorType xt = c.type(x);
+  NodeId m = reduce(c, "max", x, {axis}, 1);
+  std::vector<int64_t> ishape(static_cast<size_t>(xt.ndim() - axis), 1);
+  ishape[0] = xt.shape[axis];
+  auto iota = std::make_shared<interp::HostBuffer>(DataType::Int(64), ishape);
+  for (int64_t i = 0; i < xt.shape[axis]; ++i) iota->set_int(i, i);
+  NodeId idx = c.constant(iota, "_iota");
+  NodeId first = reduce(c, "min", c.op("where", {c.op("equal", {x, m}), idx, c.scalar(DataType::Int(64), static_cast<double>(xt.shape[axis]))}), {axis}, 1);
+  NodeId y = c.op("cast", {c.op("equal", {idx, first})}, {{"dtype", dtype_name(t.dtype)}});
+  if (c.type(y).shape != xt.shape) y = c.op("broadcast_to", {y}, {{"shape", xt.shape}});
+  return {c.reshape(y, t.shape)};
+}
+
 std::vector<NodeId> mod(Importer& c) {
   return {c.op(c.attr_int("fmod", 0) ? "fmod" : "mod", {c.in(0), c.in(1)})};
 }
@@ -155,6 +187,49 @@ std::vector<NodeId> cast_like(Importer& c) {
   return {c.op("cast", {c.in(0)}, {{"dtype", dtype_name(t)}})};
 }
 
+// NegativeLogLikelihoodLoss of log-probabilities x [N, C, d...] at labels t [N, d...]:
+// -x[n, t[n, d], d], weighted by weight[t] and zero where t is ignore_index; then
+// reduced ("none", "sum", "mean": the weighted mean).
+NodeId nll(Importer& c, NodeId x, NodeId t, int weight_input) {
+  TensorType xt = c.type(x), tt = c.type(t);
+  if (xt.ndim() < 2 || tt.ndim() != xt.ndim() - 1) fail("input must be [N, C, ...] and target [N, ...]");
+  std::string reduction = c.attr_string("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean") fail("unknown reduction '" + reduction + "'");
+  std::vector<int64_t> t1 = tt.shape;
+  t1.insert(t1.begin() + 1, 1);
+  NodeId picked = c.reshape(c.op("gather_elements", {x, c.reshape(t, t1)}, {{"axis", int64_t{1}}}), tt.shape);
+  NodeId loss = c.op("negative", {picked});
+  NodeId w = -1;  // the weight of each element, when weights or ignore_index are given
+  if (c.has_input(weight_input)) {
+    w = c.op("take", {c.in(weight_input), t}, {{"axis", int64_t{0}}});
+    loss = c.op("multiply", {loss, w});
+  }
+  if (c.has_attr("ignore_index")) {
+    NodeId skip = c.op("equal", {t, c.scalar(tt.dtype, static_cast<double>(c.attr_int("ignore_index", 0)))});
+    NodeId zero = c.scalar(xt.dtype, 0);
+    loss = c.op("where", {skip, zero, loss});
+    w = c.op("where", {skip, zero, w >= 0 ? w : c.scalar(xt.dtype, 1)});
+  }
+  if (reduction == "none") return loss;
+  std::vector<int64_t> all;
+  NodeId total = reduce(c, "sum", loss, all, 0);
+  if (reduction == "sum") return total;
+  if (w < 0) return reduce(c, "mean", loss, all, 0);
+  if (c.type(w).shape != tt.shape) w = c.op("broadcast_to", {w}, {{"shape", tt.shape}});
+  return c.op("divide", {total, reduce(c, "sum", w, all, 0)});
+}
+
+std::vector<NodeId> nll_loss(Importer& c) { return {nll(c, c.in(0), c.in(1), 2)}; }
+
+// SoftmaxCrossEntropyLoss: NegativeLogLikelihoodLoss of LogSoftmax over axis 1; the
+// optional second output is the log-probabilities.
+std::vector<NodeId> softmax_cross_entropy(Importer& c) {
+  NodeId x = c.in(0);
+  NodeId d = c.op("subtract", {x, reduce(c, "max", x, {1}, 1)});
+  NodeId logp = c.op("subtract", {d, c.op("log", {reduce(c, "sum", c.op("exp", {d}), {1}, 1)})});
+  return {nll(c, logp, c.in(1), 2), logp};
+}
+
 }  // namespace
 
 void add_math_converters(std::map<std::string, Converter>& m) {
@@ -186,10 +261,14 @@ void add_math_converters(std::map<std::string, Converter>& m) {
   m["BitShift"] = bit_shift;
   m["CastLike"] = cast_like;
   m["LogSoftmax"] = log_softmax;
+  m["NegativeLogLikelihoodLoss"] = nll_loss;
+  m["SoftmaxCrossEntropyLoss"] = softmax_cross_entropy;
   m["ArgMax"] = arg_extreme("max");
   m["ArgMin"] = arg_extreme("min");
   m["ReduceMin"] = reduction("min");
   m["ReduceL1"] = reduction("l1");
+  m["ReduceProd"] = reduction("prod");
+  m["Hardmax"] = hardmax;
   m["ReduceL2"] = reduction("l2");
   m["ReduceLogSum"] = reduction("log_sum");
   m["ReduceLogSumExp"] = reduction("log_sum_exp");

@@ -584,10 +584,34 @@ std::vector<NodeId> reduce(Importer& c, const std::string& kind) {
   return {c.op(kind, {c.in(0)}, {{"axes", axes}, {"keepdims", c.attr_int("keepdims", 1)}})};
 }
 
+// Edge and reflect padding: per padded dimension, a take of the source index of each
+// output position (clamped for edge, mirrored without repeating the border for reflect).
+NodeId pad_by_index(Importer& c, NodeId x, const std::vector<int64_t>& pads, const std::string& mode) {
+  std::vector<int64_t> shape = c.type(x).shape;
+  size_t n = shape.size();
+  if (pads.size() != 2 * n) fail(fmt::format("pads has {} entries for rank {}", pads.size(), n));
+  for (size_t d = 0; d < n; ++d) {
+    int64_t before = pads[d], after = pads[d + n], len = shape[d];
+    if (before == 0 && after == 0) continue;
+    if (mode == "reflect" && (before >= len || after >= len)) fail("reflect pads must be smaller than the dimension");
+    std::vector<int64_t> idx;
+    for (int64_t j = 0; j < len + before + after; ++j) {
+      int64_t src = j - before;
+      if (mode == "edge") src = std::clamp<int64_t>(src, 0, len - 1);
+      else if (src < 0) src = -src;
+      else if (src >= len) src = 2 * (len - 1) - src;
+      idx.push_back(src);
+    }
+    x = c.op("take", {x, c.constant(int64_tensor(idx), "_pad_index")}, {{"axis", static_cast<int64_t>(d)}});
+  }
+  return x;
+}
+
 std::vector<NodeId> pad(Importer& c) {
   std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant") fail("pad mode '" + mode + "' is not supported (only constant)");
   std::vector<int64_t> pads = c.const_ints(1);
+  if (mode == "edge" || mode == "reflect") return {pad_by_index(c, c.in(0), pads, mode)};
+  if (mode != "constant") fail("pad mode '" + mode + "' is not supported (constant, edge, reflect)");
   double value = 0;
   if (c.has_input(2)) value = graph::constant_values(c.const_input(2)).at(0);
   return {c.op("pad", {c.in(0)}, {{"pads", pads}, {"value", value}})};
@@ -708,6 +732,8 @@ const std::map<std::string, Converter>& converters() {
       {"Identity", [](Importer& c) { return std::vector<NodeId>{c.in(0)}; }},
       {"Dropout",
        [](Importer& c) {
+         if (c.has_input(2) && graph::constant_values(c.const_input(2)).at(0) != 0)
+           fail("training_mode=true is not supported (inference only)");
          NodeId y = c.op("dropout", {c.in(0)});
          if (c.node().output_size() < 2) return std::vector<NodeId>{y};
          // Inference keeps every element: the mask is all true.

@@ -111,6 +111,86 @@ std::vector<NodeId> instance_norm(Importer& c) {
   return {c.op("add", {y, c.reshape(c.in(2), cshape)})};
 }
 
+// Resize (opset 10: X, scales; 11 on: X, roi, scales, sizes) and Upsample (X, scales).
+std::vector<NodeId> resize(Importer& c) {
+  TensorType x = c.in_type(0);
+  bool v10 = c.node().op_type() == "Upsample" || c.opset() < 11;
+  int scales_input = v10 ? 1 : 2;
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  if (c.has_input(scales_input)) scales = graph::constant_values(c.const_input(scales_input));
+  if (!v10 && c.has_input(3)) sizes = c.const_ints(3);
+  size_t n = x.shape.size();
+  if (!sizes.empty()) {
+    if (sizes.size() != n) fail(fmt::format("sizes has {} entries for rank {}", sizes.size(), n));
+    scales.clear();
+    for (size_t d = 0; d < n; ++d) scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(x.shape[d]));
+  } else {
+    if (scales.size() != n) fail(fmt::format("scales has {} entries for rank {} (and no sizes are given)", scales.size(), n));
+    for (size_t d = 0; d < n; ++d) sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x.shape[d]) * scales[d])));
+  }
+  std::string mode = c.attr_string("mode", "nearest");
+  std::string coord = v10 ? "asymmetric" : c.attr_string("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = v10 ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
+  if (mode == "cubic") fail("cubic resize is not supported (nearest, linear)");
+  if (coord == "tf_crop_and_resize") fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  Attrs a{{"sizes", sizes}, {"scales", scales}, {"mode", mode}, {"coord", coord}, {"nearest", nearest}};
+  return {c.op("resize", {c.in(0)}, a)};
+}
+
+// EyeLike: ones on the k-th diagonal of a matrix of the input's shape (a constant).
+std::vector<NodeId> eye_like(Importer& c) {
+  TensorType t = c.in_type(0);
+  if (t.ndim() != 2) fail("EyeLike takes a 2-d input");
+  DataType dt = c.has_attr("dtype") ? onnx_dtype(static_cast<int>(c.attr_int("dtype", 1))) : t.dtype;
+  int64_t k = c.attr_int("k", 0);
+  auto b = std::make_shared<interp::HostBuffer>(dt, t.shape);
+  b->fill(0);
+  for (int64_t i = 0; i < t.shape[0]; ++i)
+    if (i + k >= 0 && i + k < t.shape[1]) b->set(i * t.shape[1] + i + k, 1);
+  return {c.constant(b)};
+}
+
+// OneHot(indices, depth, values [off, on]): on where the index (negative from the end)
+// equals the position along the new axis.
+std::vector<NodeId> one_hot(Importer& c) {
+  TensorType it = c.in_type(0);
+  int64_t depth = static_cast<int64_t>(graph::constant_values(c.const_input(1)).at(0));
+  if (depth <= 0) fail("depth must be positive");
+  int64_t n = it.ndim() + 1, axis = c.attr_int("axis", -1);
+  if (axis < 0) axis += n;
+  if (axis < 0 || axis >= n) fail("axis out of range");
+  NodeId idx = c.in(0);
+  if (it.dtype != DataType::Int(64)) idx = c.op("cast", {idx}, {{"dtype", std::string("int64")}});
+  NodeId dep = c.scalar(DataType::Int(64), static_cast<double>(depth));
+  idx = c.op("where", {c.op("less", {idx, c.scalar(DataType::Int(64), 0)}), c.op("add", {idx, dep}), idx});
+  std::vector<int64_t> ishape = it.shape;
+  ishape.insert(ishape.begin() + axis, 1);
+  idx = c.reshape(idx, ishape);
+  std::vector<int64_t> pshape(static_cast<size_t>(n - axis), 1);
+  pshape[0] = depth;
+  auto pos = std::make_shared<interp::HostBuffer>(DataType::Int(64), pshape);
+  for (int64_t i = 0; i < depth; ++i) pos->set_int(i, i);
+  NodeId hit = c.op("equal", {idx, c.constant(pos, "_positions")});
+  TensorType vt = c.in_type(2);
+  if (vt.size() != 2) fail("values must hold [off, on]");
+  NodeId vals = c.reshape(c.in(2), {2});
+  auto pick = [&](int64_t k) {
+    return c.reshape(c.op("strided_slice", {vals}, {{"begin", std::vector<int64_t>{k}}, {"end", std::vector<int64_t>{k + 1}}, {"steps", std::vector<int64_t>{1}}}), {});
+  };
+  return {c.op("where", {hit, pick(1), pick(0)})};
+}
+
+// MeanVarianceNormalization: (x - mean) / sqrt(var) over `axes` (default N, H, W).
+std::vector<NodeId> mean_variance_norm(Importer& c) {
+  std::vector<int64_t> axes = c.attr_ints("axes", {0, 2, 3});
+  Attrs ma{{"axes", axes}, {"keepdims", int64_t{1}}};
+  NodeId x = c.in(0);
+  NodeId d = c.op("subtract", {x, c.op("mean", {x}, ma)});
+  NodeId var = c.op("mean", {c.op("multiply", {d, d})}, ma);
+  return {c.op("divide", {d, c.op("sqrt", {var})})};
+}
+
 }  // namespace
 
 void add_tensor_converters(std::map<std::string, Converter>& m) {
@@ -124,6 +204,11 @@ void add_tensor_converters(std::map<std::string, Converter>& m) {
   m["Size"] = size;
   m["GlobalMaxPool"] = global_max_pool;
   m["InstanceNormalization"] = instance_norm;
+  m["Resize"] = resize;
+  m["Upsample"] = resize;
+  m["EyeLike"] = eye_like;
+  m["OneHot"] = one_hot;
+  m["MeanVarianceNormalization"] = mean_variance_norm;
 }
 
 }  // namespace kiln::frontend
