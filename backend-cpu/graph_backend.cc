@@ -79,15 +79,26 @@ class LoadedKernels : public target::KernelModule {
   std::vector<target::KernelSignature> sigs_;
 };
 
+// A model whose every operator was folded to a constant runs no kernel.
+class NoKernels : public target::KernelModule {
+ public:
+  void call(size_t index, void* const*) const override {
+    throw cpu::RuntimeError(fmt::format("kernel {} called on a model without kernels", index));
+  }
+  std::string save() const override { return ""; }
+};
+
 class CpuBackend : public target::Backend {
  public:
   std::string name() const override { return "cpu"; }
   std::unique_ptr<target::KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const override {
+    if (funcs.empty()) return std::make_unique<NoKernels>();
     return std::make_unique<CpuKernels>(cpu::build(funcs, options.empty() ? "llvm" : options));
   }
   std::unique_ptr<target::KernelModule> load(const std::string& bytes,
                                              const std::vector<target::KernelSignature>& kernels) const override {
+    if (kernels.empty()) return std::make_unique<NoKernels>();
     return std::make_unique<LoadedKernels>(bytes, kernels);
   }
 };

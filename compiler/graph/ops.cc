@@ -19,7 +19,7 @@
 // | matmul | a [...,M,K], b [...,K,N] (batch dims broadcast) | out_dtype | out_elemwise_fusable |
 // | max_pool2d avg_pool2d | x | kernel, strides, pads, dilations, ceil_mode, count_include_pad | out_elemwise_fusable |
 // | global_avg_pool2d | x | - | comm_reduce |
-// | sum mean max | x | axes, keepdims | comm_reduce |
+// | sum mean max min | x | axes, keepdims | comm_reduce |
 // | softmax | x | axis | opaque |
 // | reshape | x | shape (static, resolved) | injective |
 // | transpose | x | perm | injective |
@@ -39,6 +39,7 @@
 
 #include "compiler/graph/op.h"
 #include "compiler/graph/ops_quant.h"
+#include "compiler/graph/op_util.h"
 #include "compiler/ir/analyzer.h"
 #include "compiler/ir/op.h"
 #include "compiler/support/error.h"
@@ -69,13 +70,13 @@ std::vector<Expr> te_shape(const TensorType& t) {
   return s;
 }
 
-namespace {
+namespace detail {
 
-[[noreturn]] void fail(const std::string& msg) { throw CompileError(msg); }
+void fail(const std::string& msg) { throw CompileError(msg); }
 
 std::vector<Expr> as_exprs(const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); }
 
-int normalize_axis(int64_t axis, int rank, const char* what = "axis") {
+int normalize_axis(int64_t axis, int rank, const char* what) {
   if (axis < -rank || axis >= std::max(rank, 1)) fail(fmt::format("{} {} is out of range for rank {}", what, axis, rank));
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
@@ -108,7 +109,7 @@ std::vector<Expr> bcast_index(const TensorType& tt, const std::vector<Var>& idx)
 }
 
 // Graph type of a te tensor made by compute_*: rebuild it from the te shape.
-TensorType type_of(const Tensor& t, const std::vector<TensorType>* hint = nullptr, size_t k = 0) {
+TensorType type_of(const Tensor& t, const std::vector<TensorType>* hint, size_t k) {
   if (hint) return (*hint)[k];
   TensorType r;
   r.dtype = t->dtype;
@@ -124,6 +125,12 @@ std::map<std::string, OpDef>& registry() {
 void reg(OpDef def) { registry()[def.name] = std::move(def); }
 
 TensorType same_as_first(const std::vector<TensorType>& in, const Attrs&) { return in[0]; }
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
 
 // ---------------------------------------------------------------- elementwise
 
@@ -151,7 +158,9 @@ DataType parse_dtype(const std::string& s) {
   static const std::map<std::string, DataType> m = {
       {"float32", DataType::Float(32)}, {"float64", DataType::Float(64)}, {"float16", DataType::Float(16)},
       {"int64", DataType::Int(64)},     {"int32", DataType::Int(32)},     {"int16", DataType::Int(16)},
-      {"int8", DataType::Int(8)},       {"uint8", DataType::UInt(8)},     {"bool", DataType::Bool()}};
+      {"int8", DataType::Int(8)},       {"uint8", DataType::UInt(8)},     {"bool", DataType::Bool()},
+      {"uint16", DataType::UInt(16)},   {"uint32", DataType::UInt(32)},   {"uint64", DataType::UInt(64)},
+      {"bfloat16", DataType::BFloat16()}};
   auto it = m.find(s);
   if (it == m.end()) fail("unsupported data type '" + s + "'");
   return it->second;
@@ -659,6 +668,7 @@ Tensor compute_reduce(const std::vector<Tensor>& in, const Attrs& a, const Tenso
     }
     if (xt.shape.empty()) idx = {Expr(0)};
     Expr v = in[0](idx);
+    if (kind == "min") return te::min_reduce(v, rv);
     return kind == "max" ? te::max_reduce(v, rv) : te::sum(v, rv);
   };
   Tensor s = te::compute(te_shape(out), body, kind == "mean" ? "mean.sum" : kind, "reduce");
@@ -669,7 +679,7 @@ Tensor compute_reduce(const std::vector<Tensor>& in, const Attrs& a, const Tenso
 }
 
 void register_reduce() {
-  for (std::string k : {"sum", "mean", "max"})
+  for (std::string k : {"sum", "mean", "max", "min"})
     reg({k, OpPattern::CommReduce, 1, 0, infer_reduce,
          [k](const std::vector<Tensor>& in, const Attrs& a, const TensorType& o) { return compute_reduce(in, a, o, k); }});
   reg({"softmax", OpPattern::Opaque, 1, 0,
@@ -865,6 +875,8 @@ void register_all() {
   register_injective();
   register_packed_ops(reg);
   register_quant_ops(reg);
+  register_math_ops();
+  register_tensor_ops();
 }
 
 const std::map<std::string, OpDef>& ops() {
@@ -874,6 +886,11 @@ const std::map<std::string, OpDef>& ops() {
 }
 
 }  // namespace
+
+namespace detail {
+void reg_unary_op(const std::string& name, std::function<Expr(Expr, const Attrs&)> f) { reg_unary(name, std::move(f)); }
+void reg_binary_op(const std::string& name, std::function<Expr(Expr, Expr)> f, bool to_bool) { reg_binary(name, std::move(f), to_bool); }
+}  // namespace detail
 
 const OpDef& op_def(const std::string& name) {
   auto it = ops().find(name);

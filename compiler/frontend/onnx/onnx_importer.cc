@@ -12,26 +12,20 @@
 #include <sstream>
 
 #include "compiler/frontend/onnx/quant_converters.h"
+#include "compiler/frontend/onnx/importer.h"
+#include "compiler/frontend/onnx/onnx_version.h"
 #include "compiler/graph/lower_group.h"
 #include "compiler/support/error.h"
 
 namespace kiln::frontend {
 
-using graph::Attrs;
-using graph::ConstData;
-using graph::Graph;
-using graph::NodeId;
-using graph::TensorType;
-using ir::DataType;
 
-namespace {
-
-constexpr int kMinOpset = 11;
-constexpr int kMaxOpset = 17;
+constexpr int kMinOpset = kMinNativeOpset;
+constexpr int kMaxOpset = kMaxNativeOpset;
 // Constant subgraphs up to this many elements are folded while importing.
 constexpr int64_t kFoldLimit = int64_t{1} << 22;
 
-[[noreturn]] void fail(const std::string& msg) { throw CompileError(msg); }
+void fail(const std::string& msg) { throw CompileError(msg); }
 
 DataType onnx_dtype(int t) {
   switch (t) {
@@ -43,6 +37,10 @@ DataType onnx_dtype(int t) {
     case onnx::TensorProto::INT16: return DataType::Int(16);
     case onnx::TensorProto::INT8: return DataType::Int(8);
     case onnx::TensorProto::UINT8: return DataType::UInt(8);
+    case onnx::TensorProto::UINT16: return DataType::UInt(16);
+    case onnx::TensorProto::UINT32: return DataType::UInt(32);
+    case onnx::TensorProto::UINT64: return DataType::UInt(64);
+    case onnx::TensorProto::BFLOAT16: return DataType::BFloat16();
     case onnx::TensorProto::BOOL: return DataType::Bool();
     default: fail(fmt::format("unsupported tensor element type {} ({})", t, onnx::TensorProto::DataType_Name(
                                                                                    static_cast<onnx::TensorProto::DataType>(t))));
@@ -64,6 +62,7 @@ ConstData tensor_data(const onnx::TensorProto& t) {
                    : dt == DataType::Float(32) ? t.float_data_size()
                    : dt == DataType::Float(64) ? t.double_data_size()
                    : dt == DataType::Int(64)   ? t.int64_data_size()
+                   : dt == DataType::UInt(32) || dt == DataType::UInt(64) ? t.uint64_data_size()
                                                : t.int32_data_size();
   if (stored != n)
     fail(fmt::format("tensor '{}': {} values for shape [{}] ({} expected)", t.name(), stored, fmt::join(shape, ", "), n));
@@ -84,9 +83,16 @@ ConstData tensor_data(const onnx::TensorProto& t) {
   } else if (dt == DataType::Int(64)) {
     if (t.int64_data_size() != n) count_error(t.int64_data_size());
     for (int64_t i = 0; i < n; ++i) b->set_int(i, t.int64_data(static_cast<int>(i)));
-  } else if (dt == DataType::Float(16)) {
+  } else if (dt == DataType::UInt(32) || dt == DataType::UInt(64)) {
+    if (t.uint64_data_size() != n) count_error(t.uint64_data_size());
+    for (int64_t i = 0; i < n; ++i) b->set_int(i, static_cast<int64_t>(t.uint64_data(static_cast<int>(i))));
+  } else if (dt == DataType::Float(16) || dt == DataType::BFloat16()) {
+    // 16-bit floats are stored as their bit patterns in int32_data.
     if (t.int32_data_size() != n) count_error(t.int32_data_size());
-    for (int64_t i = 0; i < n; ++i) b->set(i, ir::half_bits_to_float(static_cast<uint16_t>(t.int32_data(static_cast<int>(i)))));
+    for (int64_t i = 0; i < n; ++i) {
+      auto bits = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
+      b->set(i, dt == DataType::BFloat16() ? ir::bfloat_bits_to_float(bits) : ir::half_bits_to_float(bits));
+    }
   } else {
     if (t.int32_data_size() != n) count_error(t.int32_data_size());
     for (int64_t i = 0; i < n; ++i) b->set_int(i, t.int32_data(static_cast<int>(i)));
@@ -100,71 +106,13 @@ ConstData int64_tensor(const std::vector<int64_t>& v) {
   return b;
 }
 
+std::string dtype_name(DataType t) { return t.is_bool() ? "bool" : t.to_string(); }
+
 int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= v[i];
   return p;
 }
-
-// ---------------------------------------------------------------- conversion state
-
-class Importer {
- public:
-  Importer(const onnx::ModelProto& model, const OnnxOptions& opt, std::string source)
-      : model_(model), opt_(opt), source_(std::move(source)) {}
-
-  Graph run();
-
-  // Used by the converters.
-  const onnx::NodeProto& node() const { return *node_; }
-  int opset() const { return opset_; }
-  int num_inputs() const { return node_->input_size(); }
-  bool has_input(int k) const { return k < node_->input_size() && !node_->input(k).empty(); }
-  NodeId in(int k) const;
-  const TensorType& type(NodeId id) const { return g_.type(id); }
-  const TensorType& in_type(int k) const { return type(in(k)); }
-  bool is_const(NodeId id) const { return g_.node(id).is_constant(); }
-  const graph::Node& graph_node(NodeId id) const { return g_.node(id); }
-  // The value of constant input k (an error naming the input when it is computed at run time).
-  const graph::Node& const_input(int k) const;
-  std::vector<int64_t> const_ints(int k) const { return graph::constant_ints(const_input(k)); }
-
-  bool has_attr(const std::string& name) const;
-  int64_t attr_int(const std::string& name, int64_t def) const;
-  double attr_float(const std::string& name, double def) const;
-  std::string attr_string(const std::string& name, const std::string& def) const;
-  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> def) const;
-  const onnx::TensorProto* attr_tensor(const std::string& name) const;
-
-  // Adds an operator; when every input is a constant and the result is small it is
-  // evaluated now and a constant is added instead.
-  NodeId op(const std::string& name, std::vector<NodeId> inputs, Attrs attrs = {});
-  // An operator that stays in the graph even on constant inputs.
-  NodeId op_kept(const std::string& name, std::vector<NodeId> inputs, Attrs attrs) {
-    return g_.add_op(name, std::move(inputs), std::move(attrs), fmt::format("{}_{}", node_->name(), counter_++));
-  }
-  NodeId constant(ConstData value, const std::string& suffix = "");
-  NodeId scalar(DataType t, double v) { return g_.add_scalar(node_->name() + "_scalar", t, v); }
-  NodeId reshape(NodeId x, std::vector<int64_t> shape) {
-    return type(x).shape == shape ? x : op("reshape", {x}, {{"shape", std::move(shape)}});
-  }
-
- private:
-  const onnx::ModelProto& model_;
-  const OnnxOptions& opt_;
-  std::string source_;
-  Graph g_;
-  std::map<std::string, NodeId> values_;
-  const onnx::NodeProto* node_ = nullptr;
-  int opset_ = 0;
-  int counter_ = 0;
-
-  const onnx::AttributeProto* find_attr(const std::string& name) const;
-  std::string where() const;
-};
-
-using Converter = std::function<std::vector<NodeId>(Importer&)>;
-const std::map<std::string, Converter>& converters();
 
 NodeId Importer::in(int k) const {
   if (!has_input(k)) fail(fmt::format("input {} is missing", k));
@@ -174,7 +122,10 @@ NodeId Importer::in(int k) const {
 }
 
 const graph::Node& Importer::const_input(int k) const {
-  const graph::Node& n = g_.node(in(k));
+  NodeId id = in(k);
+  auto given = input_consts_.find(id);
+  if (given != input_consts_.end()) id = given->second;
+  const graph::Node& n = g_.node(id);
   if (!n.is_constant())
     fail(fmt::format("input {} ('{}') must be a constant (Kiln needs static shapes), but it is computed at run time", k,
                      node_->input(k)));
@@ -285,6 +236,14 @@ Graph Importer::run() {
     } catch (const CompileError& e) {
       fail(fmt::format("{}: {}", source_, e.what()));
     }
+    // Its value as a constant, for the places that need one (made now: adding nodes
+    // while converting would move the types converters hold).
+    auto value = opt_.input_values.find(vi.name());
+    if (value != opt_.input_values.end()) {
+      if (value->second->shape() != t.shape || value->second->dtype() != t.dtype)
+        fail(fmt::format("{}: the value given for input '{}' is not of its type {}", source_, vi.name(), t.to_string()));
+      input_consts_[values_[vi.name()]] = g_.add_constant(vi.name() + "_value", value->second);
+    }
   }
 
   for (const auto& n : gp.node()) {
@@ -306,6 +265,8 @@ Graph Importer::run() {
   }
   return std::move(g_);
 }
+
+namespace {
 
 // ---------------------------------------------------------------- converters
 
@@ -349,8 +310,8 @@ Attrs conv_window_attrs(Importer& c, const TensorType& x, const TensorType& w) {
 }
 
 std::vector<NodeId> conv(Importer& c) {
-  const TensorType& x = c.in_type(0);
-  const TensorType& w = c.in_type(1);
+  TensorType x = c.in_type(0);
+  TensorType w = c.in_type(1);
   require_2d(x, "Conv");
   require_2d(w, "Conv weight");
   NodeId y = c.op("conv2d", {c.in(0), c.in(1)}, conv_window_attrs(c, x, w));
@@ -360,8 +321,8 @@ std::vector<NodeId> conv(Importer& c) {
 }
 
 std::vector<NodeId> conv_transpose(Importer& c) {
-  const TensorType& x = c.in_type(0);
-  const TensorType& w = c.in_type(1);
+  TensorType x = c.in_type(0);
+  TensorType w = c.in_type(1);
   require_2d(x, "ConvTranspose");
   if (c.attr_string("auto_pad", "NOTSET") != "NOTSET") fail("auto_pad is not supported for ConvTranspose; give pads");
   if (c.has_attr("output_shape")) fail("output_shape is not supported; give pads and output_padding");
@@ -381,7 +342,7 @@ std::vector<NodeId> batch_norm(Importer& c) {
 }
 
 std::vector<NodeId> pool(Importer& c, const std::string& kind) {
-  const TensorType& x = c.in_type(0);
+  TensorType x = c.in_type(0);
   require_2d(x, "pooling");
   auto k = c.attr_ints("kernel_shape", {});
   if (k.size() != 2) fail("kernel_shape needs 2 entries");
@@ -441,7 +402,7 @@ std::vector<NodeId> matmul(Importer& c) {
 }
 
 std::vector<NodeId> flatten(Importer& c) {
-  const auto& s = c.in_type(0).shape;
+  std::vector<int64_t> s = c.in_type(0).shape;
   int64_t axis = c.attr_int("axis", 1);
   if (axis < 0) axis += static_cast<int64_t>(s.size());
   if (axis < 0 || axis > static_cast<int64_t>(s.size())) fail("axis out of range");
@@ -449,7 +410,7 @@ std::vector<NodeId> flatten(Importer& c) {
 }
 
 std::vector<NodeId> reshape(Importer& c) {
-  const auto& in = c.in_type(0).shape;
+  std::vector<int64_t> in = c.in_type(0).shape;
   std::vector<int64_t> shape = c.const_ints(1);
   bool allowzero = c.attr_int("allowzero", 0) != 0;
   int infer = -1;
@@ -499,7 +460,7 @@ NodeId slice_axis(Importer& c, NodeId x, int axis, int64_t begin, int64_t end, i
 }
 
 std::vector<NodeId> split(Importer& c) {
-  const auto& s = c.in_type(0).shape;
+  std::vector<int64_t> s = c.in_type(0).shape;
   int64_t axis = c.attr_int("axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(s.size());
   if (axis < 0 || axis >= static_cast<int64_t>(s.size())) fail("axis out of range");
@@ -523,7 +484,7 @@ std::vector<NodeId> split(Importer& c) {
 }
 
 std::vector<NodeId> slice(Importer& c) {
-  const auto& s = c.in_type(0).shape;
+  std::vector<int64_t> s = c.in_type(0).shape;
   int n = static_cast<int>(s.size());
   std::vector<int64_t> starts = c.const_ints(1), ends = c.const_ints(2), axes, steps;
   if (c.has_input(3)) axes = c.const_ints(3);
@@ -560,7 +521,7 @@ std::vector<int64_t> axes_of(Importer& c, int input) {
 }
 
 std::vector<NodeId> squeeze(Importer& c) {
-  const auto& s = c.in_type(0).shape;
+  std::vector<int64_t> s = c.in_type(0).shape;
   int n = static_cast<int>(s.size());
   std::vector<int64_t> axes = axes_of(c, 1);
   std::vector<bool> drop(n, false);
@@ -579,7 +540,7 @@ std::vector<NodeId> squeeze(Importer& c) {
 }
 
 std::vector<NodeId> unsqueeze(Importer& c) {
-  const auto& s = c.in_type(0).shape;
+  std::vector<int64_t> s = c.in_type(0).shape;
   std::vector<int64_t> axes = axes_of(c, 1);
   int n = static_cast<int>(s.size() + axes.size());
   std::vector<bool> ins(n, false);
@@ -610,7 +571,7 @@ std::vector<NodeId> gather(Importer& c) {
 }
 
 std::vector<NodeId> softmax(Importer& c) {
-  const auto& s = c.in_type(0).shape;
+  std::vector<int64_t> s = c.in_type(0).shape;
   int n = static_cast<int>(s.size());
   int64_t axis = c.attr_int("axis", c.opset() >= 13 ? -1 : 1);
   if (axis < 0) axis += n;
@@ -628,16 +589,38 @@ std::vector<NodeId> reduce(Importer& c, const std::string& kind) {
   return {c.op(kind, {c.in(0)}, {{"axes", axes}, {"keepdims", c.attr_int("keepdims", 1)}})};
 }
 
+// Edge and reflect padding: per padded dimension, a take of the source index of each
+// output position (clamped for edge, mirrored without repeating the border for reflect).
+NodeId pad_by_index(Importer& c, NodeId x, const std::vector<int64_t>& pads, const std::string& mode) {
+  std::vector<int64_t> shape = c.type(x).shape;
+  size_t n = shape.size();
+  if (pads.size() != 2 * n) fail(fmt::format("pads has {} entries for rank {}", pads.size(), n));
+  for (size_t d = 0; d < n; ++d) {
+    int64_t before = pads[d], after = pads[d + n], len = shape[d];
+    if (before == 0 && after == 0) continue;
+    if (mode == "reflect" && (before >= len || after >= len)) fail("reflect pads must be smaller than the dimension");
+    std::vector<int64_t> idx;
+    for (int64_t j = 0; j < len + before + after; ++j) {
+      int64_t src = j - before;
+      if (mode == "edge") src = std::clamp<int64_t>(src, 0, len - 1);
+      else if (src < 0) src = -src;
+      else if (src >= len) src = 2 * (len - 1) - src;
+      idx.push_back(src);
+    }
+    x = c.op("take", {x, c.constant(int64_tensor(idx), "_pad_index")}, {{"axis", static_cast<int64_t>(d)}});
+  }
+  return x;
+}
+
 std::vector<NodeId> pad(Importer& c) {
   std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant") fail("pad mode '" + mode + "' is not supported (only constant)");
   std::vector<int64_t> pads = c.const_ints(1);
+  if (mode == "edge" || mode == "reflect") return {pad_by_index(c, c.in(0), pads, mode)};
+  if (mode != "constant") fail("pad mode '" + mode + "' is not supported (constant, edge, reflect)");
   double value = 0;
   if (c.has_input(2)) value = graph::constant_values(c.const_input(2)).at(0);
   return {c.op("pad", {c.in(0)}, {{"pads", pads}, {"value", value}})};
 }
-
-std::string dtype_name(DataType t) { return t.is_bool() ? "bool" : t.to_string(); }
 
 std::vector<NodeId> cast(Importer& c) {
   DataType t = onnx_dtype(static_cast<int>(c.attr_int("to", 1)));
@@ -701,12 +684,11 @@ std::vector<NodeId> clip(Importer& c) {
 }
 
 std::vector<NodeId> layer_norm(Importer& c) {
-  const auto& s = c.in_type(0).shape;
+  std::vector<int64_t> s = c.in_type(0).shape;
   int n = static_cast<int>(s.size());
   int64_t axis = c.attr_int("axis", -1);
   if (axis < 0) axis += n;
   if (axis < 0 || axis >= n) fail("axis out of range");
-  if (c.node().output_size() > 1) fail("the Mean and InvStdDev outputs are not supported");
   std::vector<int64_t> axes;
   for (int64_t d = axis; d < n; ++d) axes.push_back(d);
   DataType t = c.in_type(0).dtype;
@@ -717,8 +699,11 @@ std::vector<NodeId> layer_norm(Importer& c) {
   NodeId den = c.op("sqrt", {c.op("add", {var, c.scalar(t, c.attr_float("epsilon", 1e-5))})});
   NodeId y = c.op("multiply", {c.op("divide", {d, den}), c.in(1)});
   if (c.has_input(2)) y = c.op("add", {y, c.in(2)});
-  return {y};
+  if (c.node().output_size() == 1) return {y};
+  return {y, mean, c.op("reciprocal", {den})};  // the optional Mean and InvStdDev outputs
 }
+
+}  // namespace
 
 Converter unary(const std::string& op) {
   return [op](Importer& c) { return std::vector<NodeId>{c.op(op, {c.in(0)})}; };
@@ -761,7 +746,8 @@ Converter quant(const std::string& op_type) {
 }
 
 const std::map<std::string, Converter>& converters() {
-  static const std::map<std::string, Converter> m = {
+  static const std::map<std::string, Converter> table = [] {
+  std::map<std::string, Converter> m = {
       {"Conv", conv},
       {"ConvTranspose", conv_transpose},
       {"BatchNormalization", batch_norm},
@@ -776,8 +762,14 @@ const std::map<std::string, Converter>& converters() {
       {"Identity", [](Importer& c) { return std::vector<NodeId>{c.in(0)}; }},
       {"Dropout",
        [](Importer& c) {
-         if (c.node().output_size() > 1 && !c.node().output(1).empty()) fail("the mask output of Dropout is not supported");
-         return std::vector<NodeId>{c.op("dropout", {c.in(0)})};
+         if (c.has_input(2) && graph::constant_values(c.const_input(2)).at(0) != 0)
+           fail("training_mode=true is not supported (inference only)");
+         NodeId y = c.op("dropout", {c.in(0)});
+         if (c.node().output_size() < 2) return std::vector<NodeId>{y};
+         // Inference keeps every element: the mask is all true.
+         auto mask = std::make_shared<interp::HostBuffer>(DataType::Bool(), c.in_type(0).shape);
+         mask->fill(1);
+         return std::vector<NodeId>{y, c.constant(mask, "_mask")};
        }},
       {"LeakyRelu", [](Importer& c) { return std::vector<NodeId>{c.op("leaky_relu", {c.in(0)}, {{"alpha", c.attr_float("alpha", 0.01)}})}; }},
       {"HardSigmoid",
@@ -798,9 +790,6 @@ const std::map<std::string, Converter>& converters() {
       {"Sub", binary("subtract")},
       {"Mul", binary("multiply")},
       {"Div", binary("divide")},
-      {"Pow", binary("power")},
-      {"Max", binary("maximum")},
-      {"Min", binary("minimum")},
       {"Equal", binary("equal")},
       {"Where", [](Importer& c) { return std::vector<NodeId>{c.op("where", {c.in(0), c.in(1), c.in(2)})}; }},
       {"Gemm", gemm},
@@ -832,10 +821,13 @@ const std::map<std::string, Converter>& converters() {
       {"ConvInteger", quant("ConvInteger")},
       {"MatMulInteger", quant("MatMulInteger")},
   };
+  add_math_converters(m);
+  add_tensor_converters(m);
   return m;
+  }();
+  return table;
 }
 
-}  // namespace
 
 graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& options, const std::string& source) {
   onnx::ModelProto model;
@@ -843,6 +835,7 @@ graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& opti
   if (!model.ParseFromString(bytes))
     fail(source + ": not a valid ONNX model (the protobuf does not parse: the file is truncated or not an ONNX file)");
   if (!model.has_graph()) fail(source + ": the model has no graph (truncated or not an ONNX file)");
+  upgrade_opset(model, options.input_shapes, source);
   return Importer(model, options, source).run();
 }
 
@@ -852,6 +845,16 @@ graph::Graph import_onnx_file(const std::string& path, const OnnxOptions& option
   std::ostringstream ss;
   ss << f.rdbuf();
   return import_onnx_bytes(ss.str(), options, path);
+}
+
+graph::ConstData read_onnx_tensor(const std::string& bytes, const std::string& source) {
+  onnx::TensorProto t;
+  if (!t.ParseFromString(bytes)) fail(source + ": not a serialized onnx.TensorProto");
+  try {
+    return tensor_data(t);
+  } catch (const CompileError& e) {
+    fail(fmt::format("{}: {}", source, e.what()));
+  }
 }
 
 std::vector<std::string> supported_onnx_ops() {

@@ -1,6 +1,7 @@
 #pragma once
-// The ONNX frontend: reads a model (opsets 11 to 17 of the default domain) into the
-// graph IR. Initializers become constants; computations on constants (shape
+// The ONNX frontend: reads a model into the graph IR. Opsets 11 to 17 of the default
+// domain are read as they are; older ones (and any up to the newest libonnx knows)
+// are first brought to opset 13 by ONNX's version converter (onnx_version.h). Initializers become constants; computations on constants (shape
 // arithmetic that PyTorch exports: Shape, Gather, Concat, ...) are folded while
 // importing. Every unsupported operator of a model is listed in one error; a
 // malformed file, a missing value or a shape mismatch is a CompileError naming the
@@ -20,12 +21,20 @@ struct OnnxOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   // The size given to symbolic dimensions ("batch_size") not fixed above.
   int64_t symbolic_dim = 1;
+  // Values of inputs known when compiling. An input that a shape is computed from
+  // (Reshape's shape, Expand's shape, Slice's starts, ...) takes its value from here;
+  // everywhere else it stays an input of the compiled graph.
+  std::map<std::string, graph::ConstData> input_values;
 };
 
 graph::Graph import_onnx_file(const std::string& path, const OnnxOptions& options = {});
 // `bytes`: a serialized ModelProto; `source` names it in messages.
 graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& options = {},
                                const std::string& source = "<memory>");
+
+// A serialized onnx::TensorProto (a conformance test's input_0.pb) as a host buffer;
+// `source` names it in messages.
+graph::ConstData read_onnx_tensor(const std::string& bytes, const std::string& source);
 
 // The ONNX operator types the importer converts.
 std::vector<std::string> supported_onnx_ops();

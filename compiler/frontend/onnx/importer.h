@@ -1,0 +1,103 @@
+#pragma once
+// The ONNX importer's conversion state, shared by the converter files
+// (onnx_importer.cc and the *_converters.cc beside it): a converter reads its node's
+// inputs and attributes through an Importer and adds graph operators with op(), which
+// folds operators whose inputs are all constants.
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/graph/graph.h"
+
+namespace kiln::frontend {
+
+using graph::Attrs;
+using graph::ConstData;
+using graph::Graph;
+using graph::NodeId;
+using graph::TensorType;
+using ir::DataType;
+
+[[noreturn]] void fail(const std::string& msg);
+// The Kiln type of an ONNX element type; a CompileError for one Kiln has not.
+DataType onnx_dtype(int t);
+ConstData tensor_data(const onnx::TensorProto& t);
+ConstData int64_tensor(const std::vector<int64_t>& v);
+int64_t product(const std::vector<int64_t>& v, size_t from, size_t to);
+std::string dtype_name(DataType t);
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, const OnnxOptions& opt, std::string source)
+      : model_(model), opt_(opt), source_(std::move(source)) {}
+
+  Graph run();
+
+  // Used by the converters.
+  const onnx::NodeProto& node() const { return *node_; }
+  int opset() const { return opset_; }
+  int num_inputs() const { return node_->input_size(); }
+  bool has_input(int k) const { return k < node_->input_size() && !node_->input(k).empty(); }
+  NodeId in(int k) const;
+  const TensorType& type(NodeId id) const { return g_.type(id); }
+  const TensorType& in_type(int k) const { return type(in(k)); }
+  bool is_const(NodeId id) const { return g_.node(id).is_constant(); }
+  const graph::Node& graph_node(NodeId id) const { return g_.node(id); }
+  // The value of constant input k (an error naming the input when it is computed at run
+  // time); a graph input with a value in OnnxOptions::input_values becomes that constant.
+  const graph::Node& const_input(int k) const;
+  std::vector<int64_t> const_ints(int k) const { return graph::constant_ints(const_input(k)); }
+
+  bool has_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t def) const;
+  double attr_float(const std::string& name, double def) const;
+  std::string attr_string(const std::string& name, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> def) const;
+  const onnx::TensorProto* attr_tensor(const std::string& name) const;
+
+  // Adds an operator; when every input is a constant and the result is small it is
+  // evaluated now and a constant is added instead.
+  NodeId op(const std::string& name, std::vector<NodeId> inputs, Attrs attrs = {});
+  // An operator that stays in the graph even on constant inputs.
+  NodeId op_kept(const std::string& name, std::vector<NodeId> inputs, Attrs attrs) {
+    return g_.add_op(name, std::move(inputs), std::move(attrs), fmt::format("{}_{}", node_->name(), counter_++));
+  }
+  NodeId constant(ConstData value, const std::string& suffix = "");
+  NodeId scalar(DataType t, double v) { return g_.add_scalar(node_->name() + "_scalar", t, v); }
+  NodeId reshape(NodeId x, std::vector<int64_t> shape) {
+    return type(x).shape == shape ? x : op("reshape", {x}, {{"shape", std::move(shape)}});
+  }
+
+ private:
+  const onnx::ModelProto& model_;
+  const OnnxOptions& opt_;
+  std::string source_;
+  Graph g_;
+  std::map<std::string, NodeId> values_;
+  std::map<NodeId, NodeId> input_consts_;  // input -> its value from OnnxOptions::input_values
+  const onnx::NodeProto* node_ = nullptr;
+  int opset_ = 0;
+  int counter_ = 0;
+
+  const onnx::AttributeProto* find_attr(const std::string& name) const;
+  std::string where() const;
+};
+
+using Converter = std::function<std::vector<NodeId>(Importer&)>;
+const std::map<std::string, Converter>& converters();
+
+// A converter to graph op `op` of input 0 (unary) or inputs 0 and 1 (binary; a constant
+// operand of another type is cast to the first's).
+Converter unary(const std::string& op);
+Converter binary(const std::string& op);
+
+// The converters of one family, added to the importer's table.
+void add_math_converters(std::map<std::string, Converter>& m);
+void add_tensor_converters(std::map<std::string, Converter>& m);
+
+}  // namespace kiln::frontend

@@ -1,0 +1,214 @@
+// Converters of ONNX's tensor-manipulating and normalization operators beyond
+// onnx_importer.cc: CumSum, Trilu, Tile, GatherElements, Range, DepthToSpace,
+// SpaceToDepth, Size, GlobalMaxPool, InstanceNormalization.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "compiler/frontend/onnx/importer.h"
+
+namespace kiln::frontend {
+
+namespace {
+
+// The single integer of constant input k.
+int64_t const_scalar(Importer& c, int k) {
+  std::vector<int64_t> v = c.const_ints(k);
+  if (v.size() != 1) fail(fmt::format("input {} must hold one value, it holds {}", k, v.size()));
+  return v[0];
+}
+
+std::vector<NodeId> cumsum(Importer& c) {
+  Attrs a{{"axis", const_scalar(c, 1)}, {"exclusive", c.attr_int("exclusive", 0)}, {"reverse", c.attr_int("reverse", 0)}};
+  return {c.op("cumsum", {c.in(0)}, a)};
+}
+
+std::vector<NodeId> trilu(Importer& c) {
+  int64_t k = c.has_input(1) ? const_scalar(c, 1) : 0;
+  return {c.op("trilu", {c.in(0)}, {{"upper", c.attr_int("upper", 1)}, {"k", k}})};
+}
+
+std::vector<NodeId> tile(Importer& c) { return {c.op("tile", {c.in(0)}, {{"reps", c.const_ints(1)}})}; }
+
+std::vector<NodeId> gather_elements(Importer& c) {
+  return {c.op("gather_elements", {c.in(0), c.in(1)}, {{"axis", c.attr_int("axis", 0)}})};
+}
+
+// Range of constant operands is a constant: its length decides the output shape.
+std::vector<NodeId> range(Importer& c) {
+  const graph::Node& s = c.const_input(0);
+  double start = graph::constant_values(s).at(0);
+  double limit = graph::constant_values(c.const_input(1)).at(0);
+  double delta = graph::constant_values(c.const_input(2)).at(0);
+  if (delta == 0) fail("delta is zero");
+  DataType t = c.in_type(0).dtype;
+  auto n = static_cast<int64_t>(std::max(std::ceil((limit - start) / delta), 0.0));
+  auto b = std::make_shared<interp::HostBuffer>(t, std::vector<int64_t>{n});
+  for (int64_t i = 0; i < n; ++i) {
+    if (t.is_float()) b->set(i, start + static_cast<double>(i) * delta);
+    else b->set_int(i, static_cast<int64_t>(start) + i * static_cast<int64_t>(delta));
+  }
+  return {c.constant(b)};
+}
+
+std::vector<int64_t> nchw(Importer& c, const char* what) {
+  std::vector<int64_t> s = c.in_type(0).shape;
+  if (s.size() != 4) fail(fmt::format("{} takes 4-d NCHW data, got {}", what, c.in_type(0).to_string()));
+  return s;
+}
+
+std::vector<NodeId> depth_to_space(Importer& c) {
+  std::vector<int64_t> s = nchw(c, "DepthToSpace");
+  int64_t b = c.attr_int("blocksize", 0);
+  if (b <= 0 || s[1] % (b * b)) fail(fmt::format("blocksize {} does not divide the {} channels into blocks", b, s[1]));
+  bool crd = c.attr_string("mode", "DCR") == "CRD";
+  int64_t n = s[0], ch = s[1] / (b * b), h = s[2], w = s[3];
+  NodeId x = crd ? c.reshape(c.in(0), {n, ch, b, b, h, w}) : c.reshape(c.in(0), {n, b, b, ch, h, w});
+  std::vector<int64_t> perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+  x = c.op("transpose", {x}, {{"perm", perm}});
+  return {c.reshape(x, {n, ch, h * b, w * b})};
+}
+
+std::vector<NodeId> space_to_depth(Importer& c) {
+  std::vector<int64_t> s = nchw(c, "SpaceToDepth");
+  int64_t b = c.attr_int("blocksize", 0);
+  if (b <= 0 || s[2] % b || s[3] % b) fail(fmt::format("blocksize {} does not divide the spatial size", b));
+  int64_t n = s[0], ch = s[1], h = s[2] / b, w = s[3] / b;
+  NodeId x = c.reshape(c.in(0), {n, ch, h, b, w, b});
+  x = c.op("transpose", {x}, {{"perm", std::vector<int64_t>{0, 3, 5, 1, 2, 4}}});
+  return {c.reshape(x, {n, ch * b * b, h, w})};
+}
+
+std::vector<NodeId> size(Importer& c) {
+  auto b = std::make_shared<interp::HostBuffer>(DataType::Int(64), std::vector<int64_t>{});
+  b->set_int(0, c.in_type(0).size());
+  return {c.constant(b)};
+}
+
+std::vector<int64_t> spatial_axes(Importer& c) {
+  std::vector<int64_t> axes;
+  for (int64_t d = 2; d < c.in_type(0).ndim(); ++d) axes.push_back(d);
+  if (axes.empty()) fail("the input needs spatial dimensions after N and C");
+  return axes;
+}
+
+std::vector<NodeId> global_max_pool(Importer& c) {
+  return {c.op("max", {c.in(0)}, {{"axes", spatial_axes(c)}, {"keepdims", int64_t{1}}})};
+}
+
+// (x - mean) / sqrt(var + epsilon) * scale + bias, per sample and channel.
+std::vector<NodeId> instance_norm(Importer& c) {
+  std::vector<int64_t> axes = spatial_axes(c);
+  TensorType t = c.in_type(0);  // a copy: adding nodes moves the graph's types
+  NodeId x = c.in(0);
+  Attrs mean_attrs{{"axes", axes}, {"keepdims", int64_t{1}}};
+  NodeId d = c.op("subtract", {x, c.op("mean", {x}, mean_attrs)});
+  NodeId var = c.op("mean", {c.op("multiply", {d, d})}, mean_attrs);
+  NodeId den = c.op("sqrt", {c.op("add", {var, c.scalar(t.dtype, c.attr_float("epsilon", 1e-5))})});
+  std::vector<int64_t> cshape(t.shape.size() - 1, 1);
+  cshape[0] = t.shape[1];
+  NodeId y = c.op("multiply", {c.op("divide", {d, den}), c.reshape(c.in(1), cshape)});
+  return {c.op("add", {y, c.reshape(c.in(2), cshape)})};
+}
+
+// Resize (opset 10: X, scales; 11 on: X, roi, scales, sizes) and Upsample (X, scales).
+std::vector<NodeId> resize(Importer& c) {
+  TensorType x = c.in_type(0);
+  bool v10 = c.node().op_type() == "Upsample" || c.opset() < 11;
+  int scales_input = v10 ? 1 : 2;
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  if (c.has_input(scales_input)) scales = graph::constant_values(c.const_input(scales_input));
+  if (!v10 && c.has_input(3)) sizes = c.const_ints(3);
+  size_t n = x.shape.size();
+  if (!sizes.empty()) {
+    if (sizes.size() != n) fail(fmt::format("sizes has {} entries for rank {}", sizes.size(), n));
+    scales.clear();
+    for (size_t d = 0; d < n; ++d) scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(x.shape[d]));
+  } else {
+    if (scales.size() != n) fail(fmt::format("scales has {} entries for rank {} (and no sizes are given)", scales.size(), n));
+    for (size_t d = 0; d < n; ++d) sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x.shape[d]) * scales[d])));
+  }
+  std::string mode = c.attr_string("mode", "nearest");
+  std::string coord = v10 ? "asymmetric" : c.attr_string("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = v10 ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
+  if (mode == "cubic") fail("cubic resize is not supported (nearest, linear)");
+  if (coord == "tf_crop_and_resize") fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  Attrs a{{"sizes", sizes}, {"scales", scales}, {"mode", mode}, {"coord", coord}, {"nearest", nearest}};
+  return {c.op("resize", {c.in(0)}, a)};
+}
+
+// EyeLike: ones on the k-th diagonal of a matrix of the input's shape (a constant).
+std::vector<NodeId> eye_like(Importer& c) {
+  TensorType t = c.in_type(0);
+  if (t.ndim() != 2) fail("EyeLike takes a 2-d input");
+  DataType dt = c.has_attr("dtype") ? onnx_dtype(static_cast<int>(c.attr_int("dtype", 1))) : t.dtype;
+  int64_t k = c.attr_int("k", 0);
+  auto b = std::make_shared<interp::HostBuffer>(dt, t.shape);
+  b->fill(0);
+  for (int64_t i = 0; i < t.shape[0]; ++i)
+    if (i + k >= 0 && i + k < t.shape[1]) b->set(i * t.shape[1] + i + k, 1);
+  return {c.constant(b)};
+}
+
+// OneHot(indices, depth, values [off, on]): on where the index (negative from the end)
+// equals the position along the new axis.
+std::vector<NodeId> one_hot(Importer& c) {
+  TensorType it = c.in_type(0);
+  int64_t depth = static_cast<int64_t>(graph::constant_values(c.const_input(1)).at(0));
+  if (depth <= 0) fail("depth must be positive");
+  int64_t n = it.ndim() + 1, axis = c.attr_int("axis", -1);
+  if (axis < 0) axis += n;
+  if (axis < 0 || axis >= n) fail("axis out of range");
+  NodeId idx = c.in(0);
+  if (it.dtype != DataType::Int(64)) idx = c.op("cast", {idx}, {{"dtype", std::string("int64")}});
+  NodeId dep = c.scalar(DataType::Int(64), static_cast<double>(depth));
+  idx = c.op("where", {c.op("less", {idx, c.scalar(DataType::Int(64), 0)}), c.op("add", {idx, dep}), idx});
+  std::vector<int64_t> ishape = it.shape;
+  ishape.insert(ishape.begin() + axis, 1);
+  idx = c.reshape(idx, ishape);
+  std::vector<int64_t> pshape(static_cast<size_t>(n - axis), 1);
+  pshape[0] = depth;
+  auto pos = std::make_shared<interp::HostBuffer>(DataType::Int(64), pshape);
+  for (int64_t i = 0; i < depth; ++i) pos->set_int(i, i);
+  NodeId hit = c.op("equal", {idx, c.constant(pos, "_positions")});
+  TensorType vt = c.in_type(2);
+  if (vt.size() != 2) fail("values must hold [off, on]");
+  NodeId vals = c.reshape(c.in(2), {2});
+  auto pick = [&](int64_t k) {
+    return c.reshape(c.op("strided_slice", {vals}, {{"begin", std::vector<int64_t>{k}}, {"end", std::vector<int64_t>{k + 1}}, {"steps", std::vector<int64_t>{1}}}), {});
+  };
+  return {c.op("where", {hit, pick(1), pick(0)})};
+}
+
+// MeanVarianceNormalization: (x - mean) / sqrt(var) over `axes` (default N, H, W).
+std::vector<NodeId> mean_variance_norm(Importer& c) {
+  std::vector<int64_t> axes = c.attr_ints("axes", {0, 2, 3});
+  Attrs ma{{"axes", axes}, {"keepdims", int64_t{1}}};
+  NodeId x = c.in(0);
+  NodeId d = c.op("subtract", {x, c.op("mean", {x}, ma)});
+  NodeId var = c.op("mean", {c.op("multiply", {d, d})}, ma);
+  return {c.op("divide", {d, c.op("sqrt", {var})})};
+}
+
+}  // namespace
+
+void add_tensor_converters(std::map<std::string, Converter>& m) {
+  m["CumSum"] = cumsum;
+  m["Trilu"] = trilu;
+  m["Tile"] = tile;
+  m["GatherElements"] = gather_elements;
+  m["Range"] = range;
+  m["DepthToSpace"] = depth_to_space;
+  m["SpaceToDepth"] = space_to_depth;
+  m["Size"] = size;
+  m["GlobalMaxPool"] = global_max_pool;
+  m["InstanceNormalization"] = instance_norm;
+  m["Resize"] = resize;
+  m["Upsample"] = resize;
+  m["EyeLike"] = eye_like;
+  m["OneHot"] = one_hot;
+  m["MeanVarianceNormalization"] = mean_variance_norm;
+}
+
+}  // namespace kiln::frontend

@@ -1,0 +1,32 @@
+#pragma once
+// What the operator library's files share (ops.cc, ops_*.cc): registering an
+// operator and the helpers that computes and type inference use. Not for use outside
+// compiler/graph.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/op.h"
+
+namespace kiln::graph::detail {
+
+[[noreturn]] void fail(const std::string& msg);
+void reg(OpDef def);
+// Elementwise op f(x) and broadcasting binary op f(a, b) (bool result when to_bool).
+void reg_unary_op(const std::string& name, std::function<ir::Expr(ir::Expr, const Attrs&)> f);
+void reg_binary_op(const std::string& name, std::function<ir::Expr(ir::Expr, ir::Expr)> f, bool to_bool);
+
+std::vector<ir::Expr> as_exprs(const std::vector<ir::Var>& v);
+int normalize_axis(int64_t axis, int rank, const char* what = "axis");
+std::vector<int64_t> broadcast_shapes(const std::vector<TensorType>& in);
+// The indices into a tensor of graph type `tt` for output element `idx` under broadcasting.
+std::vector<ir::Expr> bcast_index(const TensorType& tt, const std::vector<ir::Var>& idx);
+// The graph type of a te tensor (from its te shape, or hint[k]).
+TensorType type_of(const te::Tensor& t, const std::vector<TensorType>* hint = nullptr, size_t k = 0);
+TensorType same_as_first(const std::vector<TensorType>& in, const Attrs&);
+
+// The operator families in their own files.
+void register_math_ops();    // ops_math.cc
+void register_tensor_ops();  // ops_tensor.cc
+
+}  // namespace kiln::graph::detail

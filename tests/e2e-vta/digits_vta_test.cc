@@ -1,0 +1,100 @@
+// The digits CNN (examples/models/digits.py, trained at test time on scikit-learn's
+// load_digits: real handwritten digits) quantized by `kiln quantize` with power-of-two
+// scales and run with the accelerator: on fsim over the whole held-out split, on the
+// Verilated RTL and on the iCEBreaker's uart-sim board top over part of it, every
+// output bit for bit the CPU's. The CPU's accuracy of the same model is held within a
+// point of fp32 by tests/quant; equal outputs make it the accelerator's accuracy too,
+// which this test computes and prints.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "backend-cpu/graph_backend.h"
+#include "backend-cpu/runtime/tensor.h"
+#include "backend-vta/graph_target.h"
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/graph/executor.h"
+#include "tests/support/command.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path dir() { return KILN_DIGITS_DIR; }
+
+class DigitsVta : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cpu::register_graph_backend();
+    vta::register_graph_target();
+    fs::path q = dir() / "digits.vta.q.onnx";
+    auto r = test::run_command(std::string(KILN_BIN) + " quantize " + (dir() / "digits.onnx").string() + " --calibrate " +
+                               (dir() / "calibration").string() + " --scales power2 -o " + q.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  // Logits of the first `n` test images on `target`.
+  static std::vector<float> logits(const std::string& target, int64_t n, std::vector<graph::Placement>* placement = nullptr) {
+    cpu::NDArray x = cpu::NDArray::load_npy((dir() / "digits_test_x.npy").string()).contiguous();
+    n = std::min(n, x.shape()[0]);
+    std::vector<int64_t> shape = x.shape();
+    shape[0] = n;
+    frontend::OnnxOptions opt;
+    opt.input_shapes["x"] = shape;
+    graph::CompileOptions co;
+    co.target = target::Target::parse(target);
+    graph::CompiledModel m = graph::compile(frontend::import_onnx_file((dir() / "digits.vta.q.onnx").string(), opt), co);
+    if (placement) *placement = m.placement;
+    graph::Executor ex = graph::make_executor(m, "cpu", "llvm");
+    ex.set_input(0, x.data(), x.nbytes() / x.shape()[0] * n);
+    ex.run();
+    std::vector<float> out(static_cast<size_t>(ex.output_type(0).size()));
+    std::memcpy(out.data(), ex.output(0), out.size() * sizeof(float));
+    return out;
+  }
+
+  static double accuracy(const std::vector<float>& logits) {
+    cpu::NDArray y = cpu::NDArray::load_npy((dir() / "digits_test_y.npy").string()).contiguous();
+    int64_t n = static_cast<int64_t>(logits.size() / 10), correct = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* row = logits.data() + i * 10;
+      correct += std::max_element(row, row + 10) - row == y.data_as<int64_t>()[i];
+    }
+    return 100.0 * static_cast<double>(correct) / static_cast<double>(n);
+  }
+};
+
+TEST_F(DigitsVta, WholeTestSplitOnFsimEqualsTheCpu) {
+  std::vector<float> cpu = logits("cpu", 540);
+  for (const char* config : {"default", "tiny"}) {
+    std::vector<graph::Placement> placement;
+    std::vector<float> vta = logits(fmt::format("vta -config={} -device=fsim", config), 540, &placement);
+    int placed = 0;
+    for (const auto& p : placement) placed += p.target == "vta";
+    EXPECT_GE(placed, 4) << config << ": the quantized convolutions and the residual add";
+    EXPECT_EQ(vta, cpu) << config;
+    std::cout << "digits on vta " << config << " (fsim): accuracy " << accuracy(vta) << "% over " << vta.size() / 10
+              << " test images, the CPU's " << accuracy(cpu) << "%\n";
+  }
+}
+
+TEST_F(DigitsVta, RtlEqualsTheCpu) {
+  std::vector<float> cpu = logits("cpu", 16);
+  EXPECT_EQ(logits("vta -config=default -device=rtl", 16), cpu);
+  EXPECT_EQ(logits("vta -config=tiny -device=rtl", 16), cpu);
+}
+
+TEST_F(DigitsVta, IcebreakerBoardTopOverItsUartEqualsTheCpu) {
+  // tiny.json on the uart-sim device: the iCEBreaker's board top, Verilated, driven
+  // through its UART host link.
+  EXPECT_EQ(logits("vta -config=tiny -device=uart-sim", 2), logits("cpu", 2));
+}
+
+}  // namespace
+}  // namespace kiln
