@@ -304,6 +304,21 @@ NDArray NDArray::load_npy(const std::string& path) {
     shape.push_back(d);
     i = static_cast<size_t>(end - shape_text.c_str());
   }
+  // The data must be in the file before anything is allocated for it: a header may
+  // claim any shape (and a product that overflows).
+  const std::streamoff data_at = in.tellg();
+  in.seekg(0, std::ios::end);
+  const uint64_t available = static_cast<uint64_t>(in.tellg() - data_at);
+  in.seekg(data_at);
+  uint64_t bytes = static_cast<uint64_t>(dtype.storage_bytes());
+  for (int64_t d : shape) {
+    if (d != 0 && bytes > available / static_cast<uint64_t>(d)) bytes = available + 1;
+    else bytes *= static_cast<uint64_t>(d);
+  }
+  if (bytes > available) {
+    fail(path + ": truncated data (the shape " + shape_text + " needs more than the " + std::to_string(available) +
+         " bytes after the header)");
+  }
   std::vector<int64_t> stored = shape;
   if (fortran) stored.assign(shape.rbegin(), shape.rend());
   NDArray a = empty(stored, dtype);
