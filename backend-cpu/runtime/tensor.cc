@@ -32,8 +32,10 @@ int64_t product(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) fail("NDArray: negative dimension");
-    n *= d;
+    if (d == 0) return 0;  // before any overflow of the other dimensions' product
   }
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) fail("NDArray: the shape has more elements than int64 counts");
   return n;
 }
 
