@@ -46,7 +46,9 @@ std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
   int64_t step = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     s[i] = step;
-    step *= shape[i];
+    // Past int64 only beside a zero dimension (product() refuses the rest): an array
+    // without elements, whose strides are never used.
+    if (__builtin_mul_overflow(step, shape[i], &step)) step = 0;
   }
   return s;
 }
@@ -78,6 +80,7 @@ int64_t NDArray::size() const { return product(shape_); }
 int64_t NDArray::nbytes() const { return size() * element_bytes(); }
 
 bool NDArray::is_contiguous() const {
+  if (size() == 0) return true;  // no element to place (and no product to overflow)
   int64_t step = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
     if (shape_[i] != 1 && strides_[i] != step) return false;
