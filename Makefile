@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo test sanitize clean
+.PHONY: all deps configure build demo test fuzz sanitize clean
 
 all: build
 
@@ -37,6 +37,12 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
+
+# Every libFuzzer harness (tests/fuzz, built with clang-19 in $(BUILD)/fuzz) for
+# FUZZ_SECONDS each, one after another; a crash's input is named in the output.
+FUZZ_SECONDS ?= 60
+fuzz: build
+	cd $(BUILD) && KILN_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz --output-on-failure --timeout $$(( $(FUZZ_SECONDS) + 300 ))
 
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 sanitize:

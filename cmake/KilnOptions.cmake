@@ -19,6 +19,14 @@ if(KILN_SANITIZE)
   target_link_options(kiln_options INTERFACE -fsanitize=address,undefined)
 endif()
 
+if(KILN_FUZZ)
+  # Every library the harnesses link is instrumented for coverage (fuzzer-no-link) and
+  # checked by ASan and UBSan; the harness executables add the libFuzzer driver.
+  target_compile_options(kiln_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                                               -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_link_options(kiln_options INTERFACE -fsanitize=address,undefined)
+endif()
+
 # kiln_add_library(name SOURCES ... DEPS ...): a static library with the project options.
 function(kiln_add_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})

@@ -32,8 +32,10 @@ int64_t product(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) fail("NDArray: negative dimension");
-    n *= d;
+    if (d == 0) return 0;  // before any overflow of the other dimensions' product
   }
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) fail("NDArray: the shape has more elements than int64 counts");
   return n;
 }
 
@@ -44,7 +46,9 @@ std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
   int64_t step = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     s[i] = step;
-    step *= shape[i];
+    // Past int64 only beside a zero dimension (product() refuses the rest): an array
+    // without elements, whose strides are never used.
+    if (__builtin_mul_overflow(step, shape[i], &step)) step = 0;
   }
   return s;
 }
@@ -76,6 +80,7 @@ int64_t NDArray::size() const { return product(shape_); }
 int64_t NDArray::nbytes() const { return size() * element_bytes(); }
 
 bool NDArray::is_contiguous() const {
+  if (size() == 0) return true;  // no element to place (and no product to overflow)
   int64_t step = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
     if (shape_[i] != 1 && strides_[i] != step) return false;
@@ -303,6 +308,21 @@ NDArray NDArray::load_npy(const std::string& path) {
     if (end == shape_text.c_str() + i || d < 0) fail(path + ": bad shape " + shape_text);
     shape.push_back(d);
     i = static_cast<size_t>(end - shape_text.c_str());
+  }
+  // The data must be in the file before anything is allocated for it: a header may
+  // claim any shape (and a product that overflows).
+  const std::streamoff data_at = in.tellg();
+  in.seekg(0, std::ios::end);
+  const uint64_t available = static_cast<uint64_t>(in.tellg() - data_at);
+  in.seekg(data_at);
+  uint64_t bytes = static_cast<uint64_t>(dtype.storage_bytes());
+  for (int64_t d : shape) {
+    if (d != 0 && bytes > available / static_cast<uint64_t>(d)) bytes = available + 1;
+    else bytes *= static_cast<uint64_t>(d);
+  }
+  if (bytes > available) {
+    fail(path + ": truncated data (the shape " + shape_text + " needs more than the " + std::to_string(available) +
+         " bytes after the header)");
   }
   std::vector<int64_t> stored = shape;
   if (fortran) stored.assign(shape.rbegin(), shape.rend());

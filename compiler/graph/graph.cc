@@ -11,7 +11,10 @@ namespace kiln::graph {
 
 int64_t TensorType::size() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  // A model file may claim any shape: one whose element count int64 cannot hold is an
+  // error, not an overflow (found by tests/fuzz/onnx_fuzz).
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) throw CompileError(fmt::format("tensor {} has too many elements", to_string()));
   return n;
 }
 

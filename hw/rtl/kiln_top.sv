@@ -13,7 +13,7 @@
 // module, command queue and token queue (not the register file; the scratchpads keep
 // their contents). A start taken meanwhile waits for that reset.
 module kiln_top #(
-  parameter int CMD_QUEUE_DEPTH = 8,
+  parameter int CMD_QUEUE_DEPTH = kiln_cfg_pkg::CMD_QUEUE_DEPTH,
   // Two GEMM products per multiplier (kiln_gemm): on for parts with 25x18 DSPs
   // (Xilinx), off for iCE40.
   parameter int GEMM_PAIR_PRODUCTS = 0
@@ -173,19 +173,20 @@ module kiln_top #(
   logic c2l_push, c2l_pop, c2l_full, c2l_empty;
   logic c2s_push, c2s_pop, c2s_full, c2s_empty;
   logic s2c_push, s2c_pop, s2c_full, s2c_empty;
+  localparam int TQD = kiln_cfg_pkg::TOKEN_QUEUE_DEPTH;
   logic [15:0] l2c_count, c2l_count, c2s_count, s2c_count;
-  kiln_token_queue l2c (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
-                        .push_i(l2c_push), .full_o(l2c_full), .pop_i(l2c_pop),
-                        .empty_o(l2c_empty), .count_o(l2c_count));
-  kiln_token_queue c2l (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
-                        .push_i(c2l_push), .full_o(c2l_full), .pop_i(c2l_pop),
-                        .empty_o(c2l_empty), .count_o(c2l_count));
-  kiln_token_queue c2s (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
-                        .push_i(c2s_push), .full_o(c2s_full), .pop_i(c2s_pop),
-                        .empty_o(c2s_empty), .count_o(c2s_count));
-  kiln_token_queue s2c (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
-                        .push_i(s2c_push), .full_o(s2c_full), .pop_i(s2c_pop),
-                        .empty_o(s2c_empty), .count_o(s2c_count));
+  kiln_token_queue #(.DEPTH(TQD)) l2c (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
+                                    .push_i(l2c_push), .full_o(l2c_full), .pop_i(l2c_pop),
+                                    .empty_o(l2c_empty), .count_o(l2c_count));
+  kiln_token_queue #(.DEPTH(TQD)) c2l (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
+                                    .push_i(c2l_push), .full_o(c2l_full), .pop_i(c2l_pop),
+                                    .empty_o(c2l_empty), .count_o(c2l_count));
+  kiln_token_queue #(.DEPTH(TQD)) c2s (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
+                                    .push_i(c2s_push), .full_o(c2s_full), .pop_i(c2s_pop),
+                                    .empty_o(c2s_empty), .count_o(c2s_count));
+  kiln_token_queue #(.DEPTH(TQD)) s2c (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
+                                    .push_i(s2c_push), .full_o(s2c_full), .pop_i(s2c_pop),
+                                    .empty_o(s2c_empty), .count_o(s2c_count));
 
   // ---- Scratchpads shared between modules -------------------------------------------
   logic inp_we, inp_re, wgt_we, wgt_re;

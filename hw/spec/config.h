@@ -79,6 +79,13 @@ class Config {
   int log_wgt_depth() const { return log2_exact(wgt_depth()); }
   int log_acc_depth() const { return log2_exact(acc_depth()); }
 
+  // The RTL's queues, the same for every configuration (kiln_top takes them from the
+  // generated parameter package): a module's command queue holds kCmdQueueDepth
+  // instructions besides the one the module runs, a token queue kTokenQueueDepth tokens.
+  // fsim refuses a stream that would fill one and wait forever, as the RTL would hang.
+  static constexpr int kCmdQueueDepth = 8;
+  static constexpr int kTokenQueueDepth = 65535;
+
   // Micro-op field widths (shared/ISA.md).
   int uop_dst_width() const { return log_acc_depth(); }
   int uop_src_width() const { return std::max(log_inp_depth(), log_acc_depth()); }

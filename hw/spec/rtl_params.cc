@@ -83,6 +83,8 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
   param(out, "LOG_INP_DEPTH", cfg.log_inp_depth());
   param(out, "LOG_WGT_DEPTH", cfg.log_wgt_depth());
   param(out, "LOG_ACC_DEPTH", cfg.log_acc_depth());
+  param(out, "CMD_QUEUE_DEPTH", Config::kCmdQueueDepth);
+  param(out, "TOKEN_QUEUE_DEPTH", Config::kTokenQueueDepth);
   param(out, "UOP_DST_WIDTH", layout.uop_dst_width());
   param(out, "UOP_SRC_WIDTH", layout.uop_src_width());
   param(out, "UOP_WGT_WIDTH", layout.uop_wgt_width());

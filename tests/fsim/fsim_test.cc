@@ -743,3 +743,123 @@ TEST(FsimPerformance, Blocked256GemmRunsWellUnderASecond) {
 
 }  // namespace
 }  // namespace kiln::sim::test
+
+// --- Queue depths (hw::Config::kCmdQueueDepth, kTokenQueueDepth, as the RTL has them) --
+
+namespace kiln::sim::test {
+namespace {
+
+constexpr int kCmdDepth = hw::Config::kCmdQueueDepth;
+constexpr int kTokenDepth = hw::Config::kTokenQueueDepth;
+
+Insn plain(Mod m) {
+  switch (m) {
+    case Mod::kLoad: return load(MemType::kInp, 0, 0, 1, 1);
+    case Mod::kStore: return store(0, 0, 1, 1);
+    default: return gemm({});
+  }
+}
+
+// `n` instructions of module `waiter` that each wait for a token, then the `n`
+// instructions of `giver` that push those tokens. The waiter's module holds one
+// instruction and queues kCmdDepth: past that, fetch cannot reach the givers.
+std::vector<Insn> waiters_before_givers(Mod waiter, Mod giver, int n) {
+  std::vector<Insn> out;
+  for (int i = 0; i < n; ++i) {
+    Insn w = plain(waiter);
+    (giver == Mod::kLoad || (giver == Mod::kCompute && waiter == Mod::kStore) ? w.pop_prev_dep : w.pop_next_dep) = true;
+    out.push_back(w);
+  }
+  for (int i = 0; i < n; ++i) {
+    Insn g = plain(giver);
+    (giver == Mod::kLoad || (giver == Mod::kCompute && waiter == Mod::kStore) ? g.push_next_dep : g.push_prev_dep) = true;
+    out.push_back(g);
+  }
+  out.push_back(finish());
+  return out;
+}
+
+struct CmdQueueCase {
+  Mod waiter, giver;
+  const char* queue;
+  const char* mnemonic;
+};
+
+class FsimCmdQueue : public ::testing::TestWithParam<CmdQueueCase> {};
+
+INSTANTIATE_TEST_SUITE_P(Queues, FsimCmdQueue,
+                         ::testing::Values(CmdQueueCase{Mod::kLoad, Mod::kCompute, "load", "load inp"},
+                                           CmdQueueCase{Mod::kCompute, Mod::kLoad, "compute", "gemm"},
+                                           CmdQueueCase{Mod::kStore, Mod::kCompute, "store", "store"}),
+                         [](const auto& info) { return std::string(info.param.queue); });
+
+TEST_P(FsimCmdQueue, AStreamThatFitsTheQueueRuns) {
+  Bench b(hw::Config::vta_default());
+  b.run(waiters_before_givers(GetParam().waiter, GetParam().giver, kCmdDepth + 1));
+}
+
+TEST_P(FsimCmdQueue, AStreamOnePastTheQueueIsADeadlockNamingIt) {
+  Bench b(hw::Config::vta_default());
+  const int n = kCmdDepth + 2;
+  expect_error(b, waiters_before_givers(GetParam().waiter, GetParam().giver, n),
+               {"deadlock", fmt::format("{} waits at instruction #0 ({})", GetParam().queue, GetParam().mnemonic),
+                fmt::format("fetch waits to dispatch instruction #{} ({}) into the {} command queue, which is full",
+                            n - 1, GetParam().mnemonic, GetParam().queue),
+                fmt::format("{} instructions queued behind instruction #0", kCmdDepth)});
+}
+
+struct TokenQueueCase {
+  Mod from, to;
+  const char* token;
+};
+
+class FsimTokenQueue : public ::testing::TestWithParam<TokenQueueCase> {};
+
+INSTANTIATE_TEST_SUITE_P(Queues, FsimTokenQueue,
+                         ::testing::Values(TokenQueueCase{Mod::kLoad, Mod::kCompute, "load->compute"},
+                                           TokenQueueCase{Mod::kCompute, Mod::kLoad, "compute->load"},
+                                           TokenQueueCase{Mod::kCompute, Mod::kStore, "compute->store"},
+                                           TokenQueueCase{Mod::kStore, Mod::kCompute, "store->compute"}),
+                         [](const auto& info) {
+                           std::string s = info.param.token;
+                           return s.replace(s.find("->"), 2, "_to_");
+                         });
+
+// `pushes` instructions of `from` that push a token to `to`, a full command queue's worth
+// more of `from` behind them, then `pushes` instructions of `to` that pop the tokens.
+// Past the token queue's depth, `from` holds the last pusher while the poppers are
+// behind fetch.
+std::vector<Insn> pushes_before_pops(const TokenQueueCase& c, int pushes) {
+  bool next = c.from == Mod::kLoad || (c.from == Mod::kCompute && c.to == Mod::kStore);
+  std::vector<Insn> out;
+  for (int i = 0; i < pushes; ++i) {
+    Insn p = plain(c.from);
+    (next ? p.push_next_dep : p.push_prev_dep) = true;
+    out.push_back(p);
+  }
+  for (int i = 0; i < kCmdDepth + 1; ++i) out.push_back(plain(c.from));
+  for (int i = 0; i < pushes; ++i) {
+    Insn q = plain(c.to);
+    (next ? q.pop_prev_dep : q.pop_next_dep) = true;
+    out.push_back(q);
+  }
+  out.push_back(finish());
+  return out;
+}
+
+TEST_P(FsimTokenQueue, AsManyTokensAsTheQueueHoldsRun) {
+  Bench b(hw::Config::vta_default(), size_t{8} << 20);
+  b.run(pushes_before_pops(GetParam(), kTokenDepth));
+}
+
+TEST_P(FsimTokenQueue, OneTokenPastTheQueueIsADeadlockNamingIt) {
+  Bench b(hw::Config::vta_default(), size_t{8} << 20);
+  expect_error(b, pushes_before_pops(GetParam(), kTokenDepth + 1),
+               {"deadlock", fmt::format("holds instruction #{}", kTokenDepth),
+                fmt::format("waits to push a {} token, but that token queue is full ({} tokens)", GetParam().token,
+                            kTokenDepth),
+                "fetch waits to dispatch"});
+}
+
+}  // namespace
+}  // namespace kiln::sim::test

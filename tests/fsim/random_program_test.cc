@@ -1,6 +1,7 @@
 // Random legal streams from hw/sim/testing run on fsim without error, on every
 // configuration and with every generator option, and cover what they claim to.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -102,6 +103,54 @@ TEST_P(RandomProgramTest, EveryOptionRunsClean) {
   o = {};
   o.max_window = 1;
   run_seeds(cfg_, o, 5000, 20);
+  o = {};
+  o.queue_limits = true;
+  run_seeds(cfg_, o, 6000, 20);
+}
+
+// The bursts fill a command queue exactly: each round's burst needs all of the queue, so
+// one waiter more in any burst is refused as a deadlock naming that queue.
+TEST_P(RandomProgramTest, QueueLimitBurstsFillTheQueueExactly) {
+  RandomProgramOptions o;
+  o.queue_limits = true;
+  for (uint64_t seed = 7000; seed < 7010; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    RandomProgram p = random_program(cfg_, seed, o);
+    // The first burst: the first run of kCmdQueueDepth + 1 or more token-only no-ops of
+    // one module; one more of them makes the stream deadlock.
+    const int depth = hw::Config::kCmdQueueDepth;
+    size_t start = 0, len = 0;
+    for (size_t n = 0; n < p.insns.size() && len <= static_cast<size_t>(depth); ++n) {
+      const hw::Insn& in = p.insns[n];
+      bool noop = in.opcode != hw::Opcode::kGemm && in.opcode != hw::Opcode::kAlu &&
+                  in.opcode != hw::Opcode::kFinish && in.x_size == 0 && in.y_size == 0 &&
+                  (in.pop_prev_dep || in.pop_next_dep);
+      bool same = len > 0 && in.opcode == p.insns[start].opcode && in.memory_type == p.insns[start].memory_type;
+      if (noop && same) {
+        ++len;
+      } else if (noop) {
+        start = n, len = 1;
+      } else {
+        len = 0;
+      }
+    }
+    ASSERT_GT(len, static_cast<size_t>(depth)) << "no burst found";
+    while (start + len < p.insns.size() && p.insns[start + len] == p.insns[start]) ++len;
+    std::vector<hw::Insn> longer = p.insns;
+    longer.insert(longer.begin() + static_cast<std::ptrdiff_t>(start), p.insns[start]);
+    RandomProgram q = p;
+    std::vector<uint8_t> code = hw::encode_program(hw::InsnLayout(cfg_), longer);
+    q.insns = longer;
+    q.insn_count = static_cast<uint32_t>(longer.size());
+    q.dram.resize(std::max<size_t>(q.dram.size(), q.insn_addr + code.size()));
+    std::copy(code.begin(), code.end(), q.dram.begin() + static_cast<std::ptrdiff_t>(q.insn_addr));
+    try {
+      run_program(cfg_, q, nullptr);
+      ADD_FAILURE() << "a burst one longer than the queue ran";
+    } catch (const hw::Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("command queue, which is full"));
+    }
+  }
 }
 
 TEST_P(RandomProgramTest, NoOverlapMeansEveryDstOnce) {

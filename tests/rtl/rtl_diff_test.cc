@@ -15,6 +15,7 @@
 
 #include "hw/driver/fsim_device.h"
 #include "hw/driver/rtl/rtl_device.h"
+#include "hw/sim/fsim/fsim.h"
 #include "hw/sim/rtl/rtl_sim.h"
 #include "hw/sim/testing/random_program.h"
 #include "hw/spec/error.h"
@@ -58,8 +59,11 @@ struct Case {
   int bytes_per_cycle = -1;
   bool long_loops = false;  // up to 8 x 8 iterations of up to 8 micro-ops
   std::string core = "decoupled";
+  // Bursts that fill a command queue to its depth (RandomProgramOptions::queue_limits).
+  bool queue_limits = false;
   std::string name() const {
     std::string suffix = core == "decoupled" ? "" : "_" + core;
+    if (queue_limits) return config + "_queue_limits" + suffix;
     if (long_loops) return config + "_long_loops" + suffix;
     if (latency >= 0) return config + "_slow_dram" + suffix;
     return config + (backpressure ? "_backpressure" : "_board_timing") + suffix;
@@ -115,14 +119,17 @@ TEST_P(RtlDiff, RandomStreamsMatchFsim) {
   opts.dram_bytes_per_cycle = c.bytes_per_cycle;
   opts.watchdog_cycles = 20000;
   opts.core = c.core;
-  int n = stream_count(c.latency >= 0 || c.long_loops ? 50 : c.config == "default" ? 150 : 200);
+  int n = stream_count(c.latency >= 0 || c.long_loops || c.queue_limits ? 50
+                       : c.config == "default"                         ? 150
+                                                                       : 200);
   if (c.core == "inorder" && c.config == "default") n = stream_count(30);  // 16 lanes in turn
   sim::testing::RandomProgramOptions popts;
   if (c.long_loops) popts.max_iter = 8, popts.max_uops = 8;
+  popts.queue_limits = c.queue_limits;
   driver::Counters totals;
   for (int i = 0; i < n; ++i) {
     uint64_t seed = 1000003ull * (i + 1) + (c.backpressure ? 7 : 0) + (c.latency >= 0 ? 13 : 0) +
-                    (c.long_loops ? 29 : 0);
+                    (c.long_loops ? 29 : 0) + (c.queue_limits ? 31 : 0);
     opts.seed = seed;
     RandomProgram p = sim::testing::random_program(cfg, seed, popts);
     std::string diff = run_both(cfg, p, opts, totals);
@@ -153,6 +160,9 @@ INSTANTIATE_TEST_SUITE_P(Configs, RtlDiff,
                                            Case{"tiny", true, 100, 3},
                                            Case{"default", true, -1, -1, true},
                                            Case{"tiny", false, -1, -1, true},
+                                           // Command queues filled to the RTL's depth.
+                                           Case{"default", true, -1, -1, false, "decoupled", true},
+                                           Case{"tiny", false, -1, -1, false, "decoupled", true},
                                            // The in-order core (kiln_inorder_top).
                                            Case{"tiny", false, -1, -1, false, "inorder"},
                                            Case{"tiny", true, -1, -1, false, "inorder"},
@@ -302,6 +312,62 @@ TEST(RtlDevice, AbortEndsADeadlockedRun) {
   EXPECT_TRUE(poll(dev, 200) & r::kStatusBusy);  // hundreds of cycles: deadlocked
   dev.write_reg(r::kCtrl, r::kCtrlAbort);
   expect_aborted(dev);
+  expect_runs_like_fsim(dev, cfg, opts, 3);
+}
+
+// The RTL holds kCmdQueueDepth + 1 instructions of a module that wait for tokens pushed
+// by later instructions (fsim's model, tests/fsim): that many loads run, one more hangs
+// the RTL while fsim refuses the stream.
+TEST(RtlDevice, CommandQueueDepthIsTheOneFsimModels) {
+  namespace r = hw::regs;
+  hw::Config cfg = config_named("tiny");
+  auto stream = [](int n) {
+    std::vector<hw::Insn> insns;
+    for (int i = 0; i < n; ++i) {
+      hw::Insn load;  // waits for a compute->load token
+      load.opcode = hw::Opcode::kLoad;
+      load.memory_type = hw::MemType::kInp;
+      load.y_size = load.x_size = load.x_stride = 1;
+      load.dram_base = 64;
+      load.pop_next_dep = true;
+      insns.push_back(load);
+    }
+    for (int i = 0; i < n; ++i) {
+      hw::Insn gemm;  // pushes one
+      gemm.opcode = hw::Opcode::kGemm;
+      gemm.push_prev_dep = true;
+      insns.push_back(gemm);
+    }
+    insns.push_back(hw::Insn{});
+    return insns;
+  };
+  DeviceOptions opts;
+  opts.dram_bytes = 1 << 16;
+  driver::RtlDevice dev(cfg, opts);
+  for (int n : {hw::Config::kCmdQueueDepth + 1, hw::Config::kCmdQueueDepth + 2}) {
+    SCOPED_TRACE(::testing::Message() << n << " loads");
+    std::vector<hw::Insn> insns = stream(n);
+    dev.write(0, hw::encode_program(hw::InsnLayout(cfg), insns));
+    start_at_zero(dev, static_cast<uint32_t>(insns.size()));
+    uint32_t status = poll(dev, 2000);  // thousands of cycles: far more than 2n+1 need
+    if (n == hw::Config::kCmdQueueDepth + 1) {
+      EXPECT_EQ(status & (r::kStatusBusy | r::kStatusDone | r::kStatusError), r::kStatusDone);
+      continue;
+    }
+    EXPECT_TRUE(status & r::kStatusBusy) << "the RTL ran a stream past its command queue";
+    dev.write_reg(r::kCtrl, r::kCtrlAbort);
+    expect_aborted(dev);
+    std::vector<uint8_t> dram(1 << 16, 0);
+    std::vector<uint8_t> code = hw::encode_program(hw::InsnLayout(cfg), insns);
+    std::copy(code.begin(), code.end(), dram.begin());
+    sim::Fsim fsim(cfg, dram);
+    try {
+      fsim.run(0, static_cast<uint32_t>(insns.size()));
+      ADD_FAILURE() << "fsim ran it";
+    } catch (const hw::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("load command queue, which is full"), std::string::npos) << e.what();
+    }
+  }
   expect_runs_like_fsim(dev, cfg, opts, 3);
 }
 

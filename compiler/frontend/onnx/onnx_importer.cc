@@ -423,8 +423,8 @@ std::vector<NodeId> reshape(Importer& c) {
     if (shape[i] == -1) {
       if (infer >= 0) fail("more than one -1 in the shape");
       infer = static_cast<int>(i);
-    } else {
-      known *= shape[i];
+    } else if (shape[i] < 0 || __builtin_mul_overflow(known, shape[i], &known)) {
+      fail(fmt::format("the shape [{}] has a negative or too large dimension", fmt::join(shape, ", ")));
     }
   }
   int64_t total = c.in_type(0).size();

@@ -79,13 +79,20 @@ Links links_of(Module m) {
 
 }  // namespace
 
-// One run: the decoded stream, the three module queues and the token counts.
+// One run: the decoded stream, the three module queues and the token counts. The
+// queues are as deep as the RTL's (hw::Config::kCmdQueueDepth, kTokenQueueDepth): fetch
+// dispatches in stream order and waits while the next instruction's queue is full; a
+// module that ran an instruction waits to push while the token queue is full.
 struct Fsim::Impl {
   Fsim& f;
   const hw::Config& cfg;
   std::vector<Insn> insns;
+  // queue[m]: the instructions fetch dispatched to m, in order; head[m] the one m holds.
   std::vector<uint32_t> queue[kNumModules];
   size_t head[kNumModules] = {0, 0, 0};
+  uint32_t next_fetch = 0;  // the next instruction fetch dispatches
+  // m ran its held instruction and waits for room to push its tokens.
+  bool pushing[kNumModules] = {false, false, false};
   uint64_t tokens[kNumTokens] = {0, 0, 0, 0};
 
   explicit Impl(Fsim& fsim) : f(fsim), cfg(fsim.cfg_) {}
@@ -104,14 +111,26 @@ struct Fsim::Impl {
   void schedule();
   void schedule_random(uint64_t seed);
   // Compute holds FINISH, the last instruction, until the end.
-  bool at_finish() const { return insns[head_insn(kComputeModule)].opcode == Opcode::kFinish; }
+  bool at_finish() const {
+    return !done(kComputeModule) && insns[head_insn(kComputeModule)].opcode == Opcode::kFinish;
+  }
   void retire_finish();
   [[noreturn]] void deadlock() const;
 
+  // Nothing dispatched to `m` is left to run (more may come while fetch is not done).
   bool done(Module m) const { return head[m] == queue[m].size(); }
   uint32_t head_insn(Module m) const { return queue[m][head[m]]; }
-  // The first token queue the head instruction of `m` waits on, or kNone if ready.
+  // Instructions in m's command queue and the one m holds.
+  size_t in_flight(Module m) const { return queue[m].size() - head[m]; }
+  bool queue_full(Module m) const { return in_flight(m) >= hw::Config::kCmdQueueDepth + 1u; }
+  // Dispatches instructions while their module's queue has room.
+  void dispatch();
+  // The first token queue the head instruction of `m` waits on (to pop from, or while
+  // pushing, to push into), or kNone if `m` can go on.
   int missing_token(Module m) const;
+  bool ready(Module m) const { return !done(m) && missing_token(m) == kNone; }
+  // What `m` waits for, for messages: "it waits for a load->compute token", ...
+  std::string wait_reason(Module m) const;
   void step(Module m);
 
   void execute(uint32_t n);
@@ -148,7 +167,6 @@ void Fsim::Impl::fetch(uint64_t insn_addr, uint32_t insn_count) {
     }
     check_form(n);
     if (insns[n].opcode == Opcode::kFinish) finish = n;
-    queue[module_of(insns[n])].push_back(n);
   }
   if (finish < 0) {
     throw hw::Error(fmt::format("the stream of {} instructions has no FINISH; end it with one",
@@ -189,43 +207,72 @@ void Fsim::Impl::check_form(uint32_t n) const {
   }
 }
 
+void Fsim::Impl::dispatch() {
+  while (next_fetch < insns.size()) {
+    Module m = module_of(insns[next_fetch]);
+    if (queue_full(m)) return;
+    queue[m].push_back(next_fetch++);
+  }
+}
+
 int Fsim::Impl::missing_token(Module m) const {
   const Insn& in = insns[head_insn(m)];
   Links l = links_of(m);
+  if (pushing[m]) {
+    if (in.push_prev_dep && tokens[l.prev_push] >= hw::Config::kTokenQueueDepth) return l.prev_push;
+    if (in.push_next_dep && tokens[l.next_push] >= hw::Config::kTokenQueueDepth) return l.next_push;
+    return kNone;
+  }
   if (in.pop_prev_dep && tokens[l.prev_pop] == 0) return l.prev_pop;
   if (in.pop_next_dep && tokens[l.next_pop] == 0) return l.next_pop;
   return kNone;
 }
 
+std::string Fsim::Impl::wait_reason(Module m) const {
+  int t = missing_token(m);
+  if (!pushing[m]) return fmt::format("it waits for a {} token", kTokenName[t]);
+  return fmt::format("it ran and waits to push a {} token, but that token queue is full ({} tokens)",
+                     kTokenName[t], hw::Config::kTokenQueueDepth);
+}
+
+// Pops, executes, then pushes, as the RTL's modules do: a push into a full token queue
+// leaves the instruction held (pushing[m]) until there is room.
 void Fsim::Impl::step(Module m) {
   uint32_t n = head_insn(m);
   const Insn& in = insns[n];
   Links l = links_of(m);
-  if (in.pop_prev_dep) --tokens[l.prev_pop];
-  if (in.pop_next_dep) --tokens[l.next_pop];
-  execute(n);
+  if (!pushing[m]) {
+    if (in.pop_prev_dep) --tokens[l.prev_pop];
+    if (in.pop_next_dep) --tokens[l.next_pop];
+    execute(n);
+    pushing[m] = true;
+    if (missing_token(m) != kNone) return;
+  }
+  pushing[m] = false;
   if (in.push_prev_dep) ++tokens[l.prev_push];
   if (in.push_next_dep) ++tokens[l.next_push];
   static constexpr Counter kInsnCounter[kNumModules] = {
       Counter::kLoadInsns, Counter::kComputeInsns, Counter::kStoreInsns};
   ++counter(kInsnCounter[m]);
   ++head[m];
+  dispatch();
 }
 
 void Fsim::Impl::schedule() {
+  dispatch();
   if (f.schedule_seed_ != 0) return schedule_random(f.schedule_seed_);
   for (;;) {
     bool progress = false;
     // Load and store run as far as they can before compute looks at its head, so
     // that when FINISH is at compute's head they have done all they ever could.
     for (Module m : {kLoadModule, kStoreModule}) {
-      while (!done(m) && missing_token(m) == kNone) {
+      while (ready(m)) {
         step(m);
         progress = true;
       }
     }
     if (at_finish()) return retire_finish();
-    while (!at_finish() && missing_token(kComputeModule) == kNone) {
+    while (!at_finish() && ready(kComputeModule)) {
       step(kComputeModule);
       progress = true;
     }
@@ -239,8 +286,8 @@ void Fsim::Impl::schedule_random(uint64_t seed) {
     Module ready[kNumModules];
     int count = 0;
     for (Module m : {kLoadModule, kComputeModule, kStoreModule}) {
-      if (done(m) || (m == kComputeModule && at_finish())) continue;
-      if (missing_token(m) == kNone) ready[count++] = m;
+      if (m == kComputeModule && at_finish()) continue;
+      if (this->ready(m)) ready[count++] = m;
     }
     if (count > 0) {
       step(ready[rng() % count]);
@@ -258,9 +305,9 @@ void Fsim::Impl::retire_finish() {
   for (Module m : {kLoadModule, kStoreModule}) {
     if (done(m)) continue;
     throw hw::Error(fmt::format(
-        "FINISH (instruction #{}) retires while {} {} is not done (it waits for a {} token): "
-        "the stream does not order it before FINISH",
-        n, kModuleName[m], where(head_insn(m)), kTokenName[missing_token(m)]));
+        "FINISH (instruction #{}) retires while {} {} is not done ({}): the stream does not "
+        "order it before FINISH",
+        n, kModuleName[m], where(head_insn(m)), wait_reason(m)));
   }
   step(kComputeModule);
 }
@@ -270,11 +317,23 @@ void Fsim::Impl::deadlock() const {
   const char* sep = "";
   for (Module m : {kLoadModule, kComputeModule, kStoreModule}) {
     if (done(m)) continue;
-    msg += fmt::format("{} {} waits at {} for a {} token", sep, kModuleName[m],
-                       where(head_insn(m)), kTokenName[missing_token(m)]);
+    if (pushing[m]) {
+      msg += fmt::format("{} {} holds {}: {}", sep, kModuleName[m], where(head_insn(m)), wait_reason(m));
+    } else {
+      msg += fmt::format("{} {} waits at {} for a {} token", sep, kModuleName[m], where(head_insn(m)),
+                         kTokenName[missing_token(m)]);
+    }
     sep = ";";
   }
-  throw hw::Error(msg + " that no instruction will push");
+  if (next_fetch == insns.size()) throw hw::Error(msg + " that no instruction will push");
+  // The instructions that would free the module are behind one that cannot be fetched.
+  Module full = module_of(insns[next_fetch]);
+  throw hw::Error(fmt::format(
+      "{}; fetch waits to dispatch {} into the {} command queue, which is full ({} instructions "
+      "queued behind {} that {} holds; the RTL queues {}): the tokens it needs come later in the "
+      "stream",
+      msg, where(next_fetch), kModuleName[full], hw::Config::kCmdQueueDepth, where(head_insn(full)),
+      kModuleName[full], hw::Config::kCmdQueueDepth));
 }
 
 void Fsim::Impl::execute(uint32_t n) {

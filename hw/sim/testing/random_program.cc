@@ -70,6 +70,7 @@ class Generator {
 
   uint64_t alloc_data(const std::string& name, uint64_t bytes, bool output, int value_width);
   Insn mem_insn(Opcode op, MemType m) const;
+  void queue_burst(std::vector<Insn>& stream);
   Insn random_load(MemType m);
   Insn noop_uop_load() const { return mem_insn(Opcode::kLoad, MemType::kUop); }
   Insn random_store();
@@ -391,6 +392,38 @@ void Generator::copy_acc_to_out(std::vector<Insn>& out, int shift) {
   out.push_back(in);
 }
 
+// Token-only no-ops: waiters of one module, then as many givers of its neighbour. Every
+// token pushed is popped, and none orders a buffer access differently: each module is
+// in order, so a token its no-op pushes means what its last real instruction's would.
+void Generator::queue_burst(std::vector<Insn>& stream) {
+  auto noop = [&](int module) {
+    Insn in = module == 0   ? mem_insn(Opcode::kLoad, MemType::kInp)
+              : module == 2 ? mem_insn(Opcode::kStore, MemType::kOut)
+                            : noop_uop_load();
+    in.x_size = in.y_size = 0;
+    return in;
+  };
+  // (waiter, giver): load <- compute, compute <- load, store <- compute, compute <- store.
+  static constexpr int kPairs[4][2] = {{0, 1}, {1, 0}, {2, 1}, {1, 2}};
+  const int* pair = kPairs[uniform(0, 3)];
+  int waiter = pair[0], giver = pair[1];
+  bool giver_is_prev = giver < waiter;  // the waiter pops its prev queue
+  // A round leaves one compute->load and one store->compute token for the next round's
+  // first instructions; a burst of waiters on those queues takes it first, so one more
+  // waiter is needed to fill the queue (the next round pops a burst token instead).
+  const int n = hw::Config::kCmdQueueDepth + 1 + (giver_is_prev ? 0 : 1);
+  for (int k = 0; k < n; ++k) {
+    Insn w = noop(waiter);
+    (giver_is_prev ? w.pop_prev_dep : w.pop_next_dep) = true;
+    stream.push_back(w);
+  }
+  for (int k = 0; k < n; ++k) {
+    Insn g = noop(giver);
+    (giver_is_prev ? g.push_next_dep : g.push_prev_dep) = true;
+    stream.push_back(g);
+  }
+}
+
 RandomProgram Generator::generate() {
   if (opts_.groups < 1 || opts_.max_phase_insns < 1)
     throw hw::Error(fmt::format("random_program: groups ({}) and max_phase_insns ({}) must be at "
@@ -467,6 +500,7 @@ RandomProgram Generator::generate() {
 
     for (auto* phase : {&load, &compute, &store})
       stream.insert(stream.end(), phase->begin(), phase->end());
+    if (opts_.queue_limits && !last_group) queue_burst(stream);
   }
   // Expose every accumulator bit: store out = acc >> 0, >> w, >> 2w, ... (cumulative).
   for (int shift = 0; shift < cfg_.acc_width(); shift += cfg_.out_width()) {

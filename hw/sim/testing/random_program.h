@@ -25,6 +25,11 @@ struct RandomProgramOptions {
   int max_uops = 4;               // micro-ops per GEMM/ALU
   bool overlapping_dst = true;    // a GEMM/ALU may update one acc element more than once
   bool multi_tokens = true;       // up to 3 load->compute tokens in flight per round
+  // Between rounds, a burst that fills one module's command queue to the RTL's depth:
+  // kCmdQueueDepth + 1 no-ops of one module that each wait for a token which only the
+  // no-ops of its neighbour after them push (fetch dispatches them only once all of the
+  // first fit). One more would deadlock the RTL (fsim refuses that).
+  bool queue_limits = false;
 };
 
 // A contiguous DRAM range the stream uses.

@@ -1,0 +1,39 @@
+# Runs one libFuzzer harness for SECONDS on its committed corpus (docs/testing.md):
+#   cmake -DNAME=n -DHARNESS=path -DSOURCE_DIR=tests/fuzz -DWORK_DIR=dir -DSECONDS=s -P run_fuzz.cmake
+# KILN_FUZZ_SECONDS in the environment overrides SECONDS (make fuzz FUZZ_SECONDS=N).
+# New inputs go to WORK_DIR/corpus (the committed corpus is only read); a crash, leak,
+# timeout or sanitizer report leaves its input in WORK_DIR/artifacts and fails.
+if(DEFINED ENV{KILN_FUZZ_SECONDS})
+  set(SECONDS $ENV{KILN_FUZZ_SECONDS})
+endif()
+set(seeds ${SOURCE_DIR}/corpus/${NAME})
+set(dict ${SOURCE_DIR}/${NAME}.dict)
+file(REMOVE_RECURSE ${WORK_DIR}/artifacts)
+file(MAKE_DIRECTORY ${WORK_DIR}/corpus ${WORK_DIR}/artifacts)
+set(args -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024
+         -print_final_stats=1 -artifact_prefix=${WORK_DIR}/artifacts/)
+if(EXISTS ${dict})
+  list(APPEND args -dict=${dict})
+endif()
+message(STATUS "${HARNESS} ${args} ${WORK_DIR}/corpus ${seeds}")
+execute_process(COMMAND ${HARNESS} ${args} ${WORK_DIR}/corpus ${seeds}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+string(REGEX MATCH "stat::number_of_executed_units: *[0-9]+" runs "${out}")
+string(REGEX MATCH "stat::average_exec_per_sec: *[0-9]+" rate "${out}")
+string(REGEX REPLACE "[^0-9]" "" runs "${runs}")
+string(REGEX REPLACE "[^0-9]" "" rate "${rate}")
+if(rc EQUAL 0)
+  message(STATUS "${NAME}: ${runs} executions in ${SECONDS} s (${rate}/s), no crash")
+  return()
+endif()
+file(GLOB found ${WORK_DIR}/artifacts/*)
+string(LENGTH "${out}" n)
+if(n GREATER 8000)
+  math(EXPR from "${n} - 8000")
+  string(SUBSTRING "${out}" ${from} 8000 out)
+endif()
+message("${out}")
+message(FATAL_ERROR "${NAME} failed (exit ${rc}). The input is in: ${found}\n"
+                    "Replay: ${HARNESS} <that file>\n"
+                    "Minimise: ${HARNESS} -minimize_crash=1 -runs=100000 <that file>, fix the reader, "
+                    "then add the minimised input to ${seeds}/ as a regression case.")
