@@ -86,6 +86,7 @@ uint32_t Host::run_until_done() {
   uint64_t start = accel_.cycle();
   for (;;) {
     wait(kPollCycles * period_);
+    sc_core::sc_pause();  // a point where other accelerators' callers may post commands
     uint64_t last = std::max(start, accel_.last_progress());
     if (accel_.cycle() - last > watchdog_cycles_) {
       run_error_ = hang_report();

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "hw/sim/systemc/accelerator.h"
 #include "hw/sim/systemc/host.h"
@@ -150,8 +151,7 @@ Platform::Platform(const hw::Config& cfg, uint64_t dram_bytes, const PlatformOpt
   }
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaboration
   for (int i = 0; i < accelerators(); ++i) {
-    hosts_[size_t(i)]->post(Host::Op::kReset);
-    exec(i);
+    exec(i, Host::Op::kReset, 0, 0);
   }
 }
 
@@ -161,27 +161,35 @@ std::span<uint8_t> Platform::dram(int i) {
   return std::span<uint8_t>(mem_).subspan(uint64_t(i) * window_, window_);
 }
 
-void Platform::exec(int i) {
-  UseContext use(ctx_->sim.get());
+void Platform::exec(int i, Host::Op op, uint32_t offset, uint32_t value) {
+  std::unique_lock<std::mutex> lock(mu_);
   Host& h = *hosts_.at(size_t(i));
-  while (!h.done()) sc_core::sc_start();
+  h.post(op, offset, value);
+  // Whoever holds the lock runs the simulation until some host pauses (a command done,
+  // or a running host's poll), then lets the other callers post theirs.
+  while (!h.done()) {
+    {
+      UseContext use(ctx_->sim.get());
+      sc_core::sc_start();
+    }
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
   if (!h.failure().empty()) throw hw::Error(h.failure());
 }
 
 void Platform::write_reg(int i, uint32_t offset, uint32_t value) {
-  hosts_.at(size_t(i))->post(Host::Op::kWriteReg, offset, value);
-  exec(i);
+  exec(i, Host::Op::kWriteReg, offset, value);
 }
 
 uint32_t Platform::read_reg(int i, uint32_t offset) {
-  hosts_.at(size_t(i))->post(Host::Op::kReadReg, offset);
-  exec(i);
+  exec(i, Host::Op::kReadReg, offset, 0);
   return hosts_[size_t(i)]->result();
 }
 
 uint32_t Platform::run_until_done(int i) {
-  hosts_.at(size_t(i))->post(Host::Op::kRun);
-  exec(i);
+  exec(i, Host::Op::kRun, 0, 0);
   return hosts_[size_t(i)]->result();
 }
 

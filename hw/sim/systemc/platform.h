@@ -3,15 +3,19 @@
 // AXI-to-TLM bridge, each with a host thread), one interconnect and one memory that
 // they share. Each platform owns its own SystemC simulation context, so a process can
 // hold several (one per Device) one after another or side by side; every call into
-// the platform switches to that context. Accelerator i sees device DRAM at addresses
+// the platform switches to that context. The devices of one platform may be run from
+// several threads at once (each its own accelerator): their commands interleave in
+// simulated time, so their runs overlap as on hardware. Accelerator i sees device DRAM at addresses
 // [0, dram_bytes / N) of its own window of the memory.
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "hw/sim/systemc/host.h"
 #include "hw/sim/systemc/interconnect.h"
 #include "hw/sim/systemc/memory_model.h"
 #include "hw/spec/config.h"
@@ -40,7 +44,6 @@ struct PlatformStats {
 };
 
 class Accelerator;
-class Host;
 
 class Platform {
  public:
@@ -68,7 +71,8 @@ class Platform {
 
  private:
   class Context;
-  void exec(int i);
+  // Has host i do one command; safe to call from several threads at once.
+  void exec(int i, Host::Op op, uint32_t offset, uint32_t value);
 
   PlatformOptions opts_;
   uint64_t window_;
@@ -78,6 +82,7 @@ class Platform {
   std::vector<Host*> hosts_;
   MemoryModel* memory_ = nullptr;
   Interconnect* interconnect_ = nullptr;
+  std::mutex mu_;  // one caller drives the simulation at a time
 };
 
 // The configurations this build has SystemC models for, by name.
