@@ -32,6 +32,12 @@ struct DeviceOptions {
   int dram_bytes_per_cycle = -1;      // rtl: DRAM model bandwidth (-1: default)
   bool dram_backpressure = false;     // rtl: random AXI back-pressure
   uint64_t seed = 1;                  // rtl: back-pressure seed
+  // systemc: the SystemC platform (docs/systemc.md) also takes wave_file (a VCD of its
+  // signals), watchdog_cycles, dram_latency, dram_bytes_per_cycle, dram_backpressure, seed.
+  std::string memory;                 // systemc: memory preset ("": the rtl harness's timing)
+  double dram_gbps = -1;              // systemc: memory bandwidth in GB/s (-1: the preset's)
+  double clock_mhz = 100;             // systemc: the platform's clock
+  int accelerators = 1;               // systemc: accelerators sharing the memory
   // uart: a small board's UART host link (docs/hardware.md); uart-sim uses wave_file and
   // watchdog_cycles (cycles without the core's progress).
   std::string uart_port = "/dev/ttyUSB1";  // uart: the serial port (iCEBreaker: FTDI channel B)

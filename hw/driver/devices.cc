@@ -8,6 +8,9 @@
 #ifdef KILN_HAVE_RTL
 #include "hw/driver/rtl/rtl_device.h"
 #endif
+#ifdef KILN_HAVE_SYSTEMC
+#include "hw/driver/systemc/systemc_device.h"
+#endif
 #ifdef KILN_HAVE_UART
 #include "hw/driver/uart/uart_device.h"
 #endif
@@ -33,6 +36,9 @@ constexpr Entry kDevices[] = {
     {"fsim", &make<FsimDevice>},
 #ifdef KILN_HAVE_RTL
     {"rtl", &make_rtl_device},
+#endif
+#ifdef KILN_HAVE_SYSTEMC
+    {"systemc", &make_systemc_device},
 #endif
 #ifdef KILN_HAVE_UART
     {"uart", &make_uart_device},

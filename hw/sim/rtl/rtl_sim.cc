@@ -88,6 +88,22 @@ const char* store_state(unsigned s) {
 
 }  // namespace
 
+std::string describe_modules(const TopOut& out) {
+  unsigned st = out.dbg_state;
+  unsigned fetch = st >> 5 & 3, load = st >> 7 & 7, compute = st >> 10 & 7, store = st >> 13 & 7;
+  auto tok = [&](int k) { return (out.dbg_tokens >> (16 * k)) & 0xffff; };
+  auto queue = [&](int k) { return (out.dbg_queues >> (5 * k)) & 0x1f; };
+  std::string f = (fetch & 1)   ? "waits for room in a module's command queue"
+                  : (fetch & 2) ? "reading instructions"
+                                : "all instructions fetched";
+  return fmt::format(
+      "fetch: {}; load: {}; compute: {}; store: {}. Tokens queued: load->compute {}, "
+      "compute->load {}, compute->store {}, store->compute {}. Command queues: load {}, "
+      "compute {}, store {}",
+      f, load_state(load), compute_state(compute), store_state(store), tok(0), tok(1), tok(2),
+      tok(3), queue(0), queue(1), queue(2));
+}
+
 std::vector<std::string> rtl_model_names() {
   std::vector<std::string> out;
   for (const RtlModelInfo& m : rtl_models()) out.push_back(m.name);
@@ -271,19 +287,8 @@ std::string RtlSim::hang_report() const {
                        opts_.watchdog_cycles, cycle_, inorder_state(st >> 4 & 0xf),
                        (st >> 8 & 1) ? ", waiting for a memory read" : "", dram_.describe());
   }
-  unsigned fetch = st >> 5 & 3, load = st >> 7 & 7, compute = st >> 10 & 7, store = st >> 13 & 7;
-  auto tok = [&](int k) { return (out_.dbg_tokens >> (16 * k)) & 0xffff; };
-  auto queue = [&](int k) { return (out_.dbg_queues >> (5 * k)) & 0x1f; };
-  std::string f = (fetch & 1)   ? "waits for room in a module's command queue"
-                  : (fetch & 2) ? "reading instructions"
-                                : "all instructions fetched";
-  return fmt::format(
-      "rtl watchdog: no progress for {} cycles (at cycle {}). fetch: {}; load: {}; compute: {}; "
-      "store: {}. Tokens queued: load->compute {}, compute->load {}, compute->store {}, "
-      "store->compute {}. Command queues: load {}, compute {}, store {}. {}",
-      opts_.watchdog_cycles, cycle_, f, load_state(load), compute_state(compute),
-      store_state(store), tok(0), tok(1), tok(2), tok(3), queue(0), queue(1), queue(2),
-      dram_.describe());
+  return fmt::format("rtl watchdog: no progress for {} cycles (at cycle {}). {}. {}",
+                     opts_.watchdog_cycles, cycle_, describe_modules(out_), dram_.describe());
 }
 
 }  // namespace kiln::sim

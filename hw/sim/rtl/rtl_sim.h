@@ -79,6 +79,10 @@ class RtlSim {
   uint32_t insn_count_ = 0;
 };
 
+// What each of kiln_top's modules waits for, its token and command queues, decoded
+// from its debug outputs (for watchdog reports; also the SystemC platform's).
+std::string describe_modules(const TopOut& out);
+
 // The configurations this build has Verilated models for, by name.
 std::vector<std::string> rtl_model_names();
 
