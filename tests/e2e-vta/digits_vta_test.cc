@@ -36,7 +36,7 @@ class DigitsVta : public ::testing::Test {
     fs::path q = dir() / "digits.vta.q.onnx";
     auto r = test::run_command(std::string(KILN_BIN) + " quantize " + (dir() / "digits.onnx").string() + " --calibrate " +
                                (dir() / "calibration").string() + " --scales power2 -o " + q.string());
-    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(r.status, 0) << r.output;
   }
 
   // Logits of the first `n` test images on `target`.
