@@ -850,6 +850,10 @@ void register_injective() {
          TensorType out = in[0];
          for (int d = 0; d < in[0].ndim(); ++d) {
            if (p[d] < 0 || p[d + in[0].ndim()] < 0) fail("negative pads are not supported");
+           // Sizes beyond 2^31 are refused here, before the sum can overflow.
+           constexpr int64_t kMax = int64_t{1} << 31;
+           if (p[d] > kMax || p[d + in[0].ndim()] > kMax || out.shape[d] > kMax)
+             fail(fmt::format("padding dimension {} to more than 2^31 elements is not supported", d));
            out.shape[d] += p[d] + p[d + in[0].ndim()];
          }
          return out;

@@ -3,6 +3,7 @@
 // and the div/mod identities fall out; comparisons and min/max are decided by the
 // constant bounds of the difference of their operands.
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <numeric>
 
@@ -107,12 +108,19 @@ class Simplifier : public IRMutator {
       if (k <= 0) continue;
       sum = sum.defined() ? make_binary(NodeKind::Add, sum, term(e, k)) : term(e, k);
     }
+    // INT64_MIN has no negation: such a term or constant is added as it is.
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
     for (const auto& [e, k] : l.terms) {
       if (k >= 0) continue;
-      sum = sum.defined() ? make_binary(NodeKind::Sub, sum, term(e, -k)) : make_binary(NodeKind::Mul, e, make_int(k, t));
+      if (!sum.defined() || k == kMin) {
+        Expr m = make_binary(NodeKind::Mul, e, make_int(k, t));
+        sum = sum.defined() ? make_binary(NodeKind::Add, sum, m) : m;
+      } else {
+        sum = make_binary(NodeKind::Sub, sum, term(e, -k));
+      }
     }
     if (!sum.defined()) return make_int(l.constant, t);
-    if (l.constant > 0) return make_binary(NodeKind::Add, sum, make_int(l.constant, t));
+    if (l.constant > 0 || l.constant == kMin) return make_binary(NodeKind::Add, sum, make_int(l.constant, t));
     if (l.constant < 0) return make_binary(NodeKind::Sub, sum, make_int(-l.constant, t));
     return sum;
   }

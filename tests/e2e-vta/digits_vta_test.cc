@@ -75,9 +75,16 @@ TEST_F(DigitsVta, WholeTestSplitOnFsimEqualsTheCpu) {
   for (const char* config : {"default", "tiny"}) {
     std::vector<graph::Placement> placement;
     std::vector<float> vta = logits(fmt::format("vta -config={} -device=fsim", config), 540, &placement);
+    // default takes the three quantized convolutions and the residual add; tiny's
+    // 256-element buffers cannot hold the 540-image batch of one of them, which then
+    // stays on the CPU with its reason.
     int placed = 0;
-    for (const auto& p : placement) placed += p.target == "vta";
-    EXPECT_GE(placed, 4) << config << ": the quantized convolutions and the residual add";
+    std::string why;
+    for (const auto& p : placement) {
+      placed += p.target == "vta";
+      if (p.target == "cpu") why += "\n  " + p.node + ": " + p.reason;
+    }
+    EXPECT_GE(placed, std::string(config) == "default" ? 4 : 3) << config << why;
     EXPECT_EQ(vta, cpu) << config;
     std::cout << "digits on vta " << config << " (fsim): accuracy " << accuracy(vta) << "% over " << vta.size() / 10
               << " test images, the CPU's " << accuracy(cpu) << "%\n";

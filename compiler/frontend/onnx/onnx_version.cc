@@ -1,9 +1,12 @@
 #include "compiler/frontend/onnx/onnx_version.h"
 
 #include <fmt/format.h>
+#include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
+
+#include <set>
 
 #include "compiler/support/error.h"
 
@@ -30,6 +33,39 @@ void upgrade_opset(onnx::ModelProto& model, const std::map<std::string, std::vec
     auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->clear_dim();
     for (int64_t d : given->second) shape->add_dim()->set_dim_value(d);
+  }
+  // ONNX's converter trusts its input (a node that names an undefined value crashes
+  // it, found by tests/fuzz/onnx_fuzz): the checker refuses malformed graphs first.
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw CompileError(fmt::format("{}: ONNX's checker (opset {}): {}", source, from, e.what()));
+  }
+  // Nor does the checker catch every graph the converter cannot take: each value a node
+  // reads must be defined before it, once, and each node must name its op.
+  {
+    std::set<std::string> defined;
+    for (const auto& v : model.graph().input()) defined.insert(v.name());
+    for (const auto& t : model.graph().initializer()) defined.insert(t.name());
+    for (const auto& n : model.graph().node()) {
+      if (n.op_type().empty()) throw CompileError(fmt::format("{}: a node '{}' has no op_type", source, n.name()));
+      for (const auto& a : n.attribute())
+        if (a.has_g() || a.graphs_size() > 0)
+          throw CompileError(fmt::format("{}: node '{}' ({}) has a subgraph; opset {} models with subgraphs are not converted",
+                                         source, n.name(), n.op_type(), from));
+      for (const auto& i : n.input())
+        if (!i.empty() && !defined.count(i))
+          throw CompileError(fmt::format("{}: node '{}' ({}) reads '{}', which nothing before it defines", source, n.name(),
+                                         n.op_type(), i));
+      for (const auto& o : n.output()) {
+        if (o.empty()) continue;
+        if (!defined.insert(o).second)
+          throw CompileError(fmt::format("{}: value '{}' is defined twice (node '{}')", source, o, n.name()));
+      }
+    }
+    for (const auto& o : model.graph().output())
+      if (!defined.count(o.name()))
+        throw CompileError(fmt::format("{}: graph output '{}' is not defined by any node or input", source, o.name()));
   }
   try {
     onnx::shape_inference::InferShapes(model);
