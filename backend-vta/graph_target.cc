@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -414,7 +415,28 @@ class Placer {
 
 int dim(const Graph& g, NodeId id, int d) { return static_cast<int>(g.type(id).shape.at(d)); }
 
-graph::LoweredGroup lower_node(const Env& env, const Graph& g, NodeId id, const std::string& name) {
+// The knobs of a placed convolution: a tuned record's where the hook has one that
+// fits this configuration and epilogue (a record is tuned with a shift-and-clip
+// epilogue; one whose tiles leave no room for the bias is not used), else the cycle
+// model's default.
+Conv2DKnobs conv2d_knobs(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Graph& g, NodeId id,
+                         const graph::KnobHook& hook, const std::string& records_key) {
+  if (hook)
+    if (auto words = hook(g, id, "conv2d.vta", records_key)) {
+      Conv2DKnobs k = conv2d_knobs_from_words(*words);
+      try {
+        check_conv2d_knobs(env, wl, rq, k);
+        return k;
+      } catch (const CompileError& e) {
+        std::cerr << fmt::format("kiln: warning: the tuned schedule of '{}' does not fit here ({}); using the default\n",
+                                 g.node(id).name, e.what());
+      }
+    }
+  return default_conv2d_knobs(env, wl, rq);
+}
+
+graph::LoweredGroup lower_node(const Env& env, const Graph& g, NodeId id, const std::string& name,
+                               const graph::KnobHook& hook, const std::string& records_key) {
   const Node& n = g.node(id);
   graph::LoweredGroup r;
   r.inputs = n.inputs;
@@ -438,7 +460,7 @@ graph::LoweredGroup lower_node(const Env& env, const Graph& g, NodeId id, const 
     wl.pad_w = static_cast<int>(p.at(1));
     Requant rq{true, static_cast<int>(n.attrs.get_int("shift", 0)), n.attrs.get_int("relu", 0) != 0};
     Conv2DOp op = conv2d_packed(env, wl, rq);
-    r.func = schedule::lower(schedule_conv2d(env, op, default_conv2d_knobs(env, wl, rq)), op.args(), name);
+    r.func = schedule::lower(schedule_conv2d(env, op, conv2d_knobs(env, wl, rq, g, id, hook, records_key)), op.args(), name);
     return r;
   }
   if (n.op == "add_packed") {
@@ -481,10 +503,19 @@ class VtaStrategy : public graph::Strategy {
     return Placer(g, t, env, report).run();
   }
 
+  std::string records_key(const target::Target& t) const override {
+    return target::Target("vta", {{"config", t.option("config", "default")}, {"fingerprint", t.option("fingerprint")}}).str();
+  }
+
   graph::LoweredGroup lower(const Graph& g, NodeId node, const std::string& name, const target::Target& t) const override {
+    return lower(g, node, name, t, {});
+  }
+
+  graph::LoweredGroup lower(const Graph& g, NodeId node, const std::string& name, const target::Target& t,
+                            const graph::KnobHook& knobs) const override {
     Env env(config_of(t));
     try {
-      return lower_node(env, g, node, name);
+      return lower_node(env, g, node, name, knobs, records_key(t));
     } catch (const CompileError& e) {
       throw CompileError(fmt::format("node '{}' on {}: {}", g.node(node).name, t.str(), e.what()));
     }

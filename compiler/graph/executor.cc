@@ -54,7 +54,7 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
       if (!strategy || where != strategy->kind())
         throw CompileError(fmt::format("node '{}' is marked for target '{}', compiling for '{}'", root.name, where,
                                        m.target.str()));
-      m.kernels.push_back(strategy->lower(g, groups[k].root(), name, m.target));
+      m.kernels.push_back(strategy->lower(g, groups[k].root(), name, m.target, options.knob_hook));
       m.kernels.back().on_accelerator = true;
     } else {
       m.kernels.push_back(lower_group(g, groups[k].nodes, name, {}, options.schedule_hook));

@@ -29,6 +29,8 @@ struct CompileOptions {
   // What to compile for: "cpu" (everything on the host), or an accelerator whose
   // strategy (strategy.h) places what it can and leaves the rest to the host.
   target::Target target = {};
+  // Tuned knobs for the accelerator's nodes (strategy.h); the tuner's records provide one.
+  KnobHook knob_hook = {};
 };
 
 struct CompiledModel {

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "backend-cpu/graph_backend.h"
@@ -101,6 +103,32 @@ TEST_F(DigitsVta, IcebreakerBoardTopOverItsUartEqualsTheCpu) {
   // tiny.json on the uart-sim device: the iCEBreaker's board top, Verilated, driven
   // through its UART host link.
   EXPECT_EQ(logits("vta -config=tiny -device=uart-sim", 2), logits("cpu", 2));
+}
+
+TEST_F(DigitsVta, TunedOnTinyTheRecordsApplyOnTinyOnly) {
+  // kiln tune --target vta tunes the convolutions the placement puts on the
+  // accelerator; kiln run --records applies them on that configuration, and on another
+  // one (another fingerprint) warns and keeps the defaults.
+  fs::path records = fs::temp_directory_path() / fmt::format("kiln_digits_vta_{}.jsonl", ::getpid());
+  fs::remove(records);
+  std::string model = (dir() / "digits.vta.q.onnx").string();
+  auto tune = test::run_command(std::string(KILN_BIN) + " tune " + model + " --target vta --config tiny -n 2 --tuner random -r " +
+                                records.string());
+  ASSERT_EQ(tune.status, 0) << tune.output;
+  EXPECT_NE(tune.output.find("kiln tune: 2 tasks"), std::string::npos) << tune.output;
+  EXPECT_NE(tune.output.find("cycles on rtl (vta -config=tiny -fingerprint="), std::string::npos) << tune.output;
+  std::string run = std::string(KILN_BIN) + " run " + model + " --target vta --device fsim --records " + records.string();
+  auto on_tiny = test::run_command(run + " --config tiny");
+  ASSERT_EQ(on_tiny.status, 0) << on_tiny.output;
+  // The first convolution stays on the host, so it has no accelerator record to miss.
+  EXPECT_EQ(on_tiny.output.find("on vta -config=tiny -fingerprint="), std::string::npos) << on_tiny.output;
+  auto on_default = test::run_command(run + " --config default");
+  ASSERT_EQ(on_default.status, 0) << on_default.output;
+  EXPECT_NE(on_default.output.find("no tuning record in " + records.string() + " for conv2d:N=1,C=16,H=8,W=8,O=16"),
+            std::string::npos)
+      << on_default.output;
+  EXPECT_NE(on_default.output.find("on vta -config=default -fingerprint="), std::string::npos) << on_default.output;
+  fs::remove(records);
 }
 
 }  // namespace

@@ -11,6 +11,17 @@
 #include "backend-vta/graph_target.h"
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
+#ifdef KILN_HAVE_TUNER_VTA
+#include <unistd.h>
+
+#include <set>
+#include <sstream>
+
+#include "compiler/ir/printer.h"
+#include "hw/spec/config_files.h"
+#include "tuner/apply.h"
+#include "tuner/vta_templates.h"
+#endif
 
 namespace kiln {
 namespace {
@@ -259,6 +270,86 @@ TEST(VtaGraph, BadTargetsAreClearErrors) {
     EXPECT_NE(std::string(e.what()).find("nosuch"), std::string::npos) << e.what();
   }
 }
+
+#ifdef KILN_HAVE_TUNER_VTA
+// Tuning records of the accelerator are keyed by its configuration and fingerprint;
+// a compile for that target schedules its convolutions with the best one.
+TEST(VtaGraph, RecordsAreKeyedByConfigurationAndFingerprint) {
+  std::string def = graph::records_key_of(target::Target::parse("vta -config=default -device=rtl"));
+  EXPECT_EQ(def, graph::records_key_of(target::Target::parse("vta -config=default")));  // the device does not count
+  EXPECT_NE(def.find("-fingerprint="), std::string::npos) << def;
+  EXPECT_NE(def, graph::records_key_of(target::Target::parse("vta -config=tiny")));
+  EXPECT_EQ(graph::records_key_of(target::Target::parse("cpu")), "cpu");
+}
+
+std::string kernel_text(const graph::CompiledModel& m, const std::string& node) {
+  for (const auto& k : m.kernels)
+    if (k.on_accelerator && m.graph.node(k.outputs.at(0)).name == node) return ir::to_string(k.func.body);
+  ADD_FAILURE() << "no accelerator kernel for " << node;
+  return "";
+}
+
+TEST(VtaGraph, TunedRecordsScheduleTheAcceleratorsConvolutions) {
+  Graph g = block_graph();
+  const std::string target = "vta -config=default -device=fsim";
+  std::vector<std::pair<tuner::Workload, std::string>> tasks =
+      tuner::model_workloads(g, target::Target::parse(target));
+  // conv11 and conv21 share a shape; conv31 is the strided 1x1.
+  ASSERT_EQ(tasks.size(), 2u);
+  tuner::register_vta_templates(hw::load_config("default"));
+  const tuner::Template& t = tuner::find_template("conv2d.vta");
+  const tuner::Workload& w = tasks[0].first;
+  tuner::ConfigSpace space = t.space(w);
+  // One-row tiles without threads: legal, and not what the cycle model picks.
+  int64_t pick = space.index_of({{"tile_h", "1"}, {"tile_w", "14"}, {"tile_oc", "1"}, {"tile_ic", "1"},
+                                 {"threads", "1"}, {"double_buffer", "off"}});
+  auto record = [&](const std::string& key, double cost) {
+    tuner::Record r;
+    r.template_name = t.name;
+    r.workload = w.key();
+    r.target = key;
+    r.config = pick;
+    r.knobs = space.get(pick).describe();
+    r.cost = cost;
+    r.unit = "cycles";
+    return r;
+  };
+  auto dir = std::filesystem::temp_directory_path() / ("kiln_vta_records_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto compile_with = [&](const std::string& records, tuner::ApplyStats& stats) {
+    std::ostringstream warn;
+    graph::CompileOptions o;
+    o.target = target::Target::parse(target);
+    o.knob_hook = tuner::knobs_hook(records, warn, &stats);
+    return graph::compile(g, o);
+  };
+  graph::CompiledModel plain = compile_for(g, target);
+
+  // Only a record of another configuration: nothing applies.
+  std::string tiny_only = (dir / "tiny.jsonl").string();
+  tuner::RecordWriter(tiny_only).append(record(graph::records_key_of(target::Target::parse("vta -config=tiny")), 10));
+  tuner::ApplyStats none;
+  graph::CompiledModel untuned = compile_with(tiny_only, none);
+  EXPECT_TRUE(none.applied.empty());
+  EXPECT_EQ(none.missing.size(), 2u);
+  EXPECT_EQ(kernel_text(untuned, "conv11"), kernel_text(plain, "conv11"));
+
+  // This configuration's record schedules both convolutions of its shape.
+  std::string mine = (dir / "default.jsonl").string();
+  tuner::RecordWriter(mine).append(record(graph::records_key_of(target::Target::parse(target)), 1000));
+  tuner::ApplyStats stats;
+  graph::CompiledModel tuned = compile_with(mine, stats);
+  EXPECT_EQ(stats.applied, std::set<std::string>{w.key()});
+  EXPECT_EQ(stats.missing, std::set<std::string>{tasks[1].first.key()});
+  EXPECT_NE(kernel_text(tuned, "conv11"), kernel_text(plain, "conv11"));
+  EXPECT_NE(kernel_text(tuned, "conv21"), kernel_text(plain, "conv21"));
+  EXPECT_EQ(kernel_text(tuned, "conv31"), kernel_text(plain, "conv31"));
+  // and the tuned programs compute the same result as the CPU.
+  graph::Executor ex = graph::make_executor(tuned, "cpu", "llvm");
+  EXPECT_EQ(run(ex, input_of(g)), run_on(g, "cpu"));
+  std::filesystem::remove_all(dir);
+}
+#endif
 
 }  // namespace
 }  // namespace kiln
