@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -544,24 +545,72 @@ class VtaKernels : public target::KernelModule {
       throw CompileError(fmt::format("target '{}': {}", target_, e.what()));
     }
     counters_.resize(programs_.size());
+    host_bytes_.resize(programs_.size());
+  }
+
+  // The plan's buffers in device DRAM, one per buffer the accelerator's kernels name
+  // (the plan has already shared them by lifetime), instead of one per argument.
+  void plan_memory(const std::vector<std::vector<target::ArgUse>>& kernels) override {
+    if (kernels.size() != programs_.size())
+      throw CompileError(fmt::format("the executor plans {} accelerator kernels, the module holds {}", kernels.size(),
+                                     programs_.size()));
+    std::map<int, int64_t> bytes;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const Program& p = programs_[i];
+      if (kernels[i].size() != p.args().size())
+        throw CompileError(fmt::format("kernel '{}' takes {} arguments, the executor plans {}", p.name(), p.args().size(),
+                                       kernels[i].size()));
+      for (size_t k = 0; k < kernels[i].size(); ++k) {
+        const target::ArgUse& u = kernels[i][k];
+        if (static_cast<uint64_t>(u.bytes) < p.args()[k].bytes())
+          throw CompileError(fmt::format("kernel '{}': argument '{}' needs {} bytes, its buffer has {}", p.name(),
+                                         p.args()[k].name, p.args()[k].bytes(), u.bytes));
+        bytes[u.buffer] = std::max(bytes[u.buffer], u.bytes);
+      }
+    }
+    buffers_.clear();  // the per-argument buffers of a module used without a plan
+    std::map<int, runtime::DeviceBuffer> dram;
+    try {
+      for (const auto& [b, n] : bytes) dram.emplace(b, runtime::DeviceBuffer(*device_, static_cast<size_t>(n)));
+    } catch (const hw::Error& e) {
+      throw CompileError(fmt::format("target '{}': the model's tensors do not fit the device's DRAM: {}", target_, e.what()));
+    }
+    uses_ = kernels;
+    dram_ = std::move(dram);
+    written_.clear();
   }
 
   void call(size_t index, void* const* args) const override {
     const Program& p = programs_.at(index);
-    auto& bufs = buffers_[index];
-    std::vector<driver::DevAddr> addrs;
     size_t n = p.args().size();
-    for (size_t k = 0; k + 1 < n; ++k) {
-      const auto* src = static_cast<const uint8_t*>(args[k]);
-      bufs[k].write({src, p.args()[k].bytes()});
+    uint64_t copied = 0;  // between the host and the device's DRAM
+    std::vector<runtime::DeviceBuffer*> bufs;
+    if (uses_.empty()) {
+      for (auto& b : buffers_.at(index)) bufs.push_back(&b);
+    } else {
+      for (const target::ArgUse& u : uses_.at(index)) bufs.push_back(&dram_.at(u.buffer));
     }
-    for (const auto& b : bufs) addrs.push_back(b.address());
+    for (size_t k = 0; k + 1 < n; ++k) {
+      if (!uses_.empty()) {
+        const target::ArgUse& u = uses_[index][k];
+        if (u.device_only) continue;  // an earlier kernel of this module left it there
+        if (u.constant && !written_.insert(u.buffer).second) continue;
+      }
+      bufs[k]->write({static_cast<const uint8_t*>(args[k]), p.args()[k].bytes()});
+      copied += p.args()[k].bytes();
+    }
+    std::vector<driver::DevAddr> addrs;
+    for (const auto* b : bufs) addrs.push_back(b->address());
     try {
       counters_[index] = p.run(*device_, addrs);
     } catch (const hw::Error& e) {
       throw CompileError(fmt::format("kernel '{}' on {}: {}", p.name(), target_, e.what()));
     }
-    bufs[n - 1].read({static_cast<uint8_t*>(args[n - 1]), p.args()[n - 1].bytes()});
+    if (uses_.empty() || !uses_[index][n - 1].device_only) {
+      bufs[n - 1]->read({static_cast<uint8_t*>(args[n - 1]), p.args()[n - 1].bytes()});
+      copied += p.args()[n - 1].bytes();
+    }
+    host_bytes_[index] = copied;
   }
 
   std::string save() const override {
@@ -588,6 +637,7 @@ class VtaKernels : public target::KernelModule {
         s.values["gemm_utilization"] = cycles > 0 ? static_cast<double>(ps.gemm_uops) / cycles : 0;
       }
       s.values["dram_bytes"] = static_cast<double>(ps.bytes_loaded + ps.bytes_stored);
+      s.values["host_bytes"] = static_cast<double>(host_bytes_[k]);
       r.push_back(std::move(s));
     }
     return r;
@@ -597,8 +647,12 @@ class VtaKernels : public target::KernelModule {
   std::string target_;
   std::vector<Program> programs_;
   std::unique_ptr<driver::Device> device_;
-  mutable std::vector<std::vector<runtime::DeviceBuffer>> buffers_;
+  mutable std::vector<std::vector<runtime::DeviceBuffer>> buffers_;  // per kernel and argument, without a plan
+  std::vector<std::vector<target::ArgUse>> uses_;                    // with one (plan_memory)
+  mutable std::map<int, runtime::DeviceBuffer> dram_;                // per plan buffer
+  mutable std::set<int> written_;                                    // constants already in DRAM
   mutable std::vector<driver::Counters> counters_;
+  mutable std::vector<uint64_t> host_bytes_;  // copied to and from the host in the last call
 };
 
 class VtaBackend : public target::Backend {

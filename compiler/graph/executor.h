@@ -111,6 +111,7 @@ struct AcceleratorReport {
   };
   std::vector<Layer> layers;
   double cycles = 0, ideal_cycles = 0, dram_bytes = 0;
+  double host_bytes = 0;  // copied between the host and the accelerator's memory
   double accelerator_ms = 0, host_ms = 0;
   double utilization() const { return cycles > 0 ? ideal_cycles / cycles : 0; }
 };

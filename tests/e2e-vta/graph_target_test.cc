@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "backend-cpu/graph_backend.h"
@@ -194,6 +195,36 @@ TEST(VtaGraph, PackageSavesAndLoadsWithAcceleratorKernels) {
   std::filesystem::remove(path);
   ASSERT_NE(loaded.accelerator(), nullptr);
   EXPECT_EQ(run(loaded, input_of(g)), run_on(g, "cpu"));
+}
+
+TEST(VtaGraph, TensorsBetweenAcceleratorKernelsStayInItsMemory) {
+  // conv11's output feeds conv21 and the residual add, conv21's only the add: neither
+  // goes through the host. The weights are copied into device DRAM on the first run only.
+  Graph g = block_graph();
+  graph::CompiledModel m = compile_for(g, "vta -config=default -device=fsim");
+  std::map<std::string, size_t> index;  // node name -> its place among the accelerator's kernels
+  for (const auto& k : m.kernels)
+    if (k.on_accelerator) index.emplace(m.graph.node(k.outputs.at(0)).name, index.size());
+  ASSERT_TRUE(index.count("conv21")) << "conv21 is not on the accelerator";
+  graph::Executor ex = graph::make_executor(m, "cpu", "llvm");
+  auto host_bytes = [&] {
+    std::vector<double> b;
+    for (const auto& s : ex.accelerator()->stats()) b.push_back(s.values.at("host_bytes"));
+    return b;
+  };
+  graph::Executor cpu = graph::make_executor(compile_for(g, "cpu"), "cpu", "llvm");
+  std::vector<int8_t> x = input_of(g);
+  EXPECT_EQ(run(ex, x), run(cpu, x));
+  std::vector<double> first = host_bytes();
+  EXPECT_GT(first[index["conv21"]], 0);  // its weights and bias
+  // A second input: only what the host produces or reads is copied now.
+  for (auto& v : x) v = static_cast<int8_t>(-v / 2);
+  EXPECT_EQ(run(ex, x), run(cpu, x));
+  std::vector<double> second = host_bytes();
+  EXPECT_EQ(second[index["conv21"]], 0);
+  double before = 0, after = 0;
+  for (size_t k = 0; k < first.size(); ++k) before += first[k], after += second[k];
+  EXPECT_LT(after, before);
 }
 
 // A graph of one convolution chain on x [1, C, size, size], ending on the host.

@@ -208,6 +208,7 @@ nlohmann::json accelerator_json(const graph::Executor& ex, const std::vector<dou
   j["ideal_cycles"] = r.ideal_cycles;
   j["gemm_utilization"] = r.utilization();
   j["dram_bytes"] = r.dram_bytes;
+  j["host_bytes"] = r.host_bytes;
   j["host_ms"] = r.host_ms;
   j["simulation_ms"] = r.accelerator_ms;
   return j;
@@ -226,8 +227,9 @@ void print_accelerator_report(const nlohmann::json& j) {
     fmt::print("  total: {:.3f} M cycles ({:.3f} M ideal, GEMM utilization {:.1f}%), {:.1f} MB of DRAM traffic\n", cycles / 1e6,
                j["ideal_cycles"].get<double>() / 1e6, 100 * j["gemm_utilization"].get<double>(),
                j["dram_bytes"].get<double>() / 1e6);
-  fmt::print("  host kernels {:.3f} ms, accelerator kernels (simulated, wall time) {:.1f} ms\n", j["host_ms"].get<double>(),
-             j["simulation_ms"].get<double>());
+  fmt::print("  host kernels {:.3f} ms, accelerator kernels (simulated, wall time) {:.1f} ms, {:.1f} KB copied between host "
+             "and device\n",
+             j["host_ms"].get<double>(), j["simulation_ms"].get<double>(), j["host_bytes"].get<double>() / 1024);
 }
 
 // One Chrome/Perfetto timeline of the first inference: the device's tracks (its runs
