@@ -10,11 +10,14 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <iostream>
 
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "backend-cpu/graph_backend.h"
 #include "backend-cpu/runtime/tensor.h"
@@ -129,6 +132,49 @@ TEST_F(DigitsVta, TunedOnTinyTheRecordsApplyOnTinyOnly) {
       << on_default.output;
   EXPECT_NE(on_default.output.find("on vta -config=default -fingerprint="), std::string::npos) << on_default.output;
   fs::remove(records);
+}
+
+TEST_F(DigitsVta, TraceIsOneTimelineOfHostAndAccelerator) {
+  // kiln run --trace on rtl: the device's module tracks and one run per accelerator
+  // kernel, and a host track with the host's kernels, in plan order, none overlapping.
+  fs::path trace = fs::temp_directory_path() / fmt::format("kiln_digits_trace_{}.json", ::getpid());
+  auto r = test::run_command(std::string(KILN_BIN) + " run " + (dir() / "digits.vta.q.onnx").string() +
+                             " --target vta --config tiny --device rtl --json --trace " + trace.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  nlohmann::json report = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  size_t accel_kernels = report.at("accelerator").at("layers").size();
+  ASSERT_GT(accel_kernels, 0u);
+  std::ifstream in(trace);
+  nlohmann::json t = nlohmann::json::parse(in);
+  std::map<int, std::string> process;
+  std::map<std::pair<int, int>, std::string> thread;
+  for (const auto& e : t.at("traceEvents"))
+    if (e.at("ph") == "M" && e.at("name") == "process_name") process[e.at("pid")] = e.at("args").at("name");
+    else if (e.at("ph") == "M" && e.at("name") == "thread_name") thread[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+  int host = -1, device = -1;
+  for (const auto& [pid, name] : process) (name == "host CPU" ? host : device) = pid;
+  ASSERT_GE(host, 0);
+  ASSERT_GE(device, 0);
+  EXPECT_EQ(process[device], "kiln rtl (tiny)");
+  std::map<std::string, int> busy;  // events per device track
+  std::vector<std::pair<double, double>> timeline;  // host kernels and device runs
+  size_t runs = 0, host_kernels = 0;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    int pid = e.at("pid"), tid = e.at("tid");
+    if (pid == device) ++busy[thread[{pid, tid}]];
+    bool run = pid == device && thread[{pid, tid}] == "runs";
+    if (run || pid == host) timeline.push_back({e.at("ts").get<double>(), e.at("dur").get<double>()});
+    runs += run;
+    host_kernels += pid == host;
+  }
+  EXPECT_EQ(runs, accel_kernels);
+  EXPECT_GT(host_kernels, 0u);
+  for (const char* module : {"fetch", "load", "compute", "store"}) EXPECT_GT(busy[module], 0) << module;
+  std::sort(timeline.begin(), timeline.end());
+  for (size_t k = 1; k < timeline.size(); ++k)
+    EXPECT_GE(timeline[k].first + 1e-6, timeline[k - 1].first + timeline[k - 1].second) << "event " << k << " overlaps";
+  fs::remove(trace);
 }
 
 }  // namespace
