@@ -177,5 +177,29 @@ TEST_F(DigitsVta, TraceIsOneTimelineOfHostAndAccelerator) {
   fs::remove(trace);
 }
 
+TEST_F(DigitsVta, RunQuantizesOnTheFlyWithCalibrate) {
+  // kiln run MODEL.onnx --calibrate DIR is kiln quantize's default model, run: the same
+  // output as the file kiln quantize wrote (the same random input: kiln run's is seeded).
+  fs::path a = fs::temp_directory_path() / fmt::format("kiln_digits_fly_{}.npy", ::getpid());
+  fs::path b = fs::temp_directory_path() / fmt::format("kiln_digits_file_{}.npy", ::getpid());
+  std::string run = std::string(KILN_BIN) + " run --target vta --device fsim ";
+  auto fly = test::run_command(run + (dir() / "digits.onnx").string() + " --calibrate " + (dir() / "calibration").string() +
+                               " -o " + a.string());
+  ASSERT_EQ(fly.status, 0) << fly.output;
+  EXPECT_NE(fly.output.find("quantized on the fly: 6 nodes"), std::string::npos) << fly.output;
+  EXPECT_NE(fly.output.find("4 of 6 operators on the accelerator"), std::string::npos) << fly.output;
+  auto file = test::run_command(run + (dir() / "digits.vta.q.onnx").string() + " -o " + b.string());
+  ASSERT_EQ(file.status, 0) << file.output;
+  cpu::NDArray x = cpu::NDArray::load_npy(a.string()), y = cpu::NDArray::load_npy(b.string());
+  ASSERT_EQ(x.nbytes(), y.nbytes());
+  EXPECT_EQ(std::memcmp(x.data(), y.data(), static_cast<size_t>(x.nbytes())), 0);
+  // A calibration directory of the wrong shape is a clear error.
+  auto bad = test::run_command(run + (dir() / "digits.onnx").string() + " --calibrate " + dir().string());
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--calibrate"), std::string::npos) << bad.output;
+  fs::remove(a);
+  fs::remove(b);
+}
+
 }  // namespace
 }  // namespace kiln
