@@ -234,11 +234,12 @@ std::string add_problem(const Env& env, const AddWorkload& wl, const AddChain& m
   return "";
 }
 
-AddWorkload add_workload(const graph::TensorType& t, const std::string& name) {
+// The workload with its channels padded to whole blocks.
+AddWorkload add_workload(const Env& env, const graph::TensorType& t, const std::string& name) {
   AddWorkload wl;
   wl.name = name;
   wl.batch = static_cast<int>(t.shape[0]);
-  wl.channels = static_cast<int>(t.shape[1]);
+  wl.channels = static_cast<int>(round_up(t.shape[1], env.block_out()));
   wl.height = static_cast<int>(t.shape[2]);
   wl.width = static_cast<int>(t.shape[3]);
   return wl;
@@ -267,7 +268,7 @@ class Placer {
           interior.insert(c->interior.begin(), c->interior.end());
         }
       } else if (auto a = match_add(old_, uses_, id)) {
-        std::string why = add_problem(env_, add_workload(old_.type(a->a), n.name), *a);
+        std::string why = add_problem(env_, add_workload(env_, old_.type(a->a), n.name), *a);
         report_.push_back({n.name, "add", why.empty() ? t_.kind() : "cpu", why});
         if (why.empty()) {
           adds[id] = *a;
@@ -315,16 +316,36 @@ class Placer {
     return rw_.graph().add_op("reshape", {x}, {{"shape", shape}}, name);
   }
 
-  // The packed form of an NCHW int8 tensor (the producer's own, when the accelerator made it).
-  NodeId packed(NodeId old_id) {
+  // The packed form of an NCHW int8 tensor with its channels padded with zeros to
+  // `channels` (whole blocks): the producer's own when the accelerator made it (a
+  // padded producer's padding channels hold zeros), else packed at the boundary.
+  NodeId packed(NodeId old_id, int64_t channels) {
     NodeId id = rw_.map(old_id);
     auto it = packed_of_.find(id);
-    if (it != packed_of_.end()) return it->second;
-    NodeId p = rw_.graph().add_op("layout_pack", {id},
+    if (it != packed_of_.end()) {
+      const auto& ps = rw_.graph().type(it->second).shape;
+      if (ps[1] * ps[5] == channels) return it->second;
+    }
+    NodeId p = rw_.graph().add_op("layout_pack", {pad_to(id, 1, channels, old_.node(old_id).name + ".padded")},
                                   {{"batch_block", int64_t{env_.batch()}}, {"channel_block", int64_t{env_.block_in()}}},
                                   old_.node(old_id).name + ".packed");
     packed_of_[id] = p;
     return p;
+  }
+
+  // The host's view of a packed output with `channels` real channels: unpacked, the
+  // padding sliced off; the packed form stays what accelerator consumers read.
+  NodeId unpacked(NodeId packed_out, int64_t channels, const std::string& name) {
+    Graph& g = rw_.graph();
+    NodeId y = g.add_op("layout_unpack", {packed_out}, {}, name + ".padded");
+    const std::vector<int64_t> ys = g.type(y).shape;
+    y = g.add_op("strided_slice", {y},
+                 {{"begin", std::vector<int64_t>{0, 0, 0, 0}},
+                  {"end", std::vector<int64_t>{ys[0], channels, ys[2], ys[3]}},
+                  {"steps", std::vector<int64_t>{1, 1, 1, 1}}},
+                 name);
+    packed_of_[y] = packed_out;
+    return y;
   }
 
   // The node the accelerator wrote, unpacked to NCHW for the host (dead code when no
@@ -351,8 +372,8 @@ class Placer {
       bias = reshape(bias, {1, out_channels, 1, 1}, conv.name + ".bias_1x1");
     }
     NodeId xp;
-    if (wl.in_channels == xs[1] && !m.dense) {
-      xp = packed(m.x);
+    if (!m.dense) {
+      xp = packed(m.x, wl.in_channels);
     } else {
       NodeId padded = pad_to(x, 1, wl.in_channels, conv.name + ".data_padded");
       xp = g.add_op("layout_pack", {padded},
@@ -376,14 +397,8 @@ class Placer {
     NodeId out = g.add_op("conv2d_packed", {xp, wp, bp}, a, conv.name);
     if (wl.out_channels == out_channels && !m.dense) return finish(id, out);
     // The host's view: unpacked, the padding sliced off, a dense layer's shape.
-    NodeId y = g.add_op("layout_unpack", {out}, {}, old_.node(id).name + ".padded");
-    const std::vector<int64_t> ys = g.type(y).shape;
-    y = g.add_op("strided_slice", {y},
-                 {{"begin", std::vector<int64_t>{0, 0, 0, 0}},
-                  {"end", std::vector<int64_t>{ys[0], out_channels, ys[2], ys[3]}},
-                  {"steps", std::vector<int64_t>{1, 1, 1, 1}}},
-                 old_.node(id).name + (m.dense ? ".image" : ""));
-    if (m.dense) y = reshape(y, {ys[0], out_channels}, old_.node(id).name);
+    NodeId y = unpacked(out, out_channels, old_.node(id).name + (m.dense ? ".image" : ""));
+    if (m.dense) y = reshape(y, {g.type(y).shape[0], out_channels}, old_.node(id).name);
     rw_.set(id, y);
   }
 
@@ -396,10 +411,14 @@ class Placer {
       std::memcpy(buf->data(), eye.data(), eye.size());
       identity_ = g.add_constant("vta.identity", buf);
     }
-    NodeId a = packed(m.a), b = packed(m.b);
+    int64_t channels = old_.type(m.a).shape[1];
+    int64_t padded = round_up(channels, env_.block_out());
+    NodeId a = packed(m.a, padded), b = packed(m.b, padded);
     Attrs at{{"shift_a", m.shift_a}, {"shift_b", m.shift_b}, {"round", m.round},
              {"shift", m.shift},     {"relu", int64_t{m.relu}}, {"target", t_.kind()}};
-    finish(id, g.add_op("add_packed", {a, b, identity_}, at, old_.node(id).name));
+    NodeId out = g.add_op("add_packed", {a, b, identity_}, at, old_.node(id).name);
+    if (padded == channels) return finish(id, out);
+    rw_.set(id, unpacked(out, channels, old_.node(id).name));
   }
 
   const Graph& old_;

@@ -246,6 +246,22 @@ TEST(VtaGraph, ChannelsArePaddedToWholeBlocks) {
   EXPECT_EQ(run_on(g, "vta -config=default -device=fsim"), run_on(g, "cpu"));
 }
 
+TEST(VtaGraph, ResidualAddsArePaddedToWholeBlocksToo) {
+  // MobileNetV2's 24-channel blocks: the add reads the padded convolution's packed
+  // output directly (its padding channels are zeros) and the input packed once.
+  Graph g;
+  NodeId x = g.add_input("x", TensorType{DataType::Int(8), {1, 24, 8, 8}});
+  NodeId y = conv_chain(g, x, 24, 3, 1, 4, false, 51);
+  NodeId z = add_chain(g, x, y, 0, 1, 1, 1, true);
+  g.add_output(g.add_op("cast", {z}, {{"dtype", std::string("float32")}}), "z");
+  graph::CompiledModel m = compile_for(g, "vta -config=default -device=fsim");
+  for (const auto& p : m.placement) EXPECT_EQ(p.target, "vta") << p.node << ": " << p.reason;
+  EXPECT_EQ(count_op(m.graph, "add_packed", true), 1);
+  EXPECT_EQ(count_op(m.graph, "layout_pack", false), 1);
+  EXPECT_EQ(count_op(m.graph, "layout_unpack", false), 1);
+  EXPECT_EQ(run_on(g, "vta -config=default -device=fsim"), run_on(g, "cpu"));
+}
+
 TEST(VtaGraph, DenseLayersRunAsConvolutions) {
   Graph g;
   NodeId x = g.add_input("x", TensorType{DataType::Int(8), {1, 40}});
