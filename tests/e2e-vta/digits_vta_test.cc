@@ -201,5 +201,22 @@ TEST_F(DigitsVta, RunQuantizesOnTheFlyWithCalibrate) {
   fs::remove(b);
 }
 
+TEST_F(DigitsVta, InputShapeFixesTheSymbolicBatch) {
+  // The exported digits CNN has a symbolic batch; --input-shape gives it (else 1).
+  std::string run = std::string(KILN_BIN) + " run " + (dir() / "digits.onnx").string() + " -n 1 ";
+  auto three = test::run_command(run + "--input-shape x=3x1x8x8");
+  ASSERT_EQ(three.status, 0) << three.output;
+  EXPECT_NE(three.output.find("output 'logits': float32[3, 10]"), std::string::npos) << three.output;
+  auto one = test::run_command(run);
+  ASSERT_EQ(one.status, 0) << one.output;
+  EXPECT_NE(one.output.find("output 'logits': float32[1, 10]"), std::string::npos) << one.output;
+  auto unknown = test::run_command(run + "--input-shape y=3x1x8x8");
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.output.find("has no input 'y'"), std::string::npos) << unknown.output;
+  auto malformed = test::run_command(run + "--input-shape x=3x1xx8");
+  EXPECT_NE(malformed.status, 0);
+  EXPECT_NE(malformed.output.find("'' is not a positive dimension"), std::string::npos) << malformed.output;
+}
+
 }  // namespace
 }  // namespace kiln

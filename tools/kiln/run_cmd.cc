@@ -41,6 +41,7 @@ struct RunArgs {
   std::string config, device;  // an accelerator target's -config and -device
   std::string trace;           // the whole inference's timeline (an accelerator on rtl)
   std::string calibrate;       // quantize on the fly with these calibration inputs
+  std::vector<std::string> input_shapes;  // NAME=1x3x224x224: fixes an input's (symbolic) shape
   std::vector<std::string> inputs, outputs;
   int repeat = 0;  // 0: 10 on the host, 1 with an accelerator (a simulation is slow)
   bool json = false;
@@ -136,8 +137,51 @@ void print_placement(const graph::CompiledModel& m) {
 
 // The model to compile: MODEL.onnx, or with --calibrate the model kiln quantize would
 // write from it (max calibration, power-of-two scales, the first convolution in float).
+// --input-shape NAME=DxDx...: the input's shape, replacing the model's (its symbolic
+// dimensions, which otherwise take 1).
+frontend::OnnxOptions onnx_options(const RunArgs& a) {
+  frontend::OnnxOptions o;
+  for (const std::string& spec : a.input_shapes) {
+    size_t eq = spec.find('=');
+    std::string name = spec.substr(0, eq);
+    if (eq == std::string::npos || name.empty() || eq + 1 == spec.size())
+      throw CompileError("--input-shape '" + spec + "': give NAME=DIMxDIMx... (e.g. input=1x3x224x224)");
+    std::vector<int64_t> shape;
+    std::string dims = spec.substr(eq + 1);
+    size_t start = 0;
+    while (start <= dims.size()) {
+      size_t x = dims.find('x', start);
+      std::string d = dims.substr(start, x == std::string::npos ? std::string::npos : x - start);
+      size_t used = 0;
+      int64_t v = 0;
+      try {
+        v = std::stoll(d, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (d.empty() || used != d.size() || v < 1)
+        throw CompileError("--input-shape '" + spec + "': '" + d + "' is not a positive dimension");
+      shape.push_back(v);
+      if (x == std::string::npos) break;
+      start = x + 1;
+    }
+    if (!o.input_shapes.emplace(name, shape).second) throw CompileError("--input-shape: '" + name + "' given twice");
+  }
+  return o;
+}
+
 graph::Graph import_model(const RunArgs& a) {
-  if (a.calibrate.empty()) return frontend::import_onnx_file(a.model);
+  frontend::OnnxOptions opt = onnx_options(a);
+  if (a.calibrate.empty()) {
+    graph::Graph g = frontend::import_onnx_file(a.model, opt);
+    for (const auto& [name, shape] : opt.input_shapes) {
+      bool found = false;
+      for (graph::NodeId in : g.inputs()) found |= g.node(in).name == name;
+      if (!found) throw CompileError("--input-shape: " + a.model + " has no input '" + name + "'");
+    }
+    return g;
+  }
+  if (!opt.input_shapes.empty()) throw CompileError("--input-shape with --calibrate: the calibration inputs give the shape");
   quantize::Report r;
   std::string q = quantize_file(a.model, a.calibrate, quantize::Options{}, &r);
   if (!a.json)
@@ -152,8 +196,8 @@ graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms)
   if (ends_with(a.model, ".kiln")) {
     if (!a.records.empty()) throw CompileError("--records applies when compiling MODEL.onnx; " + a.model + " is compiled already");
     if (!a.trace.empty()) throw CompileError("--trace applies when compiling MODEL.onnx; " + a.model + " is compiled already");
-    if (!a.calibrate.empty())
-      throw CompileError("--calibrate applies when compiling MODEL.onnx; " + a.model + " is compiled already");
+    if (!a.calibrate.empty() || !a.input_shapes.empty())
+      throw CompileError("--calibrate and --input-shape apply when compiling MODEL.onnx; " + a.model + " is compiled already");
     graph::Executor ex = graph::load_model(a.model);
     *num_kernels = ex.plan().kernels.size();
     *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -426,6 +470,8 @@ void add_run_commands(CLI::App& app) {
   run->add_option("-o,--output", r->outputs, "FILE.npy for each output, in order");
   run->add_option("-n,--repeat", r->repeat, "timed runs, the latency is their median (default: 10; 1 with an accelerator)");
   run->add_option("--records", r->records, "tuning records (kiln tune): the best one per operator schedules it");
+  run->add_option("--input-shape", r->input_shapes,
+                  "NAME=1x3x224x224 (repeatable): an input's shape, for models with symbolic dimensions (which otherwise take 1)");
   run->add_option("--calibrate", r->calibrate,
                   "DIR of .npy inputs: quantize the float model to int8 first, as `kiln quantize` does by default");
   run->add_option("--trace", r->trace,
@@ -442,6 +488,8 @@ void add_run_commands(CLI::App& app) {
   comp->add_option("--device", c->device, "with --target vta: the device the package runs on (fsim, rtl, ...)");
   comp->add_option("-o,--output", c->output_model, "MODEL.kiln to write")->required();
   comp->add_option("--records", c->records, "tuning records (kiln tune): the best one per operator schedules it");
+  comp->add_option("--input-shape", c->input_shapes,
+                   "NAME=1x3x224x224 (repeatable): an input's shape, for models with symbolic dimensions (which otherwise take 1)");
   comp->add_option("--calibrate", c->calibrate,
                    "DIR of .npy inputs: quantize the float model to int8 first, as `kiln quantize` does by default");
   comp->callback([c] { compile_model(*c); });
