@@ -10,6 +10,7 @@
 #include "backend-vta/intrin.h"
 #include "compiler/ir/op.h"
 #include "compiler/support/error.h"
+#include "compiler/support/parse.h"
 #include "compiler/te/ops.h"
 
 namespace kiln::vta {
@@ -301,15 +302,9 @@ Conv2DKnobs conv2d_knobs_from_words(const std::map<std::string, std::string>& wo
   };
   auto count = [&](const std::string& key) {
     const std::string& v = word(key);
-    size_t used = 0;
-    int n = 0;
-    try {
-      n = std::stoi(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || n < 1) throw CompileError("vta conv2d knobs: " + key + "='" + v + "' is not a positive integer");
-    return n;
+    int64_t n = parse_int(v).value_or(0);
+    if (n < 1 || n > (1 << 30)) throw CompileError("vta conv2d knobs: " + key + "='" + v + "' is not a positive integer");
+    return static_cast<int>(n);
   };
   Conv2DKnobs k;
   k.tile_h = count("tile_h");

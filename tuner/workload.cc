@@ -1,3 +1,4 @@
+#include "compiler/support/parse.h"
 #include "tuner/workload.h"
 
 #include <fmt/format.h>
@@ -78,14 +79,9 @@ Workload parse_workload(const std::string& spec) {
       throw std::invalid_argument(fmt::format("--op '{}': {} has no parameter '{}' (it takes {}{}{})", spec, op, k,
                                               fmt::join(p.required, ","), p.optional.empty() ? "" : ",",
                                               fmt::join(p.optional, ",")));
-    size_t used = 0;
-    int64_t value = 0;
-    try {
-      value = std::stoll(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || v.empty() || value < (k == "pad" ? 0 : 1))
+    std::optional<int64_t> parsed = parse_int(v);
+    int64_t value = parsed.value_or(-1);
+    if (value < (k == "pad" ? 0 : 1))
       throw std::invalid_argument(fmt::format("--op '{}': {}={} is not a {} integer", spec, k, v, k == "pad" ? "non-negative" : "positive"));
     if (w.params.count(k)) throw std::invalid_argument(fmt::format("--op '{}': {} given twice", spec, k));
     w.params[k] = value;

@@ -21,6 +21,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
+#include "compiler/support/parse.h"
 #include "compiler/target/target.h"
 #include "tools/kiln/common.h"
 #ifdef KILN_HAVE_TUNER
@@ -152,14 +153,8 @@ frontend::OnnxOptions onnx_options(const RunArgs& a) {
     while (start <= dims.size()) {
       size_t x = dims.find('x', start);
       std::string d = dims.substr(start, x == std::string::npos ? std::string::npos : x - start);
-      size_t used = 0;
-      int64_t v = 0;
-      try {
-        v = std::stoll(d, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (d.empty() || used != d.size() || v < 1)
+      int64_t v = parse_int(d).value_or(0);
+      if (v < 1)
         throw CompileError("--input-shape '" + spec + "': '" + d + "' is not a positive dimension");
       shape.push_back(v);
       if (x == std::string::npos) break;
