@@ -52,9 +52,6 @@ std::map<std::string, std::string> programs() {
     for (const vta::Conv2DWorkload& wl : vta::resnet18_conv_workloads(cfg.batch())) {
       vta::Requant rq;
       out[c + "/" + wl.name + "/default"] = hash_of(vta::build_conv2d(env, wl, rq, vta::default_conv2d_knobs(env, wl, rq)));
-      if (c == "default")
-        out[c + "/" + wl.name + "/no-hiding"] =
-            hash_of(vta::build_conv2d(env, wl, rq, vta::default_conv2d_knobs(env, wl, rq, false)));
     }
     // A sample of a small layer's whole knob space (threads, double buffering, tiles).
     if (c == "default") {
@@ -88,9 +85,7 @@ std::map<std::string, std::string> programs() {
 // Computed by the single-function code generator (main before the passes).
 const std::map<std::string, std::string> kGolden = {
     {"default/C10/default", "e84b93293c016d75"},
-    {"default/C10/no-hiding", "703ce238a373e48e"},
     {"default/C11/default", "47013f7f04d0a5aa"},
-    {"default/C11/no-hiding", "e5b2b8ef4448f02e"},
     {"default/C11/space0", "5cc0fcf07011dda6"},
     {"default/C11/space1", "d181f5d25851bc66"},
     {"default/C11/space2", "9df9255d676858bb"},
@@ -100,23 +95,14 @@ const std::map<std::string, std::string> kGolden = {
     {"default/C11/space6", "2eb7f8ad07ccb8c5"},
     {"default/C11/space7", "446f4f7f1ea578b2"},
     {"default/C12/default", "aa8b8896af41760b"},
-    {"default/C12/no-hiding", "b9164a33b3dda6e8"},
     {"default/C2/default", "a327f905d2550584"},
-    {"default/C2/no-hiding", "9a8927be96ffffdd"},
     {"default/C3/default", "a3fea336ad90c9b7"},
-    {"default/C3/no-hiding", "eb63bf6ef2658134"},
     {"default/C4/default", "eb2f0032ca660066"},
-    {"default/C4/no-hiding", "da392809ae040197"},
     {"default/C5/default", "c6a249d454d1e43a"},
-    {"default/C5/no-hiding", "4c849f2573aee25c"},
     {"default/C6/default", "3deaf931a3369b65"},
-    {"default/C6/no-hiding", "53fe64033901c1dc"},
     {"default/C7/default", "b5b2ee2aa8ebf461"},
-    {"default/C7/no-hiding", "90f79ddf27ff6abc"},
     {"default/C8/default", "51f4d39d8db2155f"},
-    {"default/C8/no-hiding", "be6b58c4cf58c9a1"},
     {"default/C9/default", "ded8148ddf3a55c2"},
-    {"default/C9/no-hiding", "4de847dca8681113"},
     {"default/add256x14", "34a5d41cd7a55302"},
     {"default/add256x14/scaled", "02d5eac79690d0d6"},
     {"default/add512x7", "f88a564b9e44032d"},
