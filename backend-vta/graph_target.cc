@@ -245,6 +245,77 @@ AddWorkload add_workload(const Env& env, const graph::TensorType& t, const std::
   return wl;
 }
 
+// An int8 max_pool2d the accelerator can run, or why not (pool_problem).
+struct PoolMatch {
+  NodeId x = -1;
+  PoolWorkload wl;
+};
+
+std::optional<PoolMatch> match_pool(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (n.op != "max_pool2d" || !is_int8(n.type) || n.type.ndim() != 4) return std::nullopt;
+  PoolMatch m;
+  m.x = n.inputs[0];
+  const auto& x = g.type(m.x).shape;
+  auto k = n.attrs.get_ints("kernel", {});
+  auto s = n.attrs.get_ints("strides", {1, 1});
+  auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+  if (k.size() != 2 || s.size() != 2 || p.size() != 4) return std::nullopt;
+  m.wl.name = n.name;
+  m.wl.batch = static_cast<int>(x[0]);
+  m.wl.channels = static_cast<int>(x[1]);
+  m.wl.height = static_cast<int>(x[2]);
+  m.wl.width = static_cast<int>(x[3]);
+  m.wl.kernel_h = static_cast<int>(k[0]);
+  m.wl.kernel_w = static_cast<int>(k[1]);
+  m.wl.stride_h = static_cast<int>(s[0]);
+  m.wl.stride_w = static_cast<int>(s[1]);
+  m.wl.pad_h = static_cast<int>(p[0]);
+  m.wl.pad_w = static_cast<int>(p[1]);
+  return m;
+}
+
+// True when `id` cannot be negative: a ReLU or a clip from 0, seen through casts,
+// max pools and a quantize_linear with a non-negative zero point (ResNet's first,
+// host, convolution: quantize_linear(relu(conv))).
+bool non_negative(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (n.op == "relu") return true;
+  if (n.op == "clip") {
+    auto lo = number(n.attrs, "min");
+    return lo && *lo >= 0;
+  }
+  if (n.op == "cast" || n.op == "max_pool2d") return non_negative(g, n.inputs[0]);
+  if (n.op == "quantize_linear") {
+    if (n.inputs.size() > 2) {
+      const Node& zp = g.node(n.inputs[2]);
+      if (!zp.is_constant()) return false;
+      for (int64_t i = 0; i < zp.type.size(); ++i)
+        if (zp.value->get_int(i) < 0) return false;
+    }
+    return non_negative(g, n.inputs[0]);
+  }
+  return false;
+}
+
+std::string pool_problem(const Env& env, const Graph& g, NodeId id, const PoolMatch& m) {
+  const Node& n = g.node(id);
+  auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+  for (int64_t d : n.attrs.get_ints("dilations", {1, 1}))
+    if (d != 1) return "dilated pooling is not supported on the accelerator";
+  if (n.attrs.get_int("ceil_mode", 0) != 0) return "ceil_mode pooling is not supported on the accelerator";
+  if (p[0] != p[2] || p[1] != p[3]) return "asymmetric padding is not supported on the accelerator";
+  if ((p[0] || p[1]) && !non_negative(g, m.x))
+    return "max_pool2d pads with -inf, the accelerator's loads with 0: padding needs non-negative (ReLU) input";
+  try {
+    max_pool2d_packed(env, m.wl);
+    default_pool_knobs(env, m.wl);
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // ---------------------------------------------------------------- placement
 
 class Placer {
@@ -256,8 +327,19 @@ class Placer {
     std::map<NodeId, ConvChain> convs;
     std::map<NodeId, AddChain> adds;
     std::set<NodeId> interior, reported;
+    std::map<NodeId, PoolMatch> pools;
     for (NodeId id = 0; id < old_.size(); ++id) {
       const Node& n = old_.node(id);
+      if (auto p = match_pool(old_, id)) {
+        std::string why = pool_problem(env_, old_, id, *p);
+        // A pool of a host tensor stays on the host: packing its input (larger than its
+        // output) and a pass through the GEMM core cost more than pooling there.
+        if (why.empty() && !convs.count(p->x) && !adds.count(p->x) && !pools.count(p->x))
+          why = "its input comes from the host, where pooling it costs less than packing the larger input for the "
+                "accelerator";
+        report_.push_back({n.name, n.op, why.empty() ? t_.kind() : "cpu", why});
+        if (why.empty()) pools[id] = *p;
+      }
       if (n.op != "cast") continue;
       if (auto c = match_conv(old_, uses_, id)) {
         reported.insert(c->conv);
@@ -281,6 +363,7 @@ class Placer {
       if (n.is_input() || interior.count(id)) continue;
       if (convs.count(id)) place_conv(id, convs[id]);
       else if (adds.count(id)) place_add(id, adds[id]);
+      else if (pools.count(id)) place_pool(id, pools[id]);
       else {
         if (is_candidate(n) && !reported.count(id)) report_unplaced(id);
         rw_.copy(id);
@@ -402,15 +485,31 @@ class Placer {
     rw_.set(id, y);
   }
 
-  void place_add(NodeId id, const AddChain& m) {
-    Graph& g = rw_.graph();
+  // The identity block, one constant for the whole graph.
+  NodeId identity() {
     if (identity_ < 0) {
       std::vector<int8_t> eye = identity_block(env_);
       auto buf = std::make_shared<interp::HostBuffer>(DataType::Int(8),
                                                       std::vector<int64_t>{env_.block_out(), env_.block_in()});
       std::memcpy(buf->data(), eye.data(), eye.size());
-      identity_ = g.add_constant("vta.identity", buf);
+      identity_ = rw_.graph().add_constant("vta.identity", buf);
     }
+    return identity_;
+  }
+
+  void place_pool(NodeId id, const PoolMatch& m) {
+    const Node& n = old_.node(id);
+    Attrs a{{"kernel", n.attrs.get_ints("kernel")},
+            {"strides", n.attrs.get_ints("strides", {1, 1})},
+            {"pads", n.attrs.get_ints("pads", {0, 0, 0, 0})},
+            {"target", t_.kind()}};
+    NodeId x = packed(m.x, old_.type(m.x).shape[1]);
+    finish(id, rw_.graph().add_op("max_pool2d_packed", {x, identity()}, a, n.name));
+  }
+
+  void place_add(NodeId id, const AddChain& m) {
+    Graph& g = rw_.graph();
+    identity();
     int64_t channels = old_.type(m.a).shape[1];
     int64_t padded = round_up(channels, env_.block_out());
     NodeId a = packed(m.a, padded), b = packed(m.b, padded);
@@ -491,6 +590,26 @@ graph::LoweredGroup lower_node(const Env& env, const Graph& g, NodeId id, const 
                  static_cast<int>(n.attrs.get_int("round", 0))};
     AddOp op = add_packed(env, wl, rq, sc);
     r.func = schedule::lower(schedule_add(env, op, default_add_knobs(env, wl)), op.args(), name);
+    return r;
+  }
+  if (n.op == "max_pool2d_packed") {
+    NodeId x = n.inputs[0];
+    auto k = n.attrs.get_ints("kernel");
+    auto s = n.attrs.get_ints("strides", {1, 1});
+    auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+    PoolWorkload wl{name,
+                    dim(g, x, 0) * dim(g, x, 4),
+                    dim(g, x, 1) * dim(g, x, 5),
+                    dim(g, x, 2),
+                    dim(g, x, 3),
+                    static_cast<int>(k.at(0)),
+                    static_cast<int>(k.at(1)),
+                    static_cast<int>(p.at(0)),
+                    static_cast<int>(p.at(1)),
+                    static_cast<int>(s.at(0)),
+                    static_cast<int>(s.at(1))};
+    PoolOp op = max_pool2d_packed(env, wl);
+    r.func = schedule::lower(schedule_max_pool2d(env, op, default_pool_knobs(env, wl)), op.args(), name);
     return r;
   }
   throw CompileError(fmt::format("node '{}' ({}) is marked for the accelerator, which has no strategy for it", n.name, n.op));

@@ -78,4 +78,49 @@ std::vector<int8_t> reference_add(const Requant& rq, const std::vector<int8_t>& 
   return out;
 }
 
+Program build_max_pool2d(const Env& env, const PoolWorkload& wl, const PoolKnobs& knobs) {
+  PoolOp op = max_pool2d_packed(env, wl);
+  schedule::Schedule s = schedule_max_pool2d(env, op, knobs);
+  return codegen(env, schedule::lower(s, op.args(), wl.name));
+}
+
+std::vector<int8_t> run_max_pool2d(driver::Device& dev, const Program& p, const std::vector<int8_t>& data,
+                                   runtime::StreamOptions opts) {
+  const std::vector<ProgramArg>& args = p.args();
+  if (args.size() != 3) throw hw::Error("program '" + p.name() + "' is not a max_pool2d program");
+  if (args[0].bytes() != data.size())
+    throw hw::Error(fmt::format("'{}' pools {} bytes; {} given", p.name(), args[0].bytes(), data.size()));
+  std::vector<runtime::DeviceBuffer> bufs;
+  for (const ProgramArg& arg : args) bufs.emplace_back(dev, arg.bytes());
+  bufs[0].write_elems<int8_t>(data);
+  bufs[1].write_elems<int8_t>(identity_block(Env(p.config())));
+  std::vector<driver::DevAddr> addrs;
+  for (const auto& buf : bufs) addrs.push_back(buf.address());
+  p.run(dev, addrs, opts);
+  return bufs[2].read_elems<int8_t>(args[2].bytes());
+}
+
+std::vector<int8_t> reference_max_pool2d(const Env& env, const PoolWorkload& wl, const std::vector<int8_t>& data) {
+  const int64_t b = env.batch(), c = env.block_out(), nb = wl.batch / b, cb = wl.channels / c;
+  const int64_t h = wl.height, w = wl.width, oh = wl.out_height(), ow = wl.out_width();
+  if (static_cast<int64_t>(data.size()) != nb * cb * h * w * b * c)
+    throw hw::Error(fmt::format("'{}' pools {} elements; {} given", wl.name, nb * cb * h * w * b * c, data.size()));
+  std::vector<int8_t> out(static_cast<size_t>(nb * cb * oh * ow * b * c));
+  for (int64_t n = 0; n < nb; ++n)
+    for (int64_t ch = 0; ch < cb; ++ch)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x)
+          for (int64_t l = 0; l < b * c; ++l) {
+            int v = INT8_MIN;
+            for (int64_t ky = 0; ky < wl.kernel_h; ++ky)
+              for (int64_t kx = 0; kx < wl.kernel_w; ++kx) {
+                int64_t iy = y * wl.stride_h + ky - wl.pad_h, ix = x * wl.stride_w + kx - wl.pad_w;
+                bool in = iy >= 0 && iy < h && ix >= 0 && ix < w;
+                v = std::max(v, in ? int{data[static_cast<size_t>((((n * cb + ch) * h + iy) * w + ix) * b * c + l)]} : 0);
+              }
+            out[static_cast<size_t>((((n * cb + ch) * oh + y) * ow + x) * b * c + l)] = static_cast<int8_t>(v);
+          }
+  return out;
+}
+
 }  // namespace kiln::vta

@@ -30,4 +30,11 @@ std::vector<int8_t> run_add(driver::Device& dev, const Program& p, const std::ve
 // The CPU reference of add_packed (any layout: elementwise).
 std::vector<int8_t> reference_add(const Requant& rq, const std::vector<int8_t>& a, const std::vector<int8_t>& b);
 
+Program build_max_pool2d(const Env& env, const PoolWorkload& wl, const PoolKnobs& knobs);
+// Max pooling of packed int8 data with the identity block supplied; returns the packed output.
+std::vector<int8_t> run_max_pool2d(driver::Device& dev, const Program& p, const std::vector<int8_t>& data,
+                                   runtime::StreamOptions opts = {});
+// The CPU reference of max_pool2d_packed on packed data (the padding counts as 0).
+std::vector<int8_t> reference_max_pool2d(const Env& env, const PoolWorkload& wl, const std::vector<int8_t>& data);
+
 }  // namespace kiln::vta

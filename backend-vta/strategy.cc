@@ -91,6 +91,13 @@ bool skips_rows(const Conv2DWorkload& wl) {
   return wl.kernel_h == 1 && wl.stride_h > 1 && wl.pad_h == 0 && wl.pad_w == 0;
 }
 
+// The data in INP for `reader`: its padding stage where it has one, else a copy.
+te::Tensor data_in_inp(schedule::Schedule& s, const te::Tensor& padded, const te::Tensor& data, const te::Tensor& reader) {
+  if (!padded.defined()) return s.cache_read(data, kInpScope, {reader});
+  s[padded].set_scope(kInpScope);
+  return padded;
+}
+
 std::vector<int> divisors(int n) {
   std::vector<int> d;
   for (int i = 1; i <= n; ++i)
@@ -384,13 +391,7 @@ schedule::Schedule schedule_conv2d(const Env& env, const Conv2DOp& op, const Con
   schedule::Schedule s = schedule::create_schedule({op.out});
   // Scratchpads: the (padded) data into INP, the kernel into WGT, the accumulation and
   // every ALU stage in ACC; the output stage is the store.
-  te::Tensor cdata;
-  if (op.padded.defined()) {
-    s[op.padded].set_scope(kInpScope);
-    cdata = op.padded;
-  } else {
-    cdata = s.cache_read(op.data, kInpScope, {op.conv});
-  }
+  te::Tensor cdata = data_in_inp(s, op.padded, op.data, op.conv);
   te::Tensor ckernel = s.cache_read(op.kernel, kWgtScope, {op.conv});
   s[op.conv].set_scope(kAccScope);
   for (const te::Tensor& t : op.alu) s[t].set_scope(kAccScope);
@@ -624,6 +625,172 @@ schedule::Schedule schedule_add(const Env& env, const AddOp& op, const AddKnobs&
     s[wide].tensorize(wax[4], gemm_intrin(env));
     s[wide].pragma(wax[0], kUopScope);
   }
+  for (const te::Tensor& t : op.alu) {
+    s[t].compute_at(out, x_o);
+    s[t].pragma(s[t]->leaf_iter_vars[0], kAlu);
+  }
+  return s;
+}
+
+}  // namespace kiln::vta
+
+namespace kiln::vta {
+
+std::string PoolWorkload::to_string() const {
+  return fmt::format("{}: batch {} {}x{}x{}, window {}x{} stride {}x{} pad {}x{}", name, batch, channels, height, width,
+                     kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w);
+}
+
+std::string PoolKnobs::to_string() const { return fmt::format("tile_h={} tile_w={} tile_c={}", tile_h, tile_w, tile_c); }
+
+namespace {
+
+void check_pool(const Env& env, const PoolWorkload& wl) {
+  auto fail = [&](const std::string& why) { throw CompileError("vta max_pool2d '" + wl.name + "': " + why); };
+  if (env.block_in() != env.block_out()) fail("needs BLOCK_IN == BLOCK_OUT for the identity block");
+  if (wl.batch <= 0 || wl.channels <= 0 || wl.height <= 0 || wl.width <= 0 || wl.kernel_h <= 0 || wl.kernel_w <= 0 ||
+      wl.stride_h <= 0 || wl.stride_w <= 0 || wl.pad_h < 0 || wl.pad_w < 0)
+    fail("every size must be positive");
+  if (wl.batch % env.batch() != 0) fail(fmt::format("batch {} is not a multiple of BATCH {}", wl.batch, env.batch()));
+  if (wl.channels % env.block_out() != 0)
+    fail(fmt::format("{} channels are not a multiple of the block {}", wl.channels, env.block_out()));
+  if (wl.pad_h >= wl.kernel_h || wl.pad_w >= wl.kernel_w) fail("the padding must be smaller than the window");
+  if (wl.out_height() <= 0 || wl.out_width() <= 0) fail("the window is larger than the padded input");
+  const hw::InsnLayout layout(env.config());
+  int64_t max_pad = layout.field_max(hw::Opcode::kLoad, hw::Field::kYPad0);
+  if (wl.pad_h > max_pad || wl.pad_w > max_pad)
+    fail(fmt::format("padding {}x{} is wider than a load pads ({})", wl.pad_h, wl.pad_w, max_pad));
+}
+
+struct PoolTile {
+  int64_t inp = 0, acc = 0;
+};
+
+PoolTile pool_tile(const PoolWorkload& wl, const PoolKnobs& k) {
+  // A tile is one batch block (the batch loop is outside the tile's).
+  int64_t rows = int64_t{k.tile_h - 1} * wl.stride_h + wl.kernel_h;
+  int64_t cols = int64_t{k.tile_w - 1} * wl.stride_w + wl.kernel_w;
+  return {k.tile_c * rows * cols, int64_t{k.tile_c} * wl.kernel_h * wl.kernel_w * k.tile_h * k.tile_w};
+}
+
+std::string pool_knob_problem(const Env& env, const PoolWorkload& wl, const PoolKnobs& k) {
+  int cb = wl.channels / env.block_out();
+  if (k.tile_h <= 0 || wl.out_height() % k.tile_h)
+    return fmt::format("tile_h={} does not divide the {} output rows", k.tile_h, wl.out_height());
+  if (k.tile_w <= 0 || wl.out_width() % k.tile_w)
+    return fmt::format("tile_w={} does not divide the {} output columns", k.tile_w, wl.out_width());
+  if (k.tile_c <= 0 || cb % k.tile_c) return fmt::format("tile_c={} does not divide the {} channel blocks", k.tile_c, cb);
+  PoolTile t = pool_tile(wl, k);
+  if (t.inp > env.depth(hw::MemType::kInp))
+    return fmt::format("needs {} INP elements, the {} configuration has {}", t.inp, env.config().name(),
+                       env.depth(hw::MemType::kInp));
+  if (t.acc > env.depth(hw::MemType::kAcc))
+    return fmt::format("needs {} ACC elements ({}x{} window positions), the {} configuration has {}", t.acc, wl.kernel_h,
+                       wl.kernel_w, env.config().name(), env.depth(hw::MemType::kAcc));
+  return "";
+}
+
+}  // namespace
+
+PoolOp max_pool2d_packed(const Env& env, const PoolWorkload& wl) {
+  check_pool(env, wl);
+  int b = env.batch(), bo = env.block_out();
+  int nb = wl.batch / b, cb = wl.channels / bo, oh = wl.out_height(), ow = wl.out_width();
+  PoolOp op;
+  op.workload = wl;
+  op.data = te::placeholder({nb, cb, wl.height, wl.width, b, env.block_in()}, env.inp_dtype(), wl.name + ".data");
+  op.identity = te::placeholder({bo, env.block_in()}, env.wgt_dtype(), wl.name + ".identity");
+  te::Tensor in = op.data;
+  if (wl.pad_h != 0 || wl.pad_w != 0) {
+    op.padded = te::pad(op.data, {0, 0, wl.pad_h, wl.pad_w, 0, 0}, {0, 0, wl.pad_h, wl.pad_w, 0, 0}, ir::Expr(),
+                        wl.name + ".pad");
+    in = op.padded;
+  }
+  ir::DataType acc = env.acc_dtype();
+  // The window positions come first, so that one position's slice of a tile has the
+  // layout of the output's tile and the ALU's maximum can take over its storage.
+  op.window = te::compute(
+      {wl.kernel_h, wl.kernel_w, nb, cb, oh, ow, b, bo},
+      [&](const std::vector<ir::Var>& i) {
+        ir::IterVar k = te::reduce_axis(env.block_in(), "k");
+        ir::Expr y = i[4] * wl.stride_h + i[0];
+        ir::Expr x = i[5] * wl.stride_w + i[1];
+        return te::sum(ir::cast(acc, in({i[2], i[3], y, x, i[6], k->var})) * ir::cast(acc, op.identity({i[7], k->var})),
+                       {k});
+      },
+      wl.name + ".window", "injective", {"ky", "kx", "n", "c", "y", "x", "b", "o"});
+  std::vector<std::string> names{"n", "c", "y", "x", "b", "o"};
+  std::vector<ir::Expr> shape{nb, cb, oh, ow, b, bo};
+  auto slice = [&](int ky, int kx, const std::vector<ir::Var>& i) {
+    return op.window({ir::Expr(ky), ir::Expr(kx), i[0], i[1], i[2], i[3], i[4], i[5]});
+  };
+  te::Tensor cur;
+  for (int p = 1; p < wl.kernel_h * wl.kernel_w; ++p) {
+    te::Tensor prev = cur;
+    int ky = p / wl.kernel_w, kx = p % wl.kernel_w;
+    cur = te::compute(
+        shape,
+        [&](const std::vector<ir::Var>& i) {
+          ir::Expr run = prev.defined() ? prev({i[0], i[1], i[2], i[3], i[4], i[5]}) : slice(0, 0, i);
+          return ir::max(run, slice(ky, kx, i));
+        },
+        fmt::format("{}.max{}", wl.name, p), "elemwise", names);
+    op.alu.push_back(cur);
+  }
+  op.out = te::compute(
+      shape,
+      [&](const std::vector<ir::Var>& i) {
+        return ir::cast(env.out_dtype(), cur.defined() ? cur({i[0], i[1], i[2], i[3], i[4], i[5]}) : slice(0, 0, i));
+      },
+      wl.name + ".out", "elemwise", names);
+  return op;
+}
+
+PoolKnobs default_pool_knobs(const Env& env, const PoolWorkload& wl) {
+  check_pool(env, wl);
+  PoolKnobs best;
+  int64_t best_size = 0;
+  for (int th : divisors(wl.out_height()))
+    for (int tw : divisors(wl.out_width()))
+      for (int tc : divisors(wl.channels / env.block_out())) {
+        PoolKnobs k{th, tw, tc};
+        if (!pool_knob_problem(env, wl, k).empty()) continue;
+        int64_t size = int64_t{th} * tw * tc;
+        if (size > best_size) best = k, best_size = size;
+      }
+  if (best_size == 0) {
+    throw CompileError(fmt::format("vta max_pool2d '{}': no tile fits the buffers ({})", wl.name,
+                                   pool_knob_problem(env, wl, PoolKnobs{})));
+  }
+  return best;
+}
+
+schedule::Schedule schedule_max_pool2d(const Env& env, const PoolOp& op, const PoolKnobs& k) {
+  std::string why = pool_knob_problem(env, op.workload, k);
+  if (!why.empty()) throw CompileError("vta max_pool2d '" + op.workload.name + "' schedule (" + k.to_string() + "): " + why);
+  schedule::Schedule s = schedule::create_schedule({op.out});
+  te::Tensor cdata = data_in_inp(s, op.padded, op.data, op.window);
+  te::Tensor ci = s.cache_read(op.identity, kWgtScope, {op.window});
+  s[op.window].set_scope(kAccScope);
+  for (const te::Tensor& t : op.alu) s[t].set_scope(kAccScope);
+  schedule::Stage out = s[op.out];
+  const auto& ax = op.out->axis;
+  auto [c_o, c_i] = out.split(ax[1], k.tile_c);
+  auto [y_o, y_i] = out.split(ax[2], k.tile_h);
+  auto [x_o, x_i] = out.split(ax[3], k.tile_w);
+  out.reorder({ax[0], y_o, c_o, x_o, c_i, y_i, x_i, ax[4], ax[5]});
+  out.pragma(c_i, kDmaCopy);
+  for (const te::Tensor& t : {cdata, ci}) {
+    s[t].compute_at(out, x_o);
+    s[t].pragma(s[t]->leaf_iter_vars[0], kDmaCopy);
+  }
+  schedule::Stage win = s[op.window];
+  win.compute_at(out, x_o);
+  const auto& wax = op.window->axis;
+  win.tensorize(wax[6], gemm_intrin(env));
+  // One GEMM per window position and channel block: its micro-ops (rows x columns of
+  // the tile) fold into the instruction's two loops.
+  win.pragma(wax[4], kUopScope);
   for (const te::Tensor& t : op.alu) {
     s[t].compute_at(out, x_o);
     s[t].pragma(s[t]->leaf_iter_vars[0], kAlu);

@@ -161,3 +161,48 @@ schedule::Schedule schedule_add(const Env& env, const AddOp& op, const AddKnobs&
 std::vector<int8_t> identity_block(const Env& env);
 
 }  // namespace kiln::vta
+
+namespace kiln::vta {
+
+// Max pooling of int8 data in the packed layout (ResNet's pool after its first conv):
+//   out[n, c, oy, ox] = max over ky < KH, kx < KW of data[n, c, oy*sh + ky - ph, ox*sw + kx - pw]
+// with data [N/b, C/bo, H, W, b, bo], out [N/b, C/bo, OH, OW, b, bo], both int8. Padding
+// counts as 0 (the load's zero padding): that is max pooling's -inf padding only where
+// the data is non-negative (after a ReLU), which the caller checks. As for add, the
+// int8 data reaches the accumulators through the GEMM core times the identity block;
+// the GEMM's micro-ops gather each window position of the tile (one ACC tensor
+// [KH, KW, ...tile]), and the ALU takes the running MAX of them in place. Needs
+// BLOCK_IN == BLOCK_OUT.
+struct PoolWorkload {
+  std::string name = "max_pool2d";
+  int batch = 1, channels = 0, height = 1, width = 1;
+  int kernel_h = 1, kernel_w = 1;
+  int pad_h = 0, pad_w = 0;
+  int stride_h = 1, stride_w = 1;
+
+  int out_height() const { return (height + 2 * pad_h - kernel_h) / stride_h + 1; }
+  int out_width() const { return (width + 2 * pad_w - kernel_w) / stride_w + 1; }
+  std::string to_string() const;
+};
+
+struct PoolKnobs {
+  int tile_h = 1, tile_w = 1, tile_c = 1;  // output rows, columns, channel blocks per tile
+  std::string to_string() const;
+};
+
+struct PoolOp {
+  PoolWorkload workload;
+  te::Tensor data, identity, out;
+  te::Tensor padded;             // the zero-padded data (undefined without padding)
+  te::Tensor window;             // [KH, KW, N/b, C/bo, OH, OW, b, bo] int32: each window position
+  std::vector<te::Tensor> alu;   // the running maximum, one ALU stage per further position
+  std::vector<te::Tensor> args() const { return {data, identity, out}; }
+};
+
+// CompileError when the shape does not suit the configuration.
+PoolOp max_pool2d_packed(const Env& env, const PoolWorkload& wl);
+// The largest tile that fits the buffers; CompileError when none does.
+PoolKnobs default_pool_knobs(const Env& env, const PoolWorkload& wl);
+schedule::Schedule schedule_max_pool2d(const Env& env, const PoolOp& op, const PoolKnobs& k);
+
+}  // namespace kiln::vta

@@ -12,11 +12,15 @@
 // | layout_pack_bias | bias [1,O,1,1] | batch_block, out_block | injective |
 // | conv2d_packed | data int8, weight int8, bias int32 (packed) | strides, pads [t,l,b,r], shift, relu | opaque |
 // | add_packed | a int8, b int8 (packed), identity int8 [bo,bi] | shift_a, shift_b, round, shift, relu | opaque |
+// | max_pool2d_packed | x int8 (packed), identity int8 [bo,bi] | kernel, strides, pads [t,l,b,r] | opaque |
 //
 // conv2d_packed: out = clip((sum data*weight + bias) >> shift, relu ? 0 : -128, 127).
 // add_packed: out = clip(((a >> shift_a) + (b >> shift_b) + round) >> shift, ...), a
 // negative shift shifting left; `identity` is the BLOCK_OUT x BLOCK_IN identity block
 // through which an accelerator whose ALU reads only accumulators widens its operands.
+// max_pool2d_packed: the maximum over each window, the padding counting as 0 (what an
+// accelerator's zero-padding load gives; placement uses it only where that equals
+// max_pool2d's padding, which never wins: unpadded windows or non-negative data).
 #include <fmt/format.h>
 
 #include "compiler/graph/op.h"
@@ -69,6 +73,13 @@ void require_dtype(const TensorType& t, ir::DataType d, const char* what) {
   if (t.dtype != d) fail(fmt::format("{} must be {}, is {}", what, d.to_string(), t.to_string()));
 }
 
+// Packed data with zero rows and columns around its image ([t, l, b, r]), or itself.
+Tensor pad_spatial(const Tensor& data, const std::vector<int64_t>& p) {
+  if (!p[0] && !p[1] && !p[2] && !p[3]) return data;
+  return te::pad(data, {0, 0, static_cast<int>(p[0]), static_cast<int>(p[1]), 0, 0},
+                 {0, 0, static_cast<int>(p[2]), static_cast<int>(p[3]), 0, 0}, Expr(), "pad");
+}
+
 TensorType infer_conv2d_packed(const std::vector<TensorType>& in, const Attrs& a) {
   const TensorType &x = in[0], &w = in[1], &b = in[2];
   require_rank(x, 6, "data");
@@ -93,10 +104,7 @@ TensorType infer_conv2d_packed(const std::vector<TensorType>& in, const Attrs& a
 Tensor compute_conv2d_packed(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
   auto s = a.get_ints("strides", {1, 1});
   auto p = a.get_ints("pads", {0, 0, 0, 0});
-  Tensor data = in[0];
-  if (p[0] || p[1] || p[2] || p[3])
-    data = te::pad(data, {0, 0, static_cast<int>(p[0]), static_cast<int>(p[1]), 0, 0},
-                   {0, 0, static_cast<int>(p[2]), static_cast<int>(p[3]), 0, 0}, Expr(), "pad");
+  Tensor data = pad_spatial(in[0], p);
   const Tensor& w = in[1];
   const Tensor& bias = in[2];
   auto ext = [&](const Tensor& t, int d) { return static_cast<int>(*ir::as_const_int(t->shape[d])); };
@@ -144,6 +152,40 @@ Tensor compute_add_packed(const std::vector<Tensor>& in, const Attrs& a, const T
         return requant(sum, a);
       },
       "add_packed", "elemwise");
+}
+
+TensorType infer_max_pool2d_packed(const std::vector<TensorType>& in, const Attrs& a) {
+  require_rank(in[0], 6, "data");
+  require_dtype(in[0], ir::DataType::Int(8), "data");
+  require_rank(in[1], 2, "identity");
+  auto k = a.get_ints("kernel", {});
+  auto s = a.get_ints("strides", {1, 1});
+  auto p = a.get_ints("pads", {0, 0, 0, 0});
+  if (k.size() != 2 || s.size() != 2 || p.size() != 4 || k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0)
+    fail("max_pool2d_packed takes 2 positive kernel sizes, 2 positive strides and 4 pads");
+  for (int64_t v : p)
+    if (v < 0) fail("max_pool2d_packed's pads must not be negative");
+  const auto& x = in[0].shape;
+  int64_t oh = (x[2] + p[0] + p[2] - k[0]) / s[0] + 1;
+  int64_t ow = (x[3] + p[1] + p[3] - k[1]) / s[1] + 1;
+  if (oh <= 0 || ow <= 0) fail("the window is larger than the padded input");
+  return TensorType{in[0].dtype, {x[0], x[1], oh, ow, x[4], x[5]}};
+}
+
+Tensor compute_max_pool2d_packed(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
+  auto k = a.get_ints("kernel");
+  auto s = a.get_ints("strides", {1, 1});
+  auto p = a.get_ints("pads", {0, 0, 0, 0});
+  Tensor data = pad_spatial(in[0], p);
+  ir::IterVar ry = te::reduce_axis(static_cast<int>(k[0]), "ry"), rx = te::reduce_axis(static_cast<int>(k[1]), "rx");
+  return te::compute(
+      te_shape(out),
+      [&](const std::vector<Var>& i) {
+        Expr y = i[2] * static_cast<int>(s[0]) + ry->var;
+        Expr x = i[3] * static_cast<int>(s[1]) + rx->var;
+        return te::max_reduce(data(i[0], i[1], y, x, i[4], i[5]), {ry, rx});
+      },
+      "max_pool2d_packed", "pool");
 }
 
 }  // namespace
@@ -204,6 +246,7 @@ void register_packed_ops(const std::function<void(OpDef)>& reg) {
        }});
   reg({"conv2d_packed", OpPattern::Opaque, 3, 0, infer_conv2d_packed, compute_conv2d_packed});
   reg({"add_packed", OpPattern::Opaque, 3, 0, infer_add_packed, compute_add_packed});
+  reg({"max_pool2d_packed", OpPattern::Opaque, 2, 0, infer_max_pool2d_packed, compute_max_pool2d_packed});
 }
 
 }  // namespace kiln::graph

@@ -304,6 +304,66 @@ TEST(VtaGraph, FloatModelsRunOnTheHostAndSaySo) {
   EXPECT_TRUE(said);
 }
 
+// ResNet-18's max pool (3x3, stride 2, padding 1) between two accelerator convolutions,
+// and a 2x2 pool of the host's int8 input (negative values too) before the first.
+Graph pool_graph(bool relu_before_pool) {
+  Graph g;
+  NodeId x = g.add_input("x", TensorType{DataType::Int(8), {1, 16, 16, 16}});
+  NodeId x2 = g.add_op("max_pool2d", {x},
+                       {{"kernel", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{1, 1}}}, "input_pool");
+  NodeId y1 = conv_chain(g, x2, 16, 3, 1, 4, relu_before_pool, 51);
+  NodeId p = g.add_op("max_pool2d", {y1},
+                      {{"kernel", std::vector<int64_t>{3, 3}},
+                       {"strides", std::vector<int64_t>{2, 2}},
+                       {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+                      "pool");
+  NodeId y2 = conv_chain(g, p, 32, 3, 1, 5, true, 61);
+  g.add_output(g.add_op("cast", {y2}, {{"dtype", std::string("float32")}}), "y");
+  return g;
+}
+
+const graph::Placement& placement_of(const graph::CompiledModel& m, const std::string& node) {
+  for (const auto& p : m.placement)
+    if (p.node == node) return p;
+  throw std::runtime_error("no placement for " + node);
+}
+
+TEST(VtaGraph, MaxPoolingRunsOnTheAcceleratorBitForBit) {
+  Graph g = pool_graph(true);
+  graph::CompiledModel m = compile_for(g, "vta -config=default -device=fsim");
+  EXPECT_EQ(count_op(m.graph, "max_pool2d_packed", true), 1);
+  EXPECT_EQ(placement_of(m, "pool").target, "vta") << placement_of(m, "pool").reason;
+  // A pool of the host's tensor stays there (packing its smaller output is cheaper).
+  EXPECT_EQ(count_op(m.graph, "max_pool2d", false), 1);
+  EXPECT_EQ(placement_of(m, "input_pool").target, "cpu");
+  EXPECT_NE(placement_of(m, "input_pool").reason.find("comes from the host"), std::string::npos)
+      << placement_of(m, "input_pool").reason;
+  // The pool takes its packed input from the convolution and gives its output to the
+  // next one: the host packs the input once and unpacks the result once.
+  EXPECT_EQ(count_op(m.graph, "layout_pack", false), 1);
+  EXPECT_EQ(count_op(m.graph, "layout_unpack", false), 1);
+  std::vector<float> cpu = run_on(g, "cpu");
+  EXPECT_EQ(run_on(g, "vta -config=default -device=fsim"), cpu);
+  EXPECT_EQ(run_on(g, "vta -config=tiny -device=fsim"), cpu);
+}
+
+TEST(VtaGraph, PaddedPoolingOfSignedDataStaysOnTheCpu) {
+  // Without the ReLU the pool's -inf padding differs from the load's zeros.
+  Graph g = pool_graph(false);
+  graph::CompiledModel m = compile_for(g, "vta -config=default -device=fsim");
+  const graph::Placement& p = placement_of(m, "pool");
+  EXPECT_EQ(p.target, "cpu");
+  EXPECT_NE(p.reason.find("-inf"), std::string::npos) << p.reason;
+  EXPECT_EQ(run_on(g, "vta -config=default -device=fsim"), run_on(g, "cpu"));
+}
+
+#ifdef KILN_HAVE_RTL
+TEST(VtaGraph, MaxPoolingOnTheRtlMatchesTheCpu) {
+  Graph g = pool_graph(true);
+  EXPECT_EQ(run_on(g, "vta -config=default -device=rtl"), run_on(g, "cpu"));
+}
+#endif
+
 TEST(VtaGraph, BadTargetsAreClearErrors) {
   Graph g = block_graph(16, 8);
   EXPECT_THROW(compile_for(g, "vta -config=nosuch"), CompileError);
