@@ -70,7 +70,7 @@ void schedule_root(schedule::Schedule& s, const te::Tensor& t) {
 }
 
 // The blocked convolution of AlterLayout ([N, O/b, OH, OW, b] with reductions rc, ry,
-// rx): a register tile of up to 8 output pixels times one channel block accumulates
+// rx; for int8, AlterLayoutInt8's words with one dot_u8s8x4 per lane): a register tile of up to 8 output pixels times one channel block accumulates
 // in a local buffer (kept in registers) while the reduction runs around it; the block
 // is the vector, the pixels are unrolled; rows and channel blocks run in parallel.
 void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& t) {
@@ -176,7 +176,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   // The padded input of a blocked convolution is materialized (its loads stay plain).
   std::set<const te::OperationNode*> keep_root;
   for (const schedule::Stage& st : s->stages)
-    if (st->op->tag == "conv2d_nchwc")
+    if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8" || st->op->tag == "dense_int8")
       for (const te::Tensor& in : st->op->input_tensors()) keep_root.insert(in.get());
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     const te::Tensor& t = st->op;
@@ -187,7 +187,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline) continue;
     auto anchor = anchors.find(st->op.get());
     if (anchor != anchors.end() && hook(AnchorStage{g, anchor->second, s, st->op})) continue;
-    if (st->op->tag == "conv2d_nchwc") schedule_conv_nchwc(s, st->op);
+    if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8") schedule_conv_nchwc(s, st->op);
     else schedule_root(s, st->op);
   }
   std::vector<te::Tensor> args = params;
