@@ -660,19 +660,33 @@ llvm::Value* CodeGen::emit_dot_u8s8x4(const ir::CallNode* op, llvm::Value* acc) 
   unsigned n = static_cast<unsigned>(lanes);
   llvm::Type* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), 4 * n);
   llvm::Type* halves = llvm::FixedVectorType::get(b_.getInt16Ty(), 4 * n);
-  llvm::Value* prod = b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(a, bytes), halves), b_.CreateSExt(b_.CreateBitCast(b, bytes), halves));
-  auto pairs = [&](llvm::Value* v, unsigned count, llvm::Type* wide) {
-    std::vector<int> even, odd;
-    for (unsigned i = 0; i < count; ++i) {
-      even.push_back(static_cast<int>(2 * i));
-      odd.push_back(static_cast<int>(2 * i + 1));
-    }
-    llvm::Value* e = b_.CreateShuffleVector(v, even), *o = b_.CreateShuffleVector(v, odd);
-    if (wide) return b_.CreateAdd(b_.CreateSExt(e, wide), b_.CreateSExt(o, wide));
-    return b_.CreateAdd(e, o);
+  llvm::Value* wa = b_.CreateZExt(b_.CreateBitCast(a, bytes), halves);
+  llvm::Value* wb = b_.CreateSExt(b_.CreateBitCast(b, bytes), halves);
+  // Lanes [from, from + count) of v, or its even (odd) lanes of 2 * count.
+  auto lanes_of = [&](llvm::Value* v, unsigned from, unsigned count, unsigned step) {
+    std::vector<int> mask;
+    for (unsigned i = 0; i < count; ++i) mask.push_back(static_cast<int>(from + step * i));
+    return b_.CreateShuffleVector(v, mask);
   };
-  llvm::Value* sums = pairs(prod, 2 * n, llvm::FixedVectorType::get(b_.getInt32Ty(), 2 * n));
-  llvm::Value* r = pairs(sums, n, nullptr);
+  // pmaddwd: 16-bit products added in pairs into int32; per word, two such sums.
+  const char* pmadd = nullptr;
+  if (target_.is_x86() && lanes == 16 && target_.has_feature("avx512bw")) pmadd = "llvm.x86.avx512.pmaddw.d.512";
+  if (target_.is_x86() && lanes == 8 && target_.has_feature("avx2")) pmadd = "llvm.x86.avx2.pmadd.wd";
+  unsigned width = 2 * n;  // int16 lanes of one pmaddwd: half the products
+  llvm::Value* pairs;  // 2n int32: products of bytes 2i and 2i+1 summed
+  if (pmadd) {
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(&mod_, llvm::Function::lookupIntrinsicID(pmadd));
+    llvm::Value* lo = b_.CreateCall(f, {lanes_of(wa, 0, width, 1), lanes_of(wb, 0, width, 1)});
+    llvm::Value* hi = b_.CreateCall(f, {lanes_of(wa, width, width, 1), lanes_of(wb, width, width, 1)});
+    std::vector<int> both;
+    for (unsigned i = 0; i < 2 * n; ++i) both.push_back(static_cast<int>(i));
+    pairs = b_.CreateShuffleVector(lo, hi, both);
+  } else {
+    llvm::Type* wide = llvm::FixedVectorType::get(b_.getInt32Ty(), 2 * n);
+    llvm::Value* prod = b_.CreateMul(wa, wb);  // exact: |u8 * s8| < 2^15
+    pairs = b_.CreateAdd(b_.CreateSExt(lanes_of(prod, 0, 2 * n, 2), wide), b_.CreateSExt(lanes_of(prod, 1, 2 * n, 2), wide));
+  }
+  llvm::Value* r = b_.CreateAdd(lanes_of(pairs, 0, n, 2), lanes_of(pairs, 1, n, 2));
   if (lanes == 1) r = b_.CreateExtractElement(r, uint64_t{0});
   return acc ? b_.CreateAdd(acc, r) : r;
 }

@@ -28,7 +28,8 @@ int64_t extent_of(const ir::IterVar& iv) { return *ir::as_const_int(iv->dom.exte
 // The default CPU schedule of one root stage: the outer data-parallel axes fused and
 // parallel; the innermost axis vectorized, inside the reduction loops of a reduction
 // (so a convolution accumulates a vector of outputs).
-void schedule_root(schedule::Schedule& s, const te::Tensor& t) {
+// `vectorize` false: parallel only (a stage whose loads would be gathers).
+void schedule_root(schedule::Schedule& s, const te::Tensor& t, bool vectorize = true) {
   schedule::Stage st = s[t];
   std::vector<ir::IterVar> axes = t->axis;
   if (axes.empty()) return;
@@ -38,7 +39,7 @@ void schedule_root(schedule::Schedule& s, const te::Tensor& t) {
   int64_t inner_extent = extents.back();
   axes.pop_back();
   extents.pop_back();
-  int vf = vector_factor(inner_extent);
+  int vf = vectorize ? vector_factor(inner_extent) : 0;
   ir::IterVar vi;
   if (vf && inner_extent > vf) {
     auto [o, i] = st.split(inner, vf);
@@ -188,7 +189,8 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     auto anchor = anchors.find(st->op.get());
     if (anchor != anchors.end() && hook(AnchorStage{g, anchor->second, s, st->op})) continue;
     if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8") schedule_conv_nchwc(s, st->op);
-    else schedule_root(s, st->op);
+    // Packing int8 data into words reads 4 channels per word: gathers if vectorized.
+    else schedule_root(s, st->op, st->op->tag != "pack_int8_data");
   }
   std::vector<te::Tensor> args = params;
   for (const auto& t : outs) args.push_back(t);

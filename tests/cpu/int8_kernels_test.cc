@@ -2,7 +2,8 @@
 // backend): int8/uint8 conv2d and dense/matmul with int32 accumulation, alone and with
 // the requantize epilogue (bias, shift, clip, cast), on many shapes. Every result must
 // equal a direct integer reference bit for bit, on the host (VNNI where it has it),
-// on the host without VNNI (the 16-bit fallback), and in the reference interpreter.
+// on the host without VNNI (pmaddwd), without VNNI and AVX-512BW (plain 16-bit
+// products), and in the reference interpreter.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -121,6 +122,8 @@ class Int8Kernels : public ::testing::Test {
     EXPECT_EQ(packed, !fast_op.empty()) << what;
     expect_equal(run(m, x, "cpu", "llvm"), acc, bias, channels, inner, e, what + " (host)");
     expect_equal(run(m, x, "cpu", "llvm -mattr=-avx512vnni,-avxvnni"), acc, bias, channels, inner, e, what + " (no VNNI)");
+    expect_equal(run(m, x, "cpu", "llvm -mattr=-avx512vnni,-avxvnni,-avx512bw"), acc, bias, channels, inner, e,
+                 what + " (no VNNI, no pmaddwd)");
     if (interp) expect_equal(run(m, x, "interp", ""), acc, bias, channels, inner, e, what + " (interpreter)");
   }
 
