@@ -166,6 +166,8 @@ class CodeGen {
   llvm::Value* emit_cast(DataType to, const Expr& value);
   llvm::Value* emit_call(const ir::CallNode* op);
   llvm::Value* emit_low_level_call(const ir::CallNode* op);
+  llvm::Value* emit_dot_u8s8x4(const ir::CallNode* op, llvm::Value* acc);
+  const char* vnni_intrinsic(int lanes) const;
   llvm::Value* emit_load(const ir::LoadNode* op);
   llvm::Value* element_ptr(llvm::Value* base, DataType elem, llvm::Value* index) {
     return b_.CreateInBoundsGEP(storage_type(elem), base, index);
@@ -347,6 +349,15 @@ llvm::Value* CodeGen::emit(const Expr& e) {
 llvm::Value* CodeGen::emit_binary(NodeKind kind, const Expr& ea, const Expr& eb, DataType t) {
   DataType at = ea.dtype();
   int lanes = std::max(at.lanes(), eb.dtype().lanes());
+  // acc + dot_u8s8x4(a, b): one vpdpbusd accumulates into acc.
+  if (kind == NodeKind::Add && vnni_intrinsic(lanes)) {
+    auto dot_of = [&](const Expr& e) {
+      const auto* c = e.as<ir::CallNode>();
+      return c && c->name == "dot_u8s8x4" && c->dtype.lanes() == lanes ? c : nullptr;
+    };
+    if (const auto* dot = dot_of(eb); dot && at.lanes() == lanes) return emit_dot_u8s8x4(dot, emit(ea));
+    if (const auto* dot = dot_of(ea); dot && eb.dtype().lanes() == lanes) return emit_dot_u8s8x4(dot, emit(eb));
+  }
   llvm::Value* a = splat_if_needed(emit(ea), lanes);
   llvm::Value* b = splat_if_needed(emit(eb), lanes);
   DataType et = at.element_of().with_lanes(lanes);
@@ -621,6 +632,65 @@ llvm::Value* CodeGen::emit_low_level_call(const ir::CallNode* op) {
   return r->getType() == ret ? r : b_.CreateBitCast(r, ret);
 }
 
+// The VNNI instruction for `lanes` int32 lanes on this target, or null.
+const char* CodeGen::vnni_intrinsic(int lanes) const {
+  if (!target_.is_x86()) return nullptr;
+  bool vnni512 = target_.has_feature("avx512vnni");
+  bool narrow = (vnni512 && target_.has_feature("avx512vl")) || target_.has_feature("avxvnni");
+  if (lanes == 16 && vnni512) return "llvm.x86.avx512.vpdpbusd.512";
+  if (lanes == 8 && narrow) return "llvm.x86.avx512.vpdpbusd.256";
+  if (lanes == 4 && narrow) return "llvm.x86.avx512.vpdpbusd.128";
+  return nullptr;
+}
+
+// dot_u8s8x4(a, b) (+ acc): per int32 lane, the 4 unsigned bytes of a times the 4
+// signed bytes of b, summed. One vpdpbusd where the target has VNNI; elsewhere exact
+// 16-bit products (|u8 * s8| < 2^15) added in pairs, which x86 selects as pmaddwd.
+llvm::Value* CodeGen::emit_dot_u8s8x4(const ir::CallNode* op, llvm::Value* acc) {
+  if (op->args.size() != 2) fail("intrinsic 'dot_u8s8x4' takes 2 arguments");
+  int lanes = op->dtype.lanes();
+  llvm::Value* a = splat_if_needed(emit(op->args[0]), lanes);
+  llvm::Value* b = splat_if_needed(emit(op->args[1]), lanes);
+  llvm::Type* words = a->getType();
+  if (const char* name = vnni_intrinsic(lanes)) {
+    llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(name);
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(&mod_, id);
+    return b_.CreateCall(f, {acc ? acc : llvm::Constant::getNullValue(words), a, b});
+  }
+  unsigned n = static_cast<unsigned>(lanes);
+  llvm::Type* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), 4 * n);
+  llvm::Type* halves = llvm::FixedVectorType::get(b_.getInt16Ty(), 4 * n);
+  llvm::Value* wa = b_.CreateZExt(b_.CreateBitCast(a, bytes), halves);
+  llvm::Value* wb = b_.CreateSExt(b_.CreateBitCast(b, bytes), halves);
+  // Lanes [from, from + count) of v, or its even (odd) lanes of 2 * count.
+  auto lanes_of = [&](llvm::Value* v, unsigned from, unsigned count, unsigned step) {
+    std::vector<int> mask;
+    for (unsigned i = 0; i < count; ++i) mask.push_back(static_cast<int>(from + step * i));
+    return b_.CreateShuffleVector(v, mask);
+  };
+  // pmaddwd: 16-bit products added in pairs into int32; per word, two such sums.
+  const char* pmadd = nullptr;
+  if (target_.is_x86() && lanes == 16 && target_.has_feature("avx512bw")) pmadd = "llvm.x86.avx512.pmaddw.d.512";
+  if (target_.is_x86() && lanes == 8 && target_.has_feature("avx2")) pmadd = "llvm.x86.avx2.pmadd.wd";
+  unsigned width = 2 * n;  // int16 lanes of one pmaddwd: half the products
+  llvm::Value* pairs;  // 2n int32: products of bytes 2i and 2i+1 summed
+  if (pmadd) {
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(&mod_, llvm::Function::lookupIntrinsicID(pmadd));
+    llvm::Value* lo = b_.CreateCall(f, {lanes_of(wa, 0, width, 1), lanes_of(wb, 0, width, 1)});
+    llvm::Value* hi = b_.CreateCall(f, {lanes_of(wa, width, width, 1), lanes_of(wb, width, width, 1)});
+    std::vector<int> both;
+    for (unsigned i = 0; i < 2 * n; ++i) both.push_back(static_cast<int>(i));
+    pairs = b_.CreateShuffleVector(lo, hi, both);
+  } else {
+    llvm::Type* wide = llvm::FixedVectorType::get(b_.getInt32Ty(), 2 * n);
+    llvm::Value* prod = b_.CreateMul(wa, wb);  // exact: |u8 * s8| < 2^15
+    pairs = b_.CreateAdd(b_.CreateSExt(lanes_of(prod, 0, 2 * n, 2), wide), b_.CreateSExt(lanes_of(prod, 1, 2 * n, 2), wide));
+  }
+  llvm::Value* r = b_.CreateAdd(lanes_of(pairs, 0, n, 2), lanes_of(pairs, 1, n, 2));
+  if (lanes == 1) r = b_.CreateExtractElement(r, uint64_t{0});
+  return acc ? b_.CreateAdd(acc, r) : r;
+}
+
 llvm::Value* CodeGen::emit_call(const ir::CallNode* op) {
   const std::string& name = op->name;
   DataType t = op->dtype;
@@ -630,6 +700,7 @@ llvm::Value* CodeGen::emit_call(const ir::CallNode* op) {
     return splat_if_needed(emit(op->args[i]), lanes);
   };
   if (llvm::Value* v = emit_low_level_call(op)) return v;
+  if (name == "dot_u8s8x4") return emit_dot_u8s8x4(op, nullptr);
   if (name == "likely") {
     llvm::Value* c = arg(0);
     if (c->getType()->isIntegerTy(1)) return b_.CreateIntrinsic(llvm::Intrinsic::expect, {c->getType()}, {c, b_.getTrue()});

@@ -26,6 +26,12 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
     m.graph = dead_code_elimination(fold_constant(m.graph));
     if (debug_enabled("graph")) std::cerr << "// after place (" << m.target.str() << ")\n" << m.graph;
   }
+  // The host's int8 kernels take their weights in words (after placement, which needs
+  // the plain layout).
+  if (options.optimize) {
+    m.graph = alter_layout_int8(m.graph);
+    if (debug_enabled("graph")) std::cerr << "// after alter_layout_int8 (" << m.graph.num_ops() << " ops)\n" << m.graph;
+  }
   const Graph& g = m.graph;
   std::vector<FusedGroup> groups;
   if (options.fuse) {

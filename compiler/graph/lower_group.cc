@@ -28,7 +28,8 @@ int64_t extent_of(const ir::IterVar& iv) { return *ir::as_const_int(iv->dom.exte
 // The default CPU schedule of one root stage: the outer data-parallel axes fused and
 // parallel; the innermost axis vectorized, inside the reduction loops of a reduction
 // (so a convolution accumulates a vector of outputs).
-void schedule_root(schedule::Schedule& s, const te::Tensor& t) {
+// `vectorize` false: parallel only (a stage whose loads would be gathers).
+void schedule_root(schedule::Schedule& s, const te::Tensor& t, bool vectorize = true) {
   schedule::Stage st = s[t];
   std::vector<ir::IterVar> axes = t->axis;
   if (axes.empty()) return;
@@ -38,7 +39,7 @@ void schedule_root(schedule::Schedule& s, const te::Tensor& t) {
   int64_t inner_extent = extents.back();
   axes.pop_back();
   extents.pop_back();
-  int vf = vector_factor(inner_extent);
+  int vf = vectorize ? vector_factor(inner_extent) : 0;
   ir::IterVar vi;
   if (vf && inner_extent > vf) {
     auto [o, i] = st.split(inner, vf);
@@ -70,7 +71,7 @@ void schedule_root(schedule::Schedule& s, const te::Tensor& t) {
 }
 
 // The blocked convolution of AlterLayout ([N, O/b, OH, OW, b] with reductions rc, ry,
-// rx): a register tile of up to 8 output pixels times one channel block accumulates
+// rx; for int8, AlterLayoutInt8's words with one dot_u8s8x4 per lane): a register tile of up to 8 output pixels times one channel block accumulates
 // in a local buffer (kept in registers) while the reduction runs around it; the block
 // is the vector, the pixels are unrolled; rows and channel blocks run in parallel.
 void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& t) {
@@ -176,7 +177,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   // The padded input of a blocked convolution is materialized (its loads stay plain).
   std::set<const te::OperationNode*> keep_root;
   for (const schedule::Stage& st : s->stages)
-    if (st->op->tag == "conv2d_nchwc")
+    if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8" || st->op->tag == "dense_int8")
       for (const te::Tensor& in : st->op->input_tensors()) keep_root.insert(in.get());
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     const te::Tensor& t = st->op;
@@ -187,8 +188,9 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline) continue;
     auto anchor = anchors.find(st->op.get());
     if (anchor != anchors.end() && hook(AnchorStage{g, anchor->second, s, st->op})) continue;
-    if (st->op->tag == "conv2d_nchwc") schedule_conv_nchwc(s, st->op);
-    else schedule_root(s, st->op);
+    if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8") schedule_conv_nchwc(s, st->op);
+    // Packing int8 data into words reads 4 channels per word: gathers if vectorized.
+    else schedule_root(s, st->op, st->op->tag != "pack_int8_data");
   }
   std::vector<te::Tensor> args = params;
   for (const auto& t : outs) args.push_back(t);

@@ -25,8 +25,18 @@ std::vector<ir::Expr> bcast_index(const TensorType& tt, const std::vector<ir::Va
 TensorType type_of(const te::Tensor& t, const std::vector<TensorType>* hint = nullptr, size_t k = 0);
 TensorType same_as_first(const std::vector<TensorType>& in, const Attrs&);
 
+// A 2-d window (convolution, pooling): kernel, strides, pads [t, l, b, r], dilations.
+struct Window {
+  int64_t kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;
+};
+// The attributes' window for `kernel` (kh, kw); fails on malformed strides/pads/dilations.
+Window window(const Attrs& a, std::vector<int64_t> kernel);
+// Output extent of a window over `in`; fails when the window does not fit.
+int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int64_t d, bool ceil_mode = false);
+
 // The operator families in their own files.
 void register_math_ops();    // ops_math.cc
 void register_tensor_ops();  // ops_tensor.cc
+void register_int8_ops();    // ops_int8.cc
 
 }  // namespace kiln::graph::detail

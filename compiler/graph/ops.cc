@@ -126,6 +126,28 @@ void reg(OpDef def) { registry()[def.name] = std::move(def); }
 
 TensorType same_as_first(const std::vector<TensorType>& in, const Attrs&) { return in[0]; }
 
+int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int64_t d, bool ceil_mode) {
+  int64_t span = in + p0 + p1 - d * (k - 1) - 1;
+  if (span < 0) fail(fmt::format("the window ({} with dilation {}) is larger than the padded input ({})", k, d, in + p0 + p1));
+  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  // A last window that starts in the padding is dropped (as PyTorch and ONNX do).
+  if (ceil_mode && (out - 1) * s >= in + p0) out--;
+  return out;
+}
+
+Window window(const Attrs& a, std::vector<int64_t> kernel) {
+  auto s = a.get_ints("strides", {1, 1});
+  auto p = a.get_ints("pads", {0, 0, 0, 0});
+  auto d = a.get_ints("dilations", {1, 1});
+  if (kernel.size() != 2 || s.size() != 2 || p.size() != 4 || d.size() != 2)
+    fail("2-d windows need 2 kernel sizes, 2 strides, 4 pads and 2 dilations");
+  for (int64_t v : s)
+    if (v <= 0) fail("strides must be positive");
+  for (int64_t v : d)
+    if (v <= 0) fail("dilations must be positive");
+  return {kernel[0], kernel[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+}
+
 }  // namespace detail
 
 namespace {
@@ -291,32 +313,6 @@ void register_broadcast() {
 }
 
 // ---------------------------------------------------------------- conv, dense, matmul, pooling
-
-int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int64_t d, bool ceil_mode = false) {
-  int64_t span = in + p0 + p1 - d * (k - 1) - 1;
-  if (span < 0) fail(fmt::format("the window ({} with dilation {}) is larger than the padded input ({})", k, d, in + p0 + p1));
-  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-  // A last window that starts in the padding is dropped (as PyTorch and ONNX do).
-  if (ceil_mode && (out - 1) * s >= in + p0) out--;
-  return out;
-}
-
-struct Window {
-  int64_t kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;
-};
-
-Window window(const Attrs& a, std::vector<int64_t> kernel) {
-  auto s = a.get_ints("strides", {1, 1});
-  auto p = a.get_ints("pads", {0, 0, 0, 0});
-  auto d = a.get_ints("dilations", {1, 1});
-  if (kernel.size() != 2 || s.size() != 2 || p.size() != 4 || d.size() != 2)
-    fail("2-d windows need 2 kernel sizes, 2 strides, 4 pads and 2 dilations");
-  for (int64_t v : s)
-    if (v <= 0) fail("strides must be positive");
-  for (int64_t v : d)
-    if (v <= 0) fail("dilations must be positive");
-  return {kernel[0], kernel[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
-}
 
 TensorType infer_conv2d(const std::vector<TensorType>& in, const Attrs& a) {
   const auto& x = in[0].shape;
@@ -881,6 +877,7 @@ void register_all() {
   register_quant_ops(reg);
   register_math_ops();
   register_tensor_ops();
+  register_int8_ops();
 }
 
 const std::map<std::string, OpDef>& ops() {

@@ -414,10 +414,19 @@ struct LetE : E {
   EPtr value, body;
 };
 
+// Four packed bytes of `a` (unsigned) times four of `b` (signed), summed.
+int64_t dot_u8s8x4(uint64_t a, uint64_t b) {
+  int64_t s = 0;
+  for (int j = 0; j < 4; ++j)
+    s += static_cast<int64_t>((a >> (8 * j)) & 0xff) * static_cast<int8_t>(static_cast<uint8_t>(b >> (8 * j)));
+  return s;
+}
+
 struct CallE : E {
   CallE(DataType t, std::string n, std::vector<EPtr> a) : E(t), name(std::move(n)), args(std::move(a)), elem(t.element_of()) {
     static const char* known[] = {"likely", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "floor", "ceil", "round", "pow",
-                                  "shift_left", "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor"};
+                                  "shift_left", "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor",
+                                  "dot_u8s8x4"};
     bool ok = false;
     for (const char* k : known) ok = ok || name == k;
     if (!ok) throw InterpError("the interpreter does not know intrinsic '" + name + "'");
@@ -453,6 +462,7 @@ struct CallE : E {
         else if (name == "bitwise_and") out[l] = wrap(static_cast<int64_t>(a.u & b), elem);
         else if (name == "bitwise_or") out[l] = wrap(static_cast<int64_t>(a.u | b), elem);
         else if (name == "bitwise_xor") out[l] = wrap(static_cast<int64_t>(a.u ^ b), elem);
+        else if (name == "dot_u8s8x4") out[l] = wrap(dot_u8s8x4(a.u, b), elem);
         else if (name == "floor" || name == "ceil" || name == "round") out[l] = a;
         else throw InterpError("intrinsic '" + name + "' is not defined on " + elem.to_string());
       }

@@ -20,6 +20,9 @@ Graph fold_constant(const Graph& g);
 Graph fold_scale_axis(const Graph& g);
 // CPU convolutions compute blocks of output channels as vectors, weights pre-packed.
 Graph alter_layout(const Graph& g);
+// Host int8 conv2d/dense/matmul compute on 4-byte words (VNNI's layout), weights packed
+// and folded; after placement, so accelerator nodes keep theirs.
+Graph alter_layout_int8(const Graph& g);
 // Nodes that no output depends on are dropped.
 Graph dead_code_elimination(const Graph& g);
 // Identical nodes (same op, inputs and attributes; constants with the same bytes) become one.
