@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -95,11 +97,12 @@ std::string add_problem(const Env& env, const AddWorkload& wl, const AddChain& m
   return "";
 }
 
-AddWorkload add_workload(const graph::TensorType& t, const std::string& name) {
+// The workload with its channels padded to whole blocks.
+AddWorkload add_workload(const Env& env, const graph::TensorType& t, const std::string& name) {
   AddWorkload wl;
   wl.name = name;
   wl.batch = static_cast<int>(t.shape[0]);
-  wl.channels = static_cast<int>(t.shape[1]);
+  wl.channels = static_cast<int>(round_up(t.shape[1], env.block_out()));
   wl.height = static_cast<int>(t.shape[2]);
   wl.width = static_cast<int>(t.shape[3]);
   return wl;
@@ -128,7 +131,7 @@ class Placer {
           interior.insert(c->interior.begin(), c->interior.end());
         }
       } else if (auto a = graph::match_add_chain(old_, uses_, id)) {
-        std::string why = add_problem(env_, add_workload(old_.type(a->a), n.name), *a);
+        std::string why = add_problem(env_, add_workload(env_, old_.type(a->a), n.name), *a);
         report_.push_back({n.name, "add", why.empty() ? t_.kind() : "cpu", why});
         if (why.empty()) {
           adds[id] = *a;
@@ -176,16 +179,36 @@ class Placer {
     return rw_.graph().add_op("reshape", {x}, {{"shape", shape}}, name);
   }
 
-  // The packed form of an NCHW int8 tensor (the producer's own, when the accelerator made it).
-  NodeId packed(NodeId old_id) {
+  // The packed form of an NCHW int8 tensor with its channels padded with zeros to
+  // `channels` (whole blocks): the producer's own when the accelerator made it (a
+  // padded producer's padding channels hold zeros), else packed at the boundary.
+  NodeId packed(NodeId old_id, int64_t channels) {
     NodeId id = rw_.map(old_id);
     auto it = packed_of_.find(id);
-    if (it != packed_of_.end()) return it->second;
-    NodeId p = rw_.graph().add_op("layout_pack", {id},
+    if (it != packed_of_.end()) {
+      const auto& ps = rw_.graph().type(it->second).shape;
+      if (ps[1] * ps[5] == channels) return it->second;
+    }
+    NodeId p = rw_.graph().add_op("layout_pack", {pad_to(id, 1, channels, old_.node(old_id).name + ".padded")},
                                   {{"batch_block", int64_t{env_.batch()}}, {"channel_block", int64_t{env_.block_in()}}},
                                   old_.node(old_id).name + ".packed");
     packed_of_[id] = p;
     return p;
+  }
+
+  // The host's view of a packed output with `channels` real channels: unpacked, the
+  // padding sliced off; the packed form stays what accelerator consumers read.
+  NodeId unpacked(NodeId packed_out, int64_t channels, const std::string& name) {
+    Graph& g = rw_.graph();
+    NodeId y = g.add_op("layout_unpack", {packed_out}, {}, name + ".padded");
+    const std::vector<int64_t> ys = g.type(y).shape;
+    y = g.add_op("strided_slice", {y},
+                 {{"begin", std::vector<int64_t>{0, 0, 0, 0}},
+                  {"end", std::vector<int64_t>{ys[0], channels, ys[2], ys[3]}},
+                  {"steps", std::vector<int64_t>{1, 1, 1, 1}}},
+                 name);
+    packed_of_[y] = packed_out;
+    return y;
   }
 
   // The node the accelerator wrote, unpacked to NCHW for the host (dead code when no
@@ -212,8 +235,8 @@ class Placer {
       bias = reshape(bias, {1, out_channels, 1, 1}, conv.name + ".bias_1x1");
     }
     NodeId xp;
-    if (wl.in_channels == xs[1] && !m.dense) {
-      xp = packed(m.x);
+    if (!m.dense) {
+      xp = packed(m.x, wl.in_channels);
     } else {
       NodeId padded = pad_to(x, 1, wl.in_channels, conv.name + ".data_padded");
       xp = g.add_op("layout_pack", {padded},
@@ -237,14 +260,8 @@ class Placer {
     NodeId out = g.add_op("conv2d_packed", {xp, wp, bp}, a, conv.name);
     if (wl.out_channels == out_channels && !m.dense) return finish(id, out);
     // The host's view: unpacked, the padding sliced off, a dense layer's shape.
-    NodeId y = g.add_op("layout_unpack", {out}, {}, old_.node(id).name + ".padded");
-    const std::vector<int64_t> ys = g.type(y).shape;
-    y = g.add_op("strided_slice", {y},
-                 {{"begin", std::vector<int64_t>{0, 0, 0, 0}},
-                  {"end", std::vector<int64_t>{ys[0], out_channels, ys[2], ys[3]}},
-                  {"steps", std::vector<int64_t>{1, 1, 1, 1}}},
-                 old_.node(id).name + (m.dense ? ".image" : ""));
-    if (m.dense) y = reshape(y, {ys[0], out_channels}, old_.node(id).name);
+    NodeId y = unpacked(out, out_channels, old_.node(id).name + (m.dense ? ".image" : ""));
+    if (m.dense) y = reshape(y, {g.type(y).shape[0], out_channels}, old_.node(id).name);
     rw_.set(id, y);
   }
 
@@ -257,10 +274,14 @@ class Placer {
       std::memcpy(buf->data(), eye.data(), eye.size());
       identity_ = g.add_constant("vta.identity", buf);
     }
-    NodeId a = packed(m.a), b = packed(m.b);
+    int64_t channels = old_.type(m.a).shape[1];
+    int64_t padded = round_up(channels, env_.block_out());
+    NodeId a = packed(m.a, padded), b = packed(m.b, padded);
     Attrs at{{"shift_a", m.shift_a}, {"shift_b", m.shift_b}, {"round", m.round},
              {"shift", m.shift},     {"relu", int64_t{m.relu}}, {"target", t_.kind()}};
-    finish(id, g.add_op("add_packed", {a, b, identity_}, at, old_.node(id).name));
+    NodeId out = g.add_op("add_packed", {a, b, identity_}, at, old_.node(id).name);
+    if (padded == channels) return finish(id, out);
+    rw_.set(id, unpacked(out, channels, old_.node(id).name));
   }
 
   const Graph& old_;
@@ -277,7 +298,28 @@ class Placer {
 
 int dim(const Graph& g, NodeId id, int d) { return static_cast<int>(g.type(id).shape.at(d)); }
 
-graph::LoweredGroup lower_node(const Env& env, const Graph& g, NodeId id, const std::string& name) {
+// The knobs of a placed convolution: a tuned record's where the hook has one that
+// fits this configuration and epilogue (a record is tuned with a shift-and-clip
+// epilogue; one whose tiles leave no room for the bias is not used), else the cycle
+// model's default.
+Conv2DKnobs conv2d_knobs(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Graph& g, NodeId id,
+                         const graph::KnobHook& hook, const std::string& records_key) {
+  if (hook)
+    if (auto words = hook(g, id, "conv2d.vta", records_key)) {
+      Conv2DKnobs k = conv2d_knobs_from_words(*words);
+      try {
+        check_conv2d_knobs(env, wl, rq, k);
+        return k;
+      } catch (const CompileError& e) {
+        std::cerr << fmt::format("kiln: warning: the tuned schedule of '{}' does not fit here ({}); using the default\n",
+                                 g.node(id).name, e.what());
+      }
+    }
+  return default_conv2d_knobs(env, wl, rq);
+}
+
+graph::LoweredGroup lower_node(const Env& env, const Graph& g, NodeId id, const std::string& name,
+                               const graph::KnobHook& hook, const std::string& records_key) {
   const Node& n = g.node(id);
   graph::LoweredGroup r;
   r.inputs = n.inputs;
@@ -301,7 +343,7 @@ graph::LoweredGroup lower_node(const Env& env, const Graph& g, NodeId id, const 
     wl.pad_w = static_cast<int>(p.at(1));
     Requant rq{true, static_cast<int>(n.attrs.get_int("shift", 0)), n.attrs.get_int("relu", 0) != 0};
     Conv2DOp op = conv2d_packed(env, wl, rq);
-    r.func = schedule::lower(schedule_conv2d(env, op, default_conv2d_knobs(env, wl, rq)), op.args(), name);
+    r.func = schedule::lower(schedule_conv2d(env, op, conv2d_knobs(env, wl, rq, g, id, hook, records_key)), op.args(), name);
     return r;
   }
   if (n.op == "add_packed") {
@@ -344,10 +386,19 @@ class VtaStrategy : public graph::Strategy {
     return Placer(g, t, env, report).run();
   }
 
+  std::string records_key(const target::Target& t) const override {
+    return target::Target("vta", {{"config", t.option("config", "default")}, {"fingerprint", t.option("fingerprint")}}).str();
+  }
+
   graph::LoweredGroup lower(const Graph& g, NodeId node, const std::string& name, const target::Target& t) const override {
+    return lower(g, node, name, t, {});
+  }
+
+  graph::LoweredGroup lower(const Graph& g, NodeId node, const std::string& name, const target::Target& t,
+                            const graph::KnobHook& knobs) const override {
     Env env(config_of(t));
     try {
-      return lower_node(env, g, node, name);
+      return lower_node(env, g, node, name, knobs, records_key(t));
     } catch (const CompileError& e) {
       throw CompileError(fmt::format("node '{}' on {}: {}", g.node(node).name, t.str(), e.what()));
     }
@@ -376,24 +427,72 @@ class VtaKernels : public target::KernelModule {
       throw CompileError(fmt::format("target '{}': {}", target_, e.what()));
     }
     counters_.resize(programs_.size());
+    host_bytes_.resize(programs_.size());
+  }
+
+  // The plan's buffers in device DRAM, one per buffer the accelerator's kernels name
+  // (the plan has already shared them by lifetime), instead of one per argument.
+  void plan_memory(const std::vector<std::vector<target::ArgUse>>& kernels) override {
+    if (kernels.size() != programs_.size())
+      throw CompileError(fmt::format("the executor plans {} accelerator kernels, the module holds {}", kernels.size(),
+                                     programs_.size()));
+    std::map<int, int64_t> bytes;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const Program& p = programs_[i];
+      if (kernels[i].size() != p.args().size())
+        throw CompileError(fmt::format("kernel '{}' takes {} arguments, the executor plans {}", p.name(), p.args().size(),
+                                       kernels[i].size()));
+      for (size_t k = 0; k < kernels[i].size(); ++k) {
+        const target::ArgUse& u = kernels[i][k];
+        if (static_cast<uint64_t>(u.bytes) < p.args()[k].bytes())
+          throw CompileError(fmt::format("kernel '{}': argument '{}' needs {} bytes, its buffer has {}", p.name(),
+                                         p.args()[k].name, p.args()[k].bytes(), u.bytes));
+        bytes[u.buffer] = std::max(bytes[u.buffer], u.bytes);
+      }
+    }
+    buffers_.clear();  // the per-argument buffers of a module used without a plan
+    std::map<int, runtime::DeviceBuffer> dram;
+    try {
+      for (const auto& [b, n] : bytes) dram.emplace(b, runtime::DeviceBuffer(*device_, static_cast<size_t>(n)));
+    } catch (const hw::Error& e) {
+      throw CompileError(fmt::format("target '{}': the model's tensors do not fit the device's DRAM: {}", target_, e.what()));
+    }
+    uses_ = kernels;
+    dram_ = std::move(dram);
+    written_.clear();
   }
 
   void call(size_t index, void* const* args) const override {
     const Program& p = programs_.at(index);
-    auto& bufs = buffers_[index];
-    std::vector<driver::DevAddr> addrs;
     size_t n = p.args().size();
-    for (size_t k = 0; k + 1 < n; ++k) {
-      const auto* src = static_cast<const uint8_t*>(args[k]);
-      bufs[k].write({src, p.args()[k].bytes()});
+    uint64_t copied = 0;  // between the host and the device's DRAM
+    std::vector<runtime::DeviceBuffer*> bufs;
+    if (uses_.empty()) {
+      for (auto& b : buffers_.at(index)) bufs.push_back(&b);
+    } else {
+      for (const target::ArgUse& u : uses_.at(index)) bufs.push_back(&dram_.at(u.buffer));
     }
-    for (const auto& b : bufs) addrs.push_back(b.address());
+    for (size_t k = 0; k + 1 < n; ++k) {
+      if (!uses_.empty()) {
+        const target::ArgUse& u = uses_[index][k];
+        if (u.device_only) continue;  // an earlier kernel of this module left it there
+        if (u.constant && !written_.insert(u.buffer).second) continue;
+      }
+      bufs[k]->write({static_cast<const uint8_t*>(args[k]), p.args()[k].bytes()});
+      copied += p.args()[k].bytes();
+    }
+    std::vector<driver::DevAddr> addrs;
+    for (const auto* b : bufs) addrs.push_back(b->address());
     try {
       counters_[index] = p.run(*device_, addrs);
     } catch (const hw::Error& e) {
       throw CompileError(fmt::format("kernel '{}' on {}: {}", p.name(), target_, e.what()));
     }
-    bufs[n - 1].read({static_cast<uint8_t*>(args[n - 1]), p.args()[n - 1].bytes()});
+    if (uses_.empty() || !uses_[index][n - 1].device_only) {
+      bufs[n - 1]->read({static_cast<uint8_t*>(args[n - 1]), p.args()[n - 1].bytes()});
+      copied += p.args()[n - 1].bytes();
+    }
+    host_bytes_[index] = copied;
   }
 
   std::string save() const override {
@@ -420,6 +519,7 @@ class VtaKernels : public target::KernelModule {
         s.values["gemm_utilization"] = cycles > 0 ? static_cast<double>(ps.gemm_uops) / cycles : 0;
       }
       s.values["dram_bytes"] = static_cast<double>(ps.bytes_loaded + ps.bytes_stored);
+      s.values["host_bytes"] = static_cast<double>(host_bytes_[k]);
       r.push_back(std::move(s));
     }
     return r;
@@ -429,8 +529,12 @@ class VtaKernels : public target::KernelModule {
   std::string target_;
   std::vector<Program> programs_;
   std::unique_ptr<driver::Device> device_;
-  mutable std::vector<std::vector<runtime::DeviceBuffer>> buffers_;
+  mutable std::vector<std::vector<runtime::DeviceBuffer>> buffers_;  // per kernel and argument, without a plan
+  std::vector<std::vector<target::ArgUse>> uses_;                    // with one (plan_memory)
+  mutable std::map<int, runtime::DeviceBuffer> dram_;                // per plan buffer
+  mutable std::set<int> written_;                                    // constants already in DRAM
   mutable std::vector<driver::Counters> counters_;
+  mutable std::vector<uint64_t> host_bytes_;  // copied to and from the host in the last call
 };
 
 class VtaBackend : public target::Backend {

@@ -277,6 +277,55 @@ std::vector<Conv2DKnobs> conv2d_knob_space(const Env& env, const Conv2DWorkload&
   return out;
 }
 
+std::vector<std::pair<std::string, std::vector<std::string>>> conv2d_knob_choices(const Env& env, const Conv2DWorkload& wl) {
+  check_workload(env, wl);
+  Dims d = dims(env, wl);
+  auto names = [](int n) {
+    std::vector<std::string> out;
+    for (int i : divisors(n)) out.push_back(std::to_string(i));
+    return out;
+  };
+  return {{"tile_h", names(d.oh)},
+          {"tile_w", names(d.ow)},
+          {"tile_oc", names(d.ob)},
+          {"tile_ic", names(d.cb)},
+          {"threads", {"1", "h2", "oc2"}},
+          {"double_buffer", {"off", "on"}}};
+}
+
+Conv2DKnobs conv2d_knobs_from_words(const std::map<std::string, std::string>& words) {
+  auto word = [&](const std::string& key) -> const std::string& {
+    auto it = words.find(key);
+    if (it == words.end()) throw CompileError("vta conv2d knobs: '" + key + "' is missing");
+    return it->second;
+  };
+  auto count = [&](const std::string& key) {
+    const std::string& v = word(key);
+    size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || n < 1) throw CompileError("vta conv2d knobs: " + key + "='" + v + "' is not a positive integer");
+    return n;
+  };
+  Conv2DKnobs k;
+  k.tile_h = count("tile_h");
+  k.tile_w = count("tile_w");
+  k.tile_oc = count("tile_oc");
+  k.tile_ic = count("tile_ic");
+  const std::string& t = word("threads");
+  if (t != "1" && t != "h2" && t != "oc2") throw CompileError("vta conv2d knobs: threads='" + t + "' is not 1, h2 or oc2");
+  k.h_threads = t == "h2" ? 2 : 1;
+  k.oc_threads = t == "oc2" ? 2 : 1;
+  const std::string& db = word("double_buffer");
+  if (db != "off" && db != "on") throw CompileError("vta conv2d knobs: double_buffer='" + db + "' is not off or on");
+  k.double_buffer = db == "on";
+  return k;
+}
+
 Conv2DEstimate estimate_conv2d(const Env& env, const Conv2DWorkload& wl, const Requant& rq, const Conv2DKnobs& k,
                                double bw) {
   const hw::Config& c = env.config();

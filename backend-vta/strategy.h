@@ -9,7 +9,9 @@
 //   bias   [1, O/bo, 1, 1, b, bo]         int32 (the same value in every batch lane)
 //   out    [N/b, O/bo, OH, OW, b, bo]     int8
 // out = clip(((sum data*kernel) + bias) >> shift, relu ? 0 : -128, 127).
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend-vta/env.h"
@@ -59,6 +61,15 @@ struct Conv2DKnobs {
   std::string to_string() const;
   bool operator==(const Conv2DKnobs&) const = default;
 };
+
+// The knobs in words, as the tuner's records name them: tile_h, tile_w (divisors of the
+// output rows and columns), tile_oc, tile_ic (divisors of the channel blocks), threads
+// (1, h2: two virtual threads over rows, oc2: over output channels), double_buffer
+// (off, on). The tuner's "conv2d.vta" space is defined from these choices, in this
+// order; tile_b stays 1 (the tuned batch is one block).
+std::vector<std::pair<std::string, std::vector<std::string>>> conv2d_knob_choices(const Env& env, const Conv2DWorkload& wl);
+// CompileError naming the knob that is missing or not one of its choices' form.
+Conv2DKnobs conv2d_knobs_from_words(const std::map<std::string, std::string>& words);
 
 struct Conv2DOp {
   Conv2DWorkload workload;

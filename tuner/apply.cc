@@ -37,15 +37,59 @@ graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& 
   };
 }
 
-std::vector<std::pair<Workload, std::string>> model_workloads(const graph::Graph& g) {
+graph::KnobHook knobs_hook(const std::string& records_path, std::ostream& warn, ApplyStats* stats) {
+  auto all = std::make_shared<std::vector<Record>>(load_records(records_path));
+  // The best records per records key, chosen when a key is first asked for (the
+  // templates are registered by then).
+  auto best = std::make_shared<std::map<std::string, std::map<std::string, Record>>>();
+  auto own = std::make_shared<ApplyStats>();
+  return [all, best, own, stats, &warn, records_path](const graph::Graph& g, graph::NodeId node,
+                                                      const std::string& template_name,
+                                                      const std::string& key) -> std::optional<std::map<std::string, std::string>> {
+    ApplyStats& st = stats ? *stats : *own;
+    const graph::Node& n = g.node(node);
+    std::optional<Workload> w = workload_of(g, node);
+    if (!w) return std::nullopt;
+    auto b = best->find(key);
+    if (b == best->end()) {
+      std::vector<Record> mine;
+      for (const Record& r : *all)
+        if (r.template_name == template_name) mine.push_back(r);
+      b = best->emplace(key, best_records(mine, key)).first;
+    }
+    auto it = b->second.find(w->key());
+    if (it == b->second.end()) {
+      if (st.missing.insert(w->key()).second)
+        warn << fmt::format("kiln: warning: no tuning record in {} for {} on {} (node '{}'); it keeps the default schedule\n",
+                            records_path, w->key(), key, n.name);
+      return std::nullopt;
+    }
+    st.applied.insert(w->key());
+    return it->second.knobs;
+  };
+}
+
+std::vector<std::pair<Workload, std::string>> model_workloads(const graph::Graph& g, const target::Target& target) {
   std::vector<std::pair<Workload, std::string>> out;
   std::set<std::string> seen;
   graph::CompileOptions o;
-  o.schedule_hook = [&](const graph::AnchorStage& a) {
-    if (auto w = workload_of(a.graph, a.node))
-      if (seen.insert(w->key()).second) out.push_back({*w, a.graph.node(a.node).name});
-    return false;
+  o.target = target;
+  auto take = [&](const graph::Graph& pg, graph::NodeId node) {
+    if (auto w = workload_of(pg, node))
+      if (seen.insert(w->key()).second) out.push_back({*w, pg.node(node).name});
   };
+  if (target.is_cpu()) {
+    o.schedule_hook = [&](const graph::AnchorStage& a) {
+      take(a.graph, a.node);
+      return false;
+    };
+  } else {
+    o.knob_hook = [&](const graph::Graph& pg, graph::NodeId node, const std::string&,
+                      const std::string&) -> std::optional<std::map<std::string, std::string>> {
+      take(pg, node);
+      return std::nullopt;
+    };
+  }
   graph::compile(g, o);
   return out;
 }

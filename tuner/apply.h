@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "compiler/graph/lower_group.h"
+#include "compiler/graph/strategy.h"
+#include "compiler/target/target.h"
 #include "tuner/records.h"
 
 namespace kiln::tuner {
@@ -25,8 +27,15 @@ struct ApplyStats {
 graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& warn, ApplyStats* stats = nullptr,
                                  const std::string& target = "cpu");
 
-// The anchor workloads of a graph as compile() would lower them: (workload, node name).
+// The same for an accelerator's own nodes (graph::KnobHook): the best record of the
+// node's workload among those of the template and the target's records key, as knobs in
+// words. Warns once per workload without one. The template must be registered for the
+// target's configuration (register_vta_templates) when the hook is asked.
+graph::KnobHook knobs_hook(const std::string& records_path, std::ostream& warn, ApplyStats* stats = nullptr);
+
+// The workloads of a graph as compile() for `target` would lower them: (workload, node
+// name); the host's anchors for the CPU, the accelerator's nodes for an accelerator.
 // Used by `kiln tune MODEL.onnx` to find what to tune.
-std::vector<std::pair<Workload, std::string>> model_workloads(const graph::Graph& g);
+std::vector<std::pair<Workload, std::string>> model_workloads(const graph::Graph& g, const target::Target& target = {});
 
 }  // namespace kiln::tuner

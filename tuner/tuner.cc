@@ -194,11 +194,12 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
 
   // Earlier records: this task's (resume, never re-measured) and other workloads of
   // the same template (transfer).
+  const std::string target = opt.target.empty() ? t.target : opt.target;
   std::vector<Record> earlier = opt.records.empty() ? std::vector<Record>{} : load_records(opt.records);
   std::vector<const Record*> mine;
   std::map<std::string, std::vector<const Record*>> others;
   for (const Record& r : earlier) {
-    if (r.template_name != t.name) continue;
+    if (r.template_name != t.name || r.target != target) continue;
     if (r.workload == key) mine.push_back(&r);
     else if (opt.transfer) others[r.workload].push_back(&r);
   }
@@ -308,7 +309,7 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
       Record r;
       r.template_name = t.name;
       r.workload = key;
-      r.target = t.target;
+      r.target = target;
       r.config = picks[k];
       r.knobs = space.get(picks[k]).describe();
       r.cost = mr.ok() ? mr.cost : 0;

@@ -50,6 +50,10 @@ struct TuneOptions {
   int sa_points = 48;         // xgb: parallel annealing chains
   int sa_steps = 30;          // xgb: annealing steps per batch
   std::string records;        // the JSON-lines file ("" for none)
+  // What the records are keyed by: the template's target ("" ) or, for an accelerator,
+  // its records key with the configuration's fingerprint (graph::Strategy::records_key).
+  // Records of another target are neither resumed nor learned from.
+  std::string target;
   std::shared_ptr<FeatureMemo> feature_memo;  // null: features live for this tune only
   bool transfer = true;       // train on records of other workloads of the same template
   // Called after every batch (progress lines); the tuner prints nothing itself.

@@ -16,13 +16,6 @@ namespace kiln::tuner {
 
 namespace {
 
-std::vector<std::string> divisor_names(int64_t n) {
-  std::vector<std::string> out;
-  for (int64_t i = 1; i <= n; ++i)
-    if (n % i == 0) out.push_back(std::to_string(i));
-  return out;
-}
-
 // The epilogue a tuned convolution is measured with (TVM's benchmark: shift, clip).
 vta::Requant tuning_requant() {
   vta::Requant rq;
@@ -49,18 +42,7 @@ vta::Conv2DWorkload vta_workload(const Workload& w) {
   return wl;
 }
 
-vta::Conv2DKnobs vta_knobs(const Config& c) {
-  vta::Conv2DKnobs k;
-  k.tile_h = std::stoi(c.name("tile_h"));
-  k.tile_w = std::stoi(c.name("tile_w"));
-  k.tile_oc = std::stoi(c.name("tile_oc"));
-  k.tile_ic = std::stoi(c.name("tile_ic"));
-  const std::string& t = c.name("threads");
-  k.h_threads = t == "h2" ? 2 : 1;
-  k.oc_threads = t == "oc2" ? 2 : 1;
-  k.double_buffer = c.name("double_buffer") == "on";
-  return k;
-}
+vta::Conv2DKnobs vta_knobs(const Config& c) { return vta::conv2d_knobs_from_words(c.describe()); }
 
 void register_vta_templates(const hw::Config& cfg) {
   auto env = std::make_shared<vta::Env>(cfg);
@@ -73,18 +55,13 @@ void register_vta_templates(const hw::Config& cfg) {
     // Rejects shapes the strategy cannot take (channels not a multiple of the block).
     vta::conv2d_packed(*env, wl, tuning_requant());
     ConfigSpace s;
-    s.define_knob("tile_h", divisor_names(wl.out_height()));
-    s.define_knob("tile_w", divisor_names(wl.out_width()));
-    s.define_knob("tile_oc", divisor_names(wl.out_channels / env->block_out()));
-    s.define_knob("tile_ic", divisor_names(wl.in_channels / env->block_in()));
-    s.define_knob("threads", {"1", "h2", "oc2"});
-    s.define_knob("double_buffer", {"off", "on"});
+    for (const auto& [knob, choices] : vta::conv2d_knob_choices(*env, wl)) s.define_knob(knob, choices);
     return s;
   };
   t.apply = [](const graph::AnchorStage&, const Workload&, const Config&) {
     throw std::invalid_argument(
-        "conv2d.vta schedules the VTA backend's programs (kiln vta, vta::build_conv2d); graphs are not compiled for the "
-        "accelerator yet");
+        "conv2d.vta schedules the accelerator's convolutions (through the graph strategy's knob hook, "
+        "tuner::knobs_hook), not the host's anchor stages");
   };
   t.lower = [env](const Workload& w, const Config& c) {
     vta::Conv2DWorkload wl = vta_workload(w);

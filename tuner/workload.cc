@@ -30,6 +30,10 @@ std::vector<std::string> key_order(const std::string& op) {
   return {"M", "N", "K"};
 }
 
+// The CPU layout's channel block of a conv2d workload: what --op assumes when it is not
+// given, and what an accelerator's workload (which has no CPU layout) is keyed with.
+int64_t default_block(int64_t out_channels) { return out_channels % 16 == 0 ? 16 : 8; }
+
 }  // namespace
 
 int64_t Workload::at(const std::string& key) const {
@@ -94,7 +98,7 @@ Workload parse_workload(const std::string& spec) {
     w.params.try_emplace("stride", 1);
     w.params.try_emplace("pad", 0);
     int64_t o = w.params["O"];
-    w.params.try_emplace("block", o % 16 == 0 ? 16 : 8);
+    w.params.try_emplace("block", default_block(o));
     if (o % w.params["block"]) throw std::invalid_argument(fmt::format("--op '{}': O={} is not a multiple of block={}", spec, o, w.params["block"]));
     if (w.params["H"] + 2 * w.params["pad"] < w.params["KH"] || w.params["W"] + 2 * w.params["pad"] < w.params["KW"])
       throw std::invalid_argument(fmt::format("--op '{}': the kernel is larger than the padded input", spec));
@@ -104,6 +108,21 @@ Workload parse_workload(const std::string& spec) {
 
 std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node) {
   const graph::Node& n = g.node(node);
+  if (n.op == "conv2d_packed") {
+    // An accelerator's int8 convolution, data [N/b, C/bi, H, W, b, bi] and kernel
+    // [O/bo, C/bi, KH, KW, bo, bi] (compiler/graph/ops_packed.cc).
+    const auto& x = g.type(n.inputs[0]).shape;
+    const auto& w = g.type(n.inputs[1]).shape;
+    auto s = n.attrs.get_ints("strides", {1, 1});
+    auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+    if (x.size() != 6 || w.size() != 6 || s.size() != 2 || s[0] != s[1] || p.size() != 4 || p[0] != p[1] || p[0] != p[2] ||
+        p[0] != p[3])
+      return std::nullopt;
+    int64_t o = w[0] * w[4];
+    return Workload{"conv2d",
+                    {{"N", x[0] * x[4]}, {"C", x[1] * x[5]}, {"H", x[2]}, {"W", x[3]}, {"O", o}, {"KH", w[2]}, {"KW", w[3]},
+                     {"stride", s[0]}, {"pad", p[0]}, {"block", default_block(o)}}};
+  }
   if (n.type.dtype != ir::DataType::Float(32)) return std::nullopt;
   if (n.op == "matmul" || n.op == "dense") {
     const auto& a = g.type(n.inputs[0]).shape;

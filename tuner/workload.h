@@ -28,7 +28,8 @@ struct Workload {
 Workload parse_workload(const std::string& spec);
 
 // The workload of a graph node, if it is one a template serves (2-d matmul, dense,
-// conv2d_nchwc with equal strides, equal pads and no dilation, not depthwise).
+// conv2d_nchwc with equal strides, equal pads and no dilation, not depthwise; an
+// accelerator's conv2d_packed with equal strides and pads).
 std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node);
 
 // A graph of one operator node with the workload's shapes (every operand a graph

@@ -54,12 +54,12 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
       if (!strategy || where != strategy->kind())
         throw CompileError(fmt::format("node '{}' is marked for target '{}', compiling for '{}'", root.name, where,
                                        m.target.str()));
-      m.kernels.push_back(strategy->lower(g, groups[k].root(), name, m.target));
+      m.kernels.push_back(strategy->lower(g, groups[k].root(), name, m.target, options.knob_hook));
       m.kernels.back().on_accelerator = true;
     } else {
       m.kernels.push_back(lower_group(g, groups[k].nodes, name, {}, options.schedule_hook));
     }
-    io.push_back(KernelIO{m.kernels.back().inputs, m.kernels.back().outputs});
+    io.push_back(KernelIO{m.kernels.back().inputs, m.kernels.back().outputs, m.kernels.back().on_accelerator});
   }
   m.memory = plan_memory(g, io);
   return m;
@@ -116,6 +116,34 @@ ExecPlan make_plan(const CompiledModel& m) {
   return p;
 }
 
+namespace {
+
+// The accelerator kernels' arguments as the plan uses them: a buffer that no host
+// kernel touches and that is no graph input or output lives in the accelerator's
+// memory alone (the plan shares a buffer between tensors of disjoint lifetimes, so one
+// host use anywhere makes it a host buffer).
+std::vector<std::vector<target::ArgUse>> accelerator_memory(const ExecPlan& plan) {
+  std::vector<bool> host(plan.buffers.size(), false);
+  for (const auto& t : plan.inputs) host.at(t.buffer) = true;
+  for (const auto& t : plan.outputs) host.at(t.buffer) = true;
+  for (const auto& k : plan.kernels)
+    if (!k.on_accelerator)
+      for (int b : k.args) host.at(b) = true;
+  std::vector<std::vector<target::ArgUse>> uses;
+  for (const auto& k : plan.kernels) {
+    if (!k.on_accelerator) continue;
+    std::vector<target::ArgUse> args;
+    for (int b : k.args) {
+      const ExecPlan::Buffer& buf = plan.buffers.at(b);
+      args.push_back({b, buf.bytes, buf.init != nullptr, !buf.init && !host[b]});
+    }
+    uses.push_back(std::move(args));
+  }
+  return uses;
+}
+
+}  // namespace
+
 Executor::Executor(ExecPlan plan, std::unique_ptr<target::KernelModule> kernels,
                    std::unique_ptr<target::KernelModule> accelerator)
     : plan_(std::move(plan)), kernels_(std::move(kernels)), accel_(std::move(accelerator)) {
@@ -139,6 +167,7 @@ Executor::Executor(ExecPlan plan, std::unique_ptr<target::KernelModule> kernels,
     for (int b : k.args) a.push_back(ptr.at(b));
     args_.push_back(std::move(a));
   }
+  if (accel_) accel_->plan_memory(accelerator_memory(plan_));
 }
 
 Executor::~Executor() = default;
@@ -187,6 +216,7 @@ AcceleratorReport accelerator_report(const Executor& ex, const std::vector<doubl
     r.cycles += value("cycles");
     r.ideal_cycles += value("gemm_uops");
     r.dram_bytes += value("dram_bytes");
+    r.host_bytes += value("host_bytes");
     r.layers.push_back(std::move(l));
   }
   return r;

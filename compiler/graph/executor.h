@@ -29,6 +29,8 @@ struct CompileOptions {
   // What to compile for: "cpu" (everything on the host), or an accelerator whose
   // strategy (strategy.h) places what it can and leaves the rest to the host.
   target::Target target = {};
+  // Tuned knobs for the accelerator's nodes (strategy.h); the tuner's records provide one.
+  KnobHook knob_hook = {};
 };
 
 struct CompiledModel {
@@ -109,6 +111,7 @@ struct AcceleratorReport {
   };
   std::vector<Layer> layers;
   double cycles = 0, ideal_cycles = 0, dram_bytes = 0;
+  double host_bytes = 0;  // copied between the host and the accelerator's memory
   double accelerator_ms = 0, host_ms = 0;
   double utilization() const { return cycles > 0 ? ideal_cycles / cycles : 0; }
 };

@@ -22,14 +22,25 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels) {
     p.storage_bytes.push_back(bytes(id));
   }
   std::vector<int> last_use(g.size(), -1);
-  for (size_t k = 0; k < kernels.size(); ++k)
-    for (NodeId r : kernels[k].reads) last_use[r] = static_cast<int>(k);
-  std::multiset<std::pair<int64_t, int>> free_blocks;  // (bytes, storage id)
+  std::vector<bool> host(g.size(), false);  // some host kernel writes or reads it
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    for (NodeId r : kernels[k].reads) {
+      last_use[r] = static_cast<int>(k);
+      if (!kernels[k].accelerator) host[r] = true;
+    }
+    for (NodeId w : kernels[k].writes)
+      if (!kernels[k].accelerator) host[w] = true;
+  }
+  // Free blocks per space (0: the host's, 1: the accelerator's): (bytes, storage id).
+  std::multiset<std::pair<int64_t, int>> free_space[2];
+  std::vector<int> space_of_storage(p.storage_bytes.size(), 0);
   for (size_t k = 0; k < kernels.size(); ++k) {
     for (NodeId w : kernels[k].writes) {
       if (p.storage_of[w] >= 0) continue;
       int64_t need = bytes(w);
       p.unshared_bytes += need;
+      int space = host[w] ? 0 : 1;
+      auto& free_blocks = free_space[space];
       auto it = free_blocks.lower_bound({need, -1});
       if (it != free_blocks.end() && it->first <= 2 * need) {
         p.storage_of[w] = it->second;
@@ -43,6 +54,7 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels) {
       } else {
         p.storage_of[w] = static_cast<int>(p.storage_bytes.size());
         p.storage_bytes.push_back(need);
+        space_of_storage.push_back(space);
       }
     }
     // Tensors read for the last time here (and writes nobody reads) free their blocks.
@@ -53,7 +65,7 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels) {
       if (last_use[w] < 0) done.insert(w);
     for (NodeId d : done)
       if (p.storage_of[d] >= 0 && !pinned.count(d) && !g.node(d).is_constant())
-        free_blocks.insert({p.storage_bytes[p.storage_of[d]], p.storage_of[d]});
+        free_space[space_of_storage[p.storage_of[d]]].insert({p.storage_bytes[p.storage_of[d]], p.storage_of[d]});
   }
   for (NodeId id : pinned) p.unshared_bytes += pinned.count(id) ? bytes(id) : 0;
   return p;

@@ -2,7 +2,9 @@
 // Memory planning: every tensor a kernel writes gets a slot of a storage pool; slots
 // whose tensors are dead (no later kernel reads them) are reused for later tensors of
 // the same or smaller size (best fit). Graph inputs and outputs get storage of their
-// own so a caller can read the outputs after a run.
+// own so a caller can read the outputs after a run. A tensor that only an
+// accelerator's kernels write and read is in the accelerator's space and shares
+// storage only with such tensors, so that it can live in the accelerator's memory.
 #include <cstdint>
 #include <vector>
 
@@ -22,6 +24,7 @@ struct MemoryPlan {
 struct KernelIO {
   std::vector<NodeId> reads;
   std::vector<NodeId> writes;
+  bool accelerator = false;  // the kernel runs on the accelerator
 };
 MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels);
 

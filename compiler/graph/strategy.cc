@@ -40,6 +40,11 @@ std::unique_ptr<Strategy> make_strategy(const std::string& kind) {
   return it->second();
 }
 
+std::string records_key_of(const target::Target& t) {
+  std::unique_ptr<Strategy> s = make_strategy(t.kind());
+  return s ? s->records_key(s->resolve(t)) : "cpu";
+}
+
 std::string node_target(const Node& n) { return n.attrs.get_string("target", ""); }
 
 }  // namespace kiln::graph

@@ -12,7 +12,9 @@
 // target's backend (compiler/target registry, same name) builds. Every other group
 // runs on the host CPU.
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,13 @@ struct Placement {
   std::string reason;  // why it stayed on the CPU; empty when placed
 };
 
+// Tuned schedules for the nodes a strategy lowers (the tuner's records: tuner/apply.h).
+// Asked with the placed graph, a node marked for the target, the tuning template the
+// strategy schedules it with ("conv2d.vta") and the target's records_key(); answers the
+// template's knobs in words, or nothing, and then the strategy keeps its default.
+using KnobHook = std::function<std::optional<std::map<std::string, std::string>>(
+    const Graph&, NodeId, const std::string& template_name, const std::string& records_key)>;
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -39,8 +48,19 @@ class Strategy {
   // One node marked for this target, lowered to the function its backend builds
   // (arguments: the node's inputs, then its output).
   virtual LoweredGroup lower(const Graph& g, NodeId node, const std::string& name, const target::Target& t) const = 0;
+  // The same with tuned knobs where `knobs` has them; a strategy without tuning
+  // templates ignores them.
+  virtual LoweredGroup lower(const Graph& g, NodeId node, const std::string& name, const target::Target& t,
+                             const KnobHook& knobs) const {
+    (void)knobs;
+    return lower(g, node, name, t);
+  }
   // The target with what the backend resolves (the configuration's fingerprint).
   virtual target::Target resolve(const target::Target& t) const { return t; }
+  // What a tuning record of this target is keyed by: the resolved target without the
+  // options that change where it runs but not what a schedule costs (the device kind,
+  // a waveform file). Records made for one configuration never apply to another.
+  virtual std::string records_key(const target::Target& resolved) const { return resolved.str(); }
 };
 
 using StrategyFactory = std::function<std::unique_ptr<Strategy>()>;
@@ -48,6 +68,10 @@ void register_strategy(const std::string& kind, StrategyFactory factory);
 // The strategy of an accelerator kind; null for "cpu" and "interp" (host only);
 // CompileError naming the registered kinds otherwise.
 std::unique_ptr<Strategy> make_strategy(const std::string& kind);
+
+// The key a target's tuning records carry: an accelerator's strategy resolves the
+// target and keys it (Strategy::records_key); the host's is "cpu".
+std::string records_key_of(const target::Target& t);
 
 // The target a node is marked for ("" for the host).
 std::string node_target(const Node& n);

@@ -18,6 +18,14 @@ struct KernelStats {
   std::map<std::string, double> values;
 };
 
+// How the executor uses one argument of a module's kernel (KernelModule::plan_memory).
+struct ArgUse {
+  int buffer = -1;            // the memory plan's buffer; arguments naming one buffer share it
+  int64_t bytes = 0;          // the buffer's size
+  bool constant = false;      // contents that never change (weights): copied in once
+  bool device_only = false;   // written and read only by this module's kernels, never by the host
+};
+
 // Compiled kernels: function i of the list given to build(), called with one pointer
 // per argument buffer (compact row-major data of the argument's type and shape).
 class KernelModule {
@@ -29,6 +37,12 @@ class KernelModule {
   virtual std::string save() const { return ""; }
   // Per kernel, what its last call measured; empty for a backend that measures nothing.
   virtual std::vector<KernelStats> stats() const { return {}; }
+  // Called once by the executor before any call, with each kernel's arguments (in
+  // kernel order). A module with memory of its own (an accelerator's DRAM) lays the
+  // plan's buffers out there: constants are copied in once, and device-only tensors
+  // stay there between its kernels instead of going through the host. The default
+  // ignores it: every call then copies what it needs.
+  virtual void plan_memory(const std::vector<std::vector<ArgUse>>& kernels) { (void)kernels; }
 };
 
 // A kernel as a saved module knows it: its name and number of arguments.

@@ -10,9 +10,14 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <iostream>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "backend-cpu/graph_backend.h"
 #include "backend-cpu/runtime/tensor.h"
@@ -101,6 +106,99 @@ TEST_F(DigitsVta, IcebreakerBoardTopOverItsUartEqualsTheCpu) {
   // tiny.json on the uart-sim device: the iCEBreaker's board top, Verilated, driven
   // through its UART host link.
   EXPECT_EQ(logits("vta -config=tiny -device=uart-sim", 2), logits("cpu", 2));
+}
+
+TEST_F(DigitsVta, TunedOnTinyTheRecordsApplyOnTinyOnly) {
+  // kiln tune --target vta tunes the convolutions the placement puts on the
+  // accelerator; kiln run --records applies them on that configuration, and on another
+  // one (another fingerprint) warns and keeps the defaults.
+  fs::path records = fs::temp_directory_path() / fmt::format("kiln_digits_vta_{}.jsonl", ::getpid());
+  fs::remove(records);
+  std::string model = (dir() / "digits.vta.q.onnx").string();
+  auto tune = test::run_command(std::string(KILN_BIN) + " tune " + model + " --target vta --config tiny -n 2 --tuner random -r " +
+                                records.string());
+  ASSERT_EQ(tune.status, 0) << tune.output;
+  EXPECT_NE(tune.output.find("kiln tune: 2 tasks"), std::string::npos) << tune.output;
+  EXPECT_NE(tune.output.find("cycles on rtl (vta -config=tiny -fingerprint="), std::string::npos) << tune.output;
+  std::string run = std::string(KILN_BIN) + " run " + model + " --target vta --device fsim --records " + records.string();
+  auto on_tiny = test::run_command(run + " --config tiny");
+  ASSERT_EQ(on_tiny.status, 0) << on_tiny.output;
+  // The first convolution stays on the host, so it has no accelerator record to miss.
+  EXPECT_EQ(on_tiny.output.find("on vta -config=tiny -fingerprint="), std::string::npos) << on_tiny.output;
+  auto on_default = test::run_command(run + " --config default");
+  ASSERT_EQ(on_default.status, 0) << on_default.output;
+  EXPECT_NE(on_default.output.find("no tuning record in " + records.string() + " for conv2d:N=1,C=16,H=8,W=8,O=16"),
+            std::string::npos)
+      << on_default.output;
+  EXPECT_NE(on_default.output.find("on vta -config=default -fingerprint="), std::string::npos) << on_default.output;
+  fs::remove(records);
+}
+
+TEST_F(DigitsVta, TraceIsOneTimelineOfHostAndAccelerator) {
+  // kiln run --trace on rtl: the device's module tracks and one run per accelerator
+  // kernel, and a host track with the host's kernels, in plan order, none overlapping.
+  fs::path trace = fs::temp_directory_path() / fmt::format("kiln_digits_trace_{}.json", ::getpid());
+  auto r = test::run_command(std::string(KILN_BIN) + " run " + (dir() / "digits.vta.q.onnx").string() +
+                             " --target vta --config tiny --device rtl --json --trace " + trace.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  nlohmann::json report = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  size_t accel_kernels = report.at("accelerator").at("layers").size();
+  ASSERT_GT(accel_kernels, 0u);
+  std::ifstream in(trace);
+  nlohmann::json t = nlohmann::json::parse(in);
+  std::map<int, std::string> process;
+  std::map<std::pair<int, int>, std::string> thread;
+  for (const auto& e : t.at("traceEvents"))
+    if (e.at("ph") == "M" && e.at("name") == "process_name") process[e.at("pid")] = e.at("args").at("name");
+    else if (e.at("ph") == "M" && e.at("name") == "thread_name") thread[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+  int host = -1, device = -1;
+  for (const auto& [pid, name] : process) (name == "host CPU" ? host : device) = pid;
+  ASSERT_GE(host, 0);
+  ASSERT_GE(device, 0);
+  EXPECT_EQ(process[device], "kiln rtl (tiny)");
+  std::map<std::string, int> busy;  // events per device track
+  std::vector<std::pair<double, double>> timeline;  // host kernels and device runs
+  size_t runs = 0, host_kernels = 0;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    int pid = e.at("pid"), tid = e.at("tid");
+    if (pid == device) ++busy[thread[{pid, tid}]];
+    bool run = pid == device && thread[{pid, tid}] == "runs";
+    if (run || pid == host) timeline.push_back({e.at("ts").get<double>(), e.at("dur").get<double>()});
+    runs += run;
+    host_kernels += pid == host;
+  }
+  EXPECT_EQ(runs, accel_kernels);
+  EXPECT_GT(host_kernels, 0u);
+  for (const char* module : {"fetch", "load", "compute", "store"}) EXPECT_GT(busy[module], 0) << module;
+  std::sort(timeline.begin(), timeline.end());
+  for (size_t k = 1; k < timeline.size(); ++k)
+    EXPECT_GE(timeline[k].first + 1e-6, timeline[k - 1].first + timeline[k - 1].second) << "event " << k << " overlaps";
+  fs::remove(trace);
+}
+
+TEST_F(DigitsVta, RunQuantizesOnTheFlyWithCalibrate) {
+  // kiln run MODEL.onnx --calibrate DIR is kiln quantize's default model, run: the same
+  // output as the file kiln quantize wrote (the same random input: kiln run's is seeded).
+  fs::path a = fs::temp_directory_path() / fmt::format("kiln_digits_fly_{}.npy", ::getpid());
+  fs::path b = fs::temp_directory_path() / fmt::format("kiln_digits_file_{}.npy", ::getpid());
+  std::string run = std::string(KILN_BIN) + " run --target vta --device fsim ";
+  auto fly = test::run_command(run + (dir() / "digits.onnx").string() + " --calibrate " + (dir() / "calibration").string() +
+                               " -o " + a.string());
+  ASSERT_EQ(fly.status, 0) << fly.output;
+  EXPECT_NE(fly.output.find("quantized on the fly: 6 nodes"), std::string::npos) << fly.output;
+  EXPECT_NE(fly.output.find("4 of 6 operators on the accelerator"), std::string::npos) << fly.output;
+  auto file = test::run_command(run + (dir() / "digits.vta.q.onnx").string() + " -o " + b.string());
+  ASSERT_EQ(file.status, 0) << file.output;
+  cpu::NDArray x = cpu::NDArray::load_npy(a.string()), y = cpu::NDArray::load_npy(b.string());
+  ASSERT_EQ(x.nbytes(), y.nbytes());
+  EXPECT_EQ(std::memcmp(x.data(), y.data(), static_cast<size_t>(x.nbytes())), 0);
+  // A calibration directory of the wrong shape is a clear error.
+  auto bad = test::run_command(run + (dir() / "digits.onnx").string() + " --calibrate " + dir().string());
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--calibrate"), std::string::npos) << bad.output;
+  fs::remove(a);
+  fs::remove(b);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "backend-cpu/graph_backend.h"
@@ -12,6 +13,17 @@
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
 #include "tests/support/graph_run.h"
+#ifdef KILN_HAVE_TUNER_VTA
+#include <unistd.h>
+
+#include <set>
+#include <sstream>
+
+#include "compiler/ir/printer.h"
+#include "hw/spec/config_files.h"
+#include "tuner/apply.h"
+#include "tuner/vta_templates.h"
+#endif
 
 namespace kiln {
 namespace {
@@ -172,6 +184,36 @@ TEST(VtaGraph, PackageSavesAndLoadsWithAcceleratorKernels) {
   EXPECT_EQ(run(loaded, input_of(g)), run_on(g, "cpu"));
 }
 
+TEST(VtaGraph, TensorsBetweenAcceleratorKernelsStayInItsMemory) {
+  // conv11's output feeds conv21 and the residual add, conv21's only the add: neither
+  // goes through the host. The weights are copied into device DRAM on the first run only.
+  Graph g = block_graph();
+  graph::CompiledModel m = compile_for(g, "vta -config=default -device=fsim");
+  std::map<std::string, size_t> index;  // node name -> its place among the accelerator's kernels
+  for (const auto& k : m.kernels)
+    if (k.on_accelerator) index.emplace(m.graph.node(k.outputs.at(0)).name, index.size());
+  ASSERT_TRUE(index.count("conv21")) << "conv21 is not on the accelerator";
+  graph::Executor ex = graph::make_executor(m, "cpu", "llvm");
+  auto host_bytes = [&] {
+    std::vector<double> b;
+    for (const auto& s : ex.accelerator()->stats()) b.push_back(s.values.at("host_bytes"));
+    return b;
+  };
+  graph::Executor cpu = graph::make_executor(compile_for(g, "cpu"), "cpu", "llvm");
+  std::vector<int8_t> x = input_of(g);
+  EXPECT_EQ(run(ex, x), run(cpu, x));
+  std::vector<double> first = host_bytes();
+  EXPECT_GT(first[index["conv21"]], 0);  // its weights and bias
+  // A second input: only what the host produces or reads is copied now.
+  for (auto& v : x) v = static_cast<int8_t>(-v / 2);
+  EXPECT_EQ(run(ex, x), run(cpu, x));
+  std::vector<double> second = host_bytes();
+  EXPECT_EQ(second[index["conv21"]], 0);
+  double before = 0, after = 0;
+  for (size_t k = 0; k < first.size(); ++k) before += first[k], after += second[k];
+  EXPECT_LT(after, before);
+}
+
 // A graph of one convolution chain on x [1, C, size, size], ending on the host.
 Graph one_conv(int in_channels, int out_channels, int size, int k, uint32_t seed = 41) {
   Graph g;
@@ -188,6 +230,22 @@ TEST(VtaGraph, ChannelsArePaddedToWholeBlocks) {
   graph::CompiledModel m = compile_for(g, "vta -config=default -device=fsim");
   ASSERT_EQ(m.placement.size(), 1u);
   EXPECT_EQ(m.placement[0].target, "vta") << m.placement[0].reason;
+  EXPECT_EQ(run_on(g, "vta -config=default -device=fsim"), run_on(g, "cpu"));
+}
+
+TEST(VtaGraph, ResidualAddsArePaddedToWholeBlocksToo) {
+  // MobileNetV2's 24-channel blocks: the add reads the padded convolution's packed
+  // output directly (its padding channels are zeros) and the input packed once.
+  Graph g;
+  NodeId x = g.add_input("x", TensorType{DataType::Int(8), {1, 24, 8, 8}});
+  NodeId y = conv_chain(g, x, 24, 3, 1, 4, false, 51);
+  NodeId z = add_chain(g, x, y, 0, 1, 1, 1, true);
+  g.add_output(g.add_op("cast", {z}, {{"dtype", std::string("float32")}}), "z");
+  graph::CompiledModel m = compile_for(g, "vta -config=default -device=fsim");
+  for (const auto& p : m.placement) EXPECT_EQ(p.target, "vta") << p.node << ": " << p.reason;
+  EXPECT_EQ(count_op(m.graph, "add_packed", true), 1);
+  EXPECT_EQ(count_op(m.graph, "layout_pack", false), 1);
+  EXPECT_EQ(count_op(m.graph, "layout_unpack", false), 1);
   EXPECT_EQ(run_on(g, "vta -config=default -device=fsim"), run_on(g, "cpu"));
 }
 
@@ -246,6 +304,86 @@ TEST(VtaGraph, BadTargetsAreClearErrors) {
     EXPECT_NE(std::string(e.what()).find("nosuch"), std::string::npos) << e.what();
   }
 }
+
+#ifdef KILN_HAVE_TUNER_VTA
+// Tuning records of the accelerator are keyed by its configuration and fingerprint;
+// a compile for that target schedules its convolutions with the best one.
+TEST(VtaGraph, RecordsAreKeyedByConfigurationAndFingerprint) {
+  std::string def = graph::records_key_of(target::Target::parse("vta -config=default -device=rtl"));
+  EXPECT_EQ(def, graph::records_key_of(target::Target::parse("vta -config=default")));  // the device does not count
+  EXPECT_NE(def.find("-fingerprint="), std::string::npos) << def;
+  EXPECT_NE(def, graph::records_key_of(target::Target::parse("vta -config=tiny")));
+  EXPECT_EQ(graph::records_key_of(target::Target::parse("cpu")), "cpu");
+}
+
+std::string kernel_text(const graph::CompiledModel& m, const std::string& node) {
+  for (const auto& k : m.kernels)
+    if (k.on_accelerator && m.graph.node(k.outputs.at(0)).name == node) return ir::to_string(k.func.body);
+  ADD_FAILURE() << "no accelerator kernel for " << node;
+  return "";
+}
+
+TEST(VtaGraph, TunedRecordsScheduleTheAcceleratorsConvolutions) {
+  Graph g = block_graph();
+  const std::string target = "vta -config=default -device=fsim";
+  std::vector<std::pair<tuner::Workload, std::string>> tasks =
+      tuner::model_workloads(g, target::Target::parse(target));
+  // conv11 and conv21 share a shape; conv31 is the strided 1x1.
+  ASSERT_EQ(tasks.size(), 2u);
+  tuner::register_vta_templates(hw::load_config("default"));
+  const tuner::Template& t = tuner::find_template("conv2d.vta");
+  const tuner::Workload& w = tasks[0].first;
+  tuner::ConfigSpace space = t.space(w);
+  // One-row tiles without threads: legal, and not what the cycle model picks.
+  int64_t pick = space.index_of({{"tile_h", "1"}, {"tile_w", "14"}, {"tile_oc", "1"}, {"tile_ic", "1"},
+                                 {"threads", "1"}, {"double_buffer", "off"}});
+  auto record = [&](const std::string& key, double cost) {
+    tuner::Record r;
+    r.template_name = t.name;
+    r.workload = w.key();
+    r.target = key;
+    r.config = pick;
+    r.knobs = space.get(pick).describe();
+    r.cost = cost;
+    r.unit = "cycles";
+    return r;
+  };
+  auto dir = std::filesystem::temp_directory_path() / ("kiln_vta_records_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto compile_with = [&](const std::string& records, tuner::ApplyStats& stats) {
+    std::ostringstream warn;
+    graph::CompileOptions o;
+    o.target = target::Target::parse(target);
+    o.knob_hook = tuner::knobs_hook(records, warn, &stats);
+    return graph::compile(g, o);
+  };
+  graph::CompiledModel plain = compile_for(g, target);
+
+  // Only a record of another configuration: nothing applies.
+  std::string tiny_only = (dir / "tiny.jsonl").string();
+  tuner::RecordWriter(tiny_only).append(record(graph::records_key_of(target::Target::parse("vta -config=tiny")), 10));
+  tuner::ApplyStats none;
+  graph::CompiledModel untuned = compile_with(tiny_only, none);
+  EXPECT_TRUE(none.applied.empty());
+  EXPECT_EQ(none.missing.size(), 2u);
+  EXPECT_EQ(kernel_text(untuned, "conv11"), kernel_text(plain, "conv11"));
+
+  // This configuration's record schedules both convolutions of its shape.
+  std::string mine = (dir / "default.jsonl").string();
+  tuner::RecordWriter(mine).append(record(graph::records_key_of(target::Target::parse(target)), 1000));
+  tuner::ApplyStats stats;
+  graph::CompiledModel tuned = compile_with(mine, stats);
+  EXPECT_EQ(stats.applied, std::set<std::string>{w.key()});
+  EXPECT_EQ(stats.missing, std::set<std::string>{tasks[1].first.key()});
+  EXPECT_NE(kernel_text(tuned, "conv11"), kernel_text(plain, "conv11"));
+  EXPECT_NE(kernel_text(tuned, "conv21"), kernel_text(plain, "conv21"));
+  EXPECT_EQ(kernel_text(tuned, "conv31"), kernel_text(plain, "conv31"));
+  // and the tuned programs compute the same result as the CPU.
+  graph::Executor ex = graph::make_executor(tuned, "cpu", "llvm");
+  EXPECT_EQ(run(ex, input_of(g)), run_on(g, "cpu"));
+  std::filesystem::remove_all(dir);
+}
+#endif
 
 }  // namespace
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/quantize/quantize.h"
 #include "hw/spec/config.h"
 
 namespace kiln::cli {
@@ -20,6 +21,11 @@ void add_config_option(CLI::App* app, std::string& target);
 
 std::vector<uint8_t> read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
+
+// kiln quantize without the output file: MODEL.onnx calibrated on the .npy inputs of
+// `calibrate_dir` (quantize_cmd.cc); returns the QDQ model's bytes.
+std::string quantize_file(const std::string& model, const std::string& calibrate_dir, const quantize::Options& opt,
+                          quantize::Report* report = nullptr);
 
 // Subcommand registration; each returns after adding its callbacks to `app`.
 void add_hw_commands(CLI::App& app);

@@ -75,15 +75,8 @@ void quantize_model(const QuantizeArgs& a) {
   opt.per_channel = a.per_channel;
   opt.skip = split_list(a.skip);
   opt.skip_given = a.skip_given;
-  graph::Graph g = frontend::import_onnx_file(a.model);
-  if (g.inputs().size() != 1)
-    throw CompileError(fmt::format("{}: the model has {} inputs; kiln quantize takes models with one", a.model, g.inputs().size()));
-  std::vector<graph::ConstData> samples = load_calibration(a.calibrate, g.type(g.inputs()[0]));
-  std::ifstream f(a.model, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
   quantize::Report r;
-  std::string out = quantize::quantize_onnx(ss.str(), samples, opt, a.model, &r);
+  std::string out = quantize_file(a.model, a.calibrate, opt, &r);
   std::ofstream o(a.output, std::ios::binary);
   if (!o || !o.write(out.data(), static_cast<std::streamsize>(out.size()))) throw CompileError("cannot write " + a.output);
   fmt::print("{}: {} nodes quantized ({} scales), {} tensors calibrated on {} inputs ({}), skipped: {} -> {}\n", a.model,
@@ -92,6 +85,18 @@ void quantize_model(const QuantizeArgs& a) {
 }
 
 }  // namespace
+
+std::string quantize_file(const std::string& model, const std::string& calibrate_dir, const quantize::Options& opt,
+                          quantize::Report* report) {
+  graph::Graph g = frontend::import_onnx_file(model);
+  if (g.inputs().size() != 1)
+    throw CompileError(fmt::format("{}: the model has {} inputs; kiln quantize takes models with one", model, g.inputs().size()));
+  std::vector<graph::ConstData> samples = load_calibration(calibrate_dir, g.type(g.inputs()[0]));
+  std::ifstream f(model, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return quantize::quantize_onnx(ss.str(), samples, opt, model, report);
+}
 
 void add_quantize_command(CLI::App& app) {
   auto q = std::make_shared<QuantizeArgs>();

@@ -22,10 +22,14 @@
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
 #include "compiler/target/target.h"
+#include "tools/kiln/common.h"
 #ifdef KILN_HAVE_TUNER
 #include <iostream>
 
 #include "tuner/apply.h"
+#endif
+#ifdef KILN_HAVE_TUNER_VTA
+#include "tuner/vta_templates.h"
 #endif
 
 namespace kiln::cli {
@@ -36,6 +40,7 @@ struct RunArgs {
   std::string model, target = "cpu", output_model, records;
   std::string config, device;  // an accelerator target's -config and -device
   std::string trace;           // the whole inference's timeline (an accelerator on rtl)
+  std::string calibrate;       // quantize on the fly with these calibration inputs
   std::vector<std::string> inputs, outputs;
   int repeat = 0;  // 0: 10 on the host, 1 with an accelerator (a simulation is slow)
   bool json = false;
@@ -52,6 +57,16 @@ graph::CompileOptions compile_options(const RunArgs& a) {
 #ifdef KILN_HAVE_TUNER
   try {
     o.schedule_hook = tuner::records_hook(a.records, std::cerr);
+    if (o.target.kind() == "vta") {
+#ifdef KILN_HAVE_TUNER_VTA
+      // The accelerator's convolutions take the best `kiln tune --target vta` record
+      // of their shape and configuration.
+      tuner::register_vta_templates(load_config(o.target.option("config", "default")));
+      o.knob_hook = tuner::knobs_hook(a.records, std::cerr);
+#else
+      throw CompileError("--records with --target vta: this kiln was built without the accelerator's tuner");
+#endif
+    }
   } catch (const std::invalid_argument& e) {
     throw CompileError(e.what());
   }
@@ -119,18 +134,32 @@ void print_placement(const graph::CompiledModel& m) {
                " (a float model needs `kiln quantize` first)\n");
 }
 
+// The model to compile: MODEL.onnx, or with --calibrate the model kiln quantize would
+// write from it (max calibration, power-of-two scales, the first convolution in float).
+graph::Graph import_model(const RunArgs& a) {
+  if (a.calibrate.empty()) return frontend::import_onnx_file(a.model);
+  quantize::Report r;
+  std::string q = quantize_file(a.model, a.calibrate, quantize::Options{}, &r);
+  if (!a.json)
+    fmt::print("quantized on the fly: {} nodes (power2 scales), calibrated on {} inputs of {}\n", r.quantized_nodes, r.samples,
+               a.calibrate);
+  return frontend::import_onnx_bytes(q, {}, a.model + " (quantized)");
+}
+
 graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms) {
   auto t0 = std::chrono::steady_clock::now();
   auto [backend, target] = backend_of(a.target);
   if (ends_with(a.model, ".kiln")) {
     if (!a.records.empty()) throw CompileError("--records applies when compiling MODEL.onnx; " + a.model + " is compiled already");
     if (!a.trace.empty()) throw CompileError("--trace applies when compiling MODEL.onnx; " + a.model + " is compiled already");
+    if (!a.calibrate.empty())
+      throw CompileError("--calibrate applies when compiling MODEL.onnx; " + a.model + " is compiled already");
     graph::Executor ex = graph::load_model(a.model);
     *num_kernels = ex.plan().kernels.size();
     *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return ex;
   }
-  graph::Graph g = frontend::import_onnx_file(a.model);
+  graph::Graph g = import_model(a);
   graph::CompiledModel m = graph::compile(g, compile_options(a));
   if (!a.json) print_placement(m);
   *num_kernels = m.kernels.size();
@@ -194,6 +223,7 @@ nlohmann::json accelerator_json(const graph::Executor& ex, const std::vector<dou
   j["ideal_cycles"] = r.ideal_cycles;
   j["gemm_utilization"] = r.utilization();
   j["dram_bytes"] = r.dram_bytes;
+  j["host_bytes"] = r.host_bytes;
   j["host_ms"] = r.host_ms;
   j["simulation_ms"] = r.accelerator_ms;
   return j;
@@ -212,8 +242,9 @@ void print_accelerator_report(const nlohmann::json& j) {
     fmt::print("  total: {:.3f} M cycles ({:.3f} M ideal, GEMM utilization {:.1f}%), {:.1f} MB of DRAM traffic\n", cycles / 1e6,
                j["ideal_cycles"].get<double>() / 1e6, 100 * j["gemm_utilization"].get<double>(),
                j["dram_bytes"].get<double>() / 1e6);
-  fmt::print("  host kernels {:.3f} ms, accelerator kernels (simulated, wall time) {:.1f} ms\n", j["host_ms"].get<double>(),
-             j["simulation_ms"].get<double>());
+  fmt::print("  host kernels {:.3f} ms, accelerator kernels (simulated, wall time) {:.1f} ms, {:.1f} KB copied between host "
+             "and device\n",
+             j["host_ms"].get<double>(), j["simulation_ms"].get<double>(), j["host_bytes"].get<double>() / 1024);
 }
 
 // One Chrome/Perfetto timeline of the first inference: the device's tracks (its runs
@@ -371,7 +402,7 @@ void run_model(const RunArgs& a) {
 void compile_model(const RunArgs& a) {
   if (a.output_model.empty()) throw CompileError("give the file to write with -o MODEL.kiln");
   auto [backend, target] = backend_of(a.target);
-  graph::Graph g = frontend::import_onnx_file(a.model);
+  graph::Graph g = import_model(a);
   graph::CompiledModel m = graph::compile(g, compile_options(a));
   print_placement(m);
   graph::Executor ex = graph::make_executor(m, backend, target);
@@ -395,6 +426,8 @@ void add_run_commands(CLI::App& app) {
   run->add_option("-o,--output", r->outputs, "FILE.npy for each output, in order");
   run->add_option("-n,--repeat", r->repeat, "timed runs, the latency is their median (default: 10; 1 with an accelerator)");
   run->add_option("--records", r->records, "tuning records (kiln tune): the best one per operator schedules it");
+  run->add_option("--calibrate", r->calibrate,
+                  "DIR of .npy inputs: quantize the float model to int8 first, as `kiln quantize` does by default");
   run->add_option("--trace", r->trace,
                   "with --target vta on rtl: FILE.json, one Perfetto timeline of the first inference (host and accelerator)");
   run->add_flag("--json", r->json, "print one JSON object (latency_ms: median, min, max; profile)");
@@ -409,6 +442,8 @@ void add_run_commands(CLI::App& app) {
   comp->add_option("--device", c->device, "with --target vta: the device the package runs on (fsim, rtl, ...)");
   comp->add_option("-o,--output", c->output_model, "MODEL.kiln to write")->required();
   comp->add_option("--records", c->records, "tuning records (kiln tune): the best one per operator schedules it");
+  comp->add_option("--calibrate", c->calibrate,
+                   "DIR of .npy inputs: quantize the float model to int8 first, as `kiln quantize` does by default");
   comp->callback([c] { compile_model(*c); });
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/graph/strategy.h"
 #include "compiler/support/error.h"
 #include "tools/kiln/common.h"
 #include "tuner/apply.h"
@@ -61,6 +62,15 @@ void tune_main(const TuneArgs& a) {
   if (vta) throw CompileError("--target vta: this build has no VTA backend");
 #endif
   g_cycles = vta;
+  // An accelerator's records are keyed by its configuration and fingerprint, so that
+  // cycles tuned on one configuration are never applied to another; a model's tasks
+  // are the convolutions its placement puts on the accelerator.
+  target::Target model_target;
+  std::string records_key;
+  if (vta) {
+    model_target = target::Target("vta", {{"config", a.config}});
+    records_key = graph::records_key_of(model_target);
+  }
   if (a.jobs < 1) throw CompileError("--jobs must be at least 1");
   if (a.timeout <= 0) throw CompileError("--timeout must be positive");
   tuner::MeasureOptions mo;
@@ -81,10 +91,13 @@ void tune_main(const TuneArgs& a) {
   std::vector<std::pair<tuner::Workload, std::string>> tasks;
   try {
     if (!a.op.empty()) tasks.push_back({tuner::parse_workload(a.op), "--op"});
-    else tasks = tuner::model_workloads(frontend::import_onnx_file(a.model));
+    else tasks = tuner::model_workloads(frontend::import_onnx_file(a.model), model_target);
   } catch (const std::invalid_argument& e) {
     throw CompileError(e.what());
   }
+  if (tasks.empty() && vta)
+    throw CompileError(a.model + ": no convolution of this model runs on the accelerator (" + records_key +
+                       "); a float model needs `kiln quantize` first");
   if (tasks.empty()) throw CompileError(a.model + ": no operator has a tuning template (conv2d, dense, matmul)");
   fmt::print(stderr, "kiln tune: {} task{}, {} trials each, tuner {}, {}, records {}\n", tasks.size(), tasks.size() == 1 ? "" : "s",
              a.trials, a.tuner, measurer->describe(), a.records);
@@ -99,6 +112,7 @@ void tune_main(const TuneArgs& a) {
     o.seed = a.seed;
     o.resume = a.resume;
     o.records = a.records;
+    o.target = records_key;
     o.on_progress = print_progress;
     tuner::TuneResult r;
     try {
@@ -114,7 +128,7 @@ void tune_main(const TuneArgs& a) {
       std::vector<std::string> knobs;
       for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
       fmt::print("{} ({}): best {:.0f} cycles on rtl ({}), config {} [{}]; {} measured now, {} errors\n", w.key(), where,
-                 r.best->cost, a.config, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
+                 r.best->cost, records_key, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
     } else if (r.best) {
       std::vector<std::string> knobs;
       for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
@@ -131,7 +145,9 @@ void tune_main(const TuneArgs& a) {
 void add_tune_command(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
   CLI::App* t = app.add_subcommand("tune", "tune a model's convolutions and matrix products (or one --op) and record the measurements");
-  t->add_option("model", a->model, "MODEL.onnx: tune every conv2d, dense and matmul of the model");
+  t->add_option("model", a->model,
+                "MODEL.onnx: tune every conv2d, dense and matmul of the model (with --target vta: every convolution "
+                "the accelerator runs)");
   t->add_option("--op", a->op, "one operator instead of a model, e.g. matmul:M=1024,N=1024,K=1024 or "
                                "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1");
   t->add_option("-t,--target", a->target,

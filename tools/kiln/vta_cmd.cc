@@ -19,6 +19,7 @@
 #include "hw/spec/error.h"
 #include "tools/kiln/common.h"
 #ifdef KILN_HAVE_TUNER_VTA
+#include "compiler/graph/strategy.h"
 #include "tuner/records.h"
 #include "tuner/vta_templates.h"
 #endif
@@ -86,7 +87,8 @@ void run_vta(VtaArgs a, bool dense) {
     tuner::Workload w = tuner::parse_workload(fmt::format("conv2d:N={},C={},H={},W={},O={},KH={},KW={},stride={},pad={}",
                                                           wl.batch, wl.in_channels, wl.height, wl.width, wl.out_channels,
                                                           wl.kernel_h, wl.kernel_w, wl.stride_h, wl.pad_h));
-    auto best = tuner::best_records(tuner::load_records(a.records), "vta");
+    auto best = tuner::best_records(tuner::load_records(a.records),
+                                    graph::records_key_of(target::Target("vta", {{"config", a.config}})));
     auto it = best.find(w.key());
     if (it == best.end()) {
       std::cerr << fmt::format("kiln: warning: {} has no record for {}; using the default schedule\n", a.records, w.key());
