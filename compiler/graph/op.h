@@ -41,6 +41,11 @@ const OpDef& op_def(const std::string& name);
 bool is_known_op(const std::string& name);
 std::vector<std::string> op_names();
 
+// Adds an operator defined outside compiler/ (an accelerator's own layouts: its
+// strategy places nodes of it), before any graph uses it. CompileError when the name
+// is taken or the definition lacks infer or compute.
+void register_op(OpDef def);
+
 // Registers the operators of the packed layouts (ops_packed.cc); ops.cc calls it.
 void register_packed_ops(const std::function<void(OpDef)>& reg);
 

@@ -901,6 +901,12 @@ const OpDef& op_def(const std::string& name) {
 
 bool is_known_op(const std::string& name) { return ops().count(name) != 0; }
 
+void register_op(OpDef def) {
+  if (def.name.empty() || !def.infer || !def.compute) throw CompileError("register_op: an operator needs a name, infer and compute");
+  if (ops().count(def.name)) throw CompileError("register_op: operator '" + def.name + "' is already defined");
+  reg(std::move(def));
+}
+
 std::vector<std::string> op_names() {
   std::vector<std::string> r;
   for (const auto& [k, v] : ops()) r.push_back(k);

@@ -9,7 +9,8 @@ writes, into the output directory:
 
 Usage: /usr/bin/python3 export_models.py OUTDIR [NAME ...]
 NAME: resnet18 mobilenet_v2 bert_tiny (the default set), vgg11 squeezenet1_1
-shufflenet_v2_x0_5 densenet121 googlenet efficientnet_b0 convnext_tiny.
+shufflenet_v2_x0_5 densenet121 googlenet efficientnet_b0 convnext_tiny; resnet18@SIZE
+is ResNet-18 on a SIZE x SIZE image, written as resnet18_SIZE.
 Needs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy.
 """
 import math
@@ -77,6 +78,10 @@ def build(name):
     if name == "resnet18":
         m = torchvision.models.resnet18(weights=None)
         return m, torch.randn(1, 3, 224, 224), 13
+    if name.startswith("resnet18@"):
+        # The same network on a smaller square image (its global pooling takes any size).
+        size = int(name.split("@")[1])
+        return torchvision.models.resnet18(weights=None), torch.randn(1, 3, size, size), 13
     if name == "mobilenet_v2":
         m = torchvision.models.mobilenet_v2(weights=None)
         return m, torch.randn(1, 3, 224, 224), 13
@@ -99,6 +104,7 @@ def export(name, outdir):
     model.eval()
     with torch.no_grad():
         y = model(x)
+    name = name.replace("@", "_")
     path = os.path.join(outdir, name + ".onnx")
     torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"],
                       do_constant_folding=True)

@@ -12,6 +12,7 @@
 #include "backend-vta/graph_target.h"
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
+#include "tests/support/graph_run.h"
 #ifdef KILN_HAVE_TUNER_VTA
 #include <unistd.h>
 
@@ -110,24 +111,10 @@ std::vector<int8_t> input_of(const Graph& g) {
   return random_ints<int8_t>(static_cast<size_t>(g.type(g.inputs()[0]).size()), -40, 40, 7);
 }
 
-std::vector<float> run(graph::Executor& ex, const std::vector<int8_t>& x) {
-  ex.set_input(0, x.data(), static_cast<int64_t>(x.size()));
-  ex.run();
-  std::vector<float> out(static_cast<size_t>(ex.output_type(0).size()));
-  std::memcpy(out.data(), ex.output(0), out.size() * sizeof(float));
-  return out;
-}
+using test::compile_for;
+using test::run;
 
-graph::CompiledModel compile_for(const Graph& g, const std::string& target) {
-  graph::CompileOptions o;
-  o.target = target::Target::parse(target);
-  return graph::compile(g, o);
-}
-
-std::vector<float> run_on(const Graph& g, const std::string& target) {
-  graph::Executor ex = graph::make_executor(compile_for(g, target), "cpu", "llvm");
-  return run(ex, input_of(g));
-}
+std::vector<float> run_on(const Graph& g, const std::string& target) { return test::run_on(g, target, input_of(g)); }
 
 int count_op(const Graph& g, const std::string& op, bool on_vta) {
   int n = 0;

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "tools/kiln/common.h"
+#include "tools/kiln/plugin.h"
 #ifdef KILN_HAVE_CPU
 #include "backend-cpu/graph_backend.h"
 #endif
@@ -29,6 +30,10 @@ int main(int argc, char** argv) {
       "Run `kiln <command> --help` for the options of a command."};
   app.set_version_flag("--version", "kiln 0.1.0");
   app.require_subcommand(1);
+  // Given before the command, so its targets are registered before the command runs.
+  app.add_option("--plugin", "a shared object that registers a target of its own (docs/compiler.md, Adding a backend)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->each([](const std::string& path) { kiln::cli::load_plugin(path); });
   kiln::cli::add_hw_commands(app);
   kiln::cli::add_asm_commands(app);
   kiln::cli::add_sim_command(app);
