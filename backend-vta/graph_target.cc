@@ -33,6 +33,8 @@ using graph::Graph;
 using graph::Node;
 using graph::NodeId;
 using graph::Placement;
+using graph::is_int8;
+using graph::number;
 using ir::DataType;
 
 hw::Config config_of(const target::Target& t) { return hw::load_config(t.option("config", "default")); }

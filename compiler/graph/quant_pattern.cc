@@ -4,11 +4,8 @@
 
 namespace kiln::graph {
 
-namespace {
-
 using ir::DataType;
 
-// A number attribute stored as an integer or a float.
 std::optional<double> number(const Attrs& a, const std::string& key) {
   if (!a.has(key)) return std::nullopt;
   const auto& v = a.map().at(key);
@@ -17,6 +14,10 @@ std::optional<double> number(const Attrs& a, const std::string& key) {
   return std::nullopt;
 }
 
+bool is_int8(const TensorType& t) { return t.dtype == DataType::Int(8); }
+
+namespace {
+
 // The value of a one-element integer constant.
 std::optional<int64_t> scalar(const Graph& g, NodeId id) {
   const Node& n = g.node(id);
@@ -24,7 +25,6 @@ std::optional<int64_t> scalar(const Graph& g, NodeId id) {
   return n.value->get_int(0);
 }
 
-bool is_int8(const TensorType& t) { return t.dtype == DataType::Int(8); }
 bool is_int32(const TensorType& t) { return t.dtype == DataType::Int(32); }
 
 // The tail every accelerator chain ends with: cast<int8>(clip(x)) with clip's bounds

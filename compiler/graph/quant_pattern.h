@@ -12,6 +12,7 @@
 // chain but its last has exactly one use, so replacing the chain loses nothing.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "compiler/graph/graph.h"
@@ -34,6 +35,10 @@ struct AddChain {
   bool relu = false;
   std::vector<NodeId> interior;
 };
+
+// A number attribute stored as an integer or a float (clip's bounds), or nothing.
+std::optional<double> number(const Attrs& a, const std::string& key);
+bool is_int8(const TensorType& t);
 
 // `cast`: the candidate chain's last node; `uses`: g.use_counts().
 std::optional<ConvChain> match_conv_chain(const Graph& g, const std::vector<int>& uses, NodeId cast);
