@@ -8,11 +8,15 @@
 // configuration can run, as conv2d_packed / add_packed nodes in the packed layouts
 // (compiler/graph/ops_packed.cc), with layout transforms at the boundaries to the host
 // and weights packed at compile time (graph_pack's job). Each placed node lowers to the
-// backend's strategy (strategy.h) with the cycle model's default knobs.
+// backend's strategy (strategy.h) with the best tuning record of its shape and
+// configuration where CompileOptions::knob_hook has one, else the cycle model's
+// default knobs.
 //
 // The backend builds each placed node's function into a Program (codegen.h) and runs
-// it on a Device of the target's kind (fsim, rtl, ...), made once per module, with the
-// node's tensors copied to and from device DRAM around each run. A module saves as
+// it on a Device of the target's kind (fsim, rtl, ...), made once per module. The
+// memory plan's buffers are laid out in the device's DRAM (plan_memory): constants are
+// copied in once, tensors between accelerator kernels stay there, and only what the
+// host produces or reads is copied around a run. A module saves as
 // JSON (the programs and the target), so a .kiln package runs without the compiler.
 #include <string>
 
