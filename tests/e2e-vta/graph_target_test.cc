@@ -113,6 +113,7 @@ std::vector<int8_t> input_of(const Graph& g) {
 
 using test::compile_for;
 using test::run;
+using test::save_and_load;
 
 std::vector<float> run_on(const Graph& g, const std::string& target) { return test::run_on(g, target, input_of(g)); }
 
@@ -176,10 +177,7 @@ TEST(VtaGraph, RtlMatchesTheCpuBitForBit) {
 TEST(VtaGraph, PackageSavesAndLoadsWithAcceleratorKernels) {
   Graph g = block_graph();
   graph::Executor ex = graph::make_executor(compile_for(g, "vta -config=default -device=fsim"), "cpu", "llvm");
-  std::string path = (std::filesystem::temp_directory_path() / "kiln-vta-graph-test.kiln").string();
-  graph::save_model(path, ex, "cpu", "llvm");
-  graph::Executor loaded = graph::load_model(path);
-  std::filesystem::remove(path);
+  graph::Executor loaded = save_and_load(ex, "kiln-vta-graph-test");
   ASSERT_NE(loaded.accelerator(), nullptr);
   EXPECT_EQ(run(loaded, input_of(g)), run_on(g, "cpu"));
 }

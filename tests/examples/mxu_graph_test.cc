@@ -104,6 +104,7 @@ std::vector<int8_t> input_of(const Graph& g) {
 
 using test::compile_for;
 using test::run;
+using test::save_and_load;
 
 std::vector<float> run_on(const Graph& g, const std::string& target) { return test::run_on(g, target, input_of(g)); }
 
@@ -155,10 +156,7 @@ TEST(MxuGraph, SmallScratchpadsGiveTheSameResult) {
 TEST(MxuGraph, PackageSavesAndLoads) {
   Graph g = layers_graph();
   graph::Executor ex = graph::make_executor(compile_for(g, "mxu"), "cpu", "llvm");
-  std::string path = (std::filesystem::temp_directory_path() / "kiln-mxu-graph-test.kiln").string();
-  graph::save_model(path, ex, "cpu", "llvm");
-  graph::Executor loaded = graph::load_model(path);
-  std::filesystem::remove(path);
+  graph::Executor loaded = save_and_load(ex, "kiln-mxu-graph-test");
   ASSERT_NE(loaded.accelerator(), nullptr);
   EXPECT_EQ(run(loaded, input_of(g)), run_on(g, "cpu"));
 }

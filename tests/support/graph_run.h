@@ -3,6 +3,7 @@
 // that compare an accelerator's results with the CPU's (the host kernels on the CPU
 // backend). The backends must be registered first.
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,16 @@ inline std::vector<float> run(graph::Executor& ex, const std::vector<int8_t>& x)
 inline std::vector<float> run_on(const graph::Graph& g, const std::string& target, const std::vector<int8_t>& x) {
   graph::Executor ex = graph::make_executor(compile_for(g, target), "cpu", "llvm");
   return run(ex, x);
+}
+
+// The compiled model saved as a .kiln package (named `name` in the temporary
+// directory) and loaded again, as `kiln run MODEL.kiln` does.
+inline graph::Executor save_and_load(const graph::Executor& ex, const std::string& name) {
+  std::string path = (std::filesystem::temp_directory_path() / (name + ".kiln")).string();
+  graph::save_model(path, ex, "cpu", "llvm");
+  graph::Executor loaded = graph::load_model(path);
+  std::filesystem::remove(path);
+  return loaded;
 }
 
 }  // namespace kiln::test
