@@ -835,7 +835,7 @@ graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& opti
   if (!model.ParseFromString(bytes))
     fail(source + ": not a valid ONNX model (the protobuf does not parse: the file is truncated or not an ONNX file)");
   if (!model.has_graph()) fail(source + ": the model has no graph (truncated or not an ONNX file)");
-  upgrade_opset(model, options.input_shapes, source);
+  upgrade_opset(model, options, source);
   return Importer(model, options, source).run();
 }
 

@@ -1,6 +1,6 @@
 // Converters of ONNX's tensor-manipulating and normalization operators beyond
 // onnx_importer.cc: CumSum, Trilu, Tile, GatherElements, Range, DepthToSpace,
-// SpaceToDepth, Size, GlobalMaxPool, InstanceNormalization.
+// SpaceToDepth, Size, NonZero (of constants), GlobalMaxPool, InstanceNormalization.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -49,6 +49,31 @@ std::vector<NodeId> range(Importer& c) {
     else b->set_int(i, static_cast<int64_t>(start) + i * static_cast<int64_t>(delta));
   }
   return {c.constant(b)};
+}
+
+// NonZero's output shape is its data's count of non-zeros, so its input must be known
+// while compiling (PyTorch's opset 9 exports arange(n) as NonZero(ones(n))): the
+// indices, [rank, count] int64, become a constant.
+std::vector<NodeId> non_zero(Importer& c) {
+  const graph::Node& x = c.const_input(0);
+  const interp::HostBuffer& b = *x.value;
+  const std::vector<int64_t>& shape = b.shape();
+  std::vector<int64_t> hits;
+  for (int64_t i = 0; i < b.size(); ++i)
+    if (b.get(i) != 0) hits.push_back(i);
+  auto rank = static_cast<int64_t>(shape.size());
+  if (rank == 0) fail("NonZero of a scalar (its result has no rows)");
+  if (hits.empty()) fail("NonZero of a constant with no non-zero element (an empty result)");
+  auto out = std::make_shared<interp::HostBuffer>(DataType::Int(64),
+                                                  std::vector<int64_t>{rank, static_cast<int64_t>(hits.size())});
+  for (size_t k = 0; k < hits.size(); ++k) {
+    int64_t flat = hits[k];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      out->set_int(d * static_cast<int64_t>(hits.size()) + static_cast<int64_t>(k), flat % shape[static_cast<size_t>(d)]);
+      flat /= shape[static_cast<size_t>(d)];
+    }
+  }
+  return {c.constant(out)};
 }
 
 std::vector<int64_t> nchw(Importer& c, const char* what) {
@@ -202,6 +227,7 @@ void add_tensor_converters(std::map<std::string, Converter>& m) {
   m["DepthToSpace"] = depth_to_space;
   m["SpaceToDepth"] = space_to_depth;
   m["Size"] = size;
+  m["NonZero"] = non_zero;
   m["GlobalMaxPool"] = global_max_pool;
   m["InstanceNormalization"] = instance_norm;
   m["Resize"] = resize;
