@@ -877,6 +877,7 @@ void register_all() {
   register_quant_ops(reg);
   register_math_ops();
   register_tensor_ops();
+  register_image_ops();
   register_int8_ops();
 }
 

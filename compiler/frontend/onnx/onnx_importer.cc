@@ -823,6 +823,7 @@ const std::map<std::string, Converter>& converters() {
   };
   add_math_converters(m);
   add_tensor_converters(m);
+  add_signal_converters(m);
   return m;
   }();
   return table;

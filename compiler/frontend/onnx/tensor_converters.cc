@@ -1,6 +1,7 @@
 // Converters of ONNX's tensor-manipulating and normalization operators beyond
 // onnx_importer.cc: CumSum, Trilu, Tile, GatherElements, Range, DepthToSpace,
-// SpaceToDepth, Size, NonZero (of constants), GlobalMaxPool, InstanceNormalization.
+// SpaceToDepth, Size, NonZero (of constants), GlobalMaxPool, InstanceNormalization,
+// Resize, GridSample.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -163,6 +164,14 @@ std::vector<NodeId> resize(Importer& c) {
   return {c.op("resize", {c.in(0)}, a)};
 }
 
+// GridSample (opset 16): bilinear, nearest or bicubic sampling of NCHW data at a grid
+// of [-1, 1] coordinates.
+std::vector<NodeId> grid_sample(Importer& c) {
+  Attrs a{{"mode", c.attr_string("mode", "bilinear")}, {"padding", c.attr_string("padding_mode", "zeros")},
+          {"align_corners", c.attr_int("align_corners", 0)}};
+  return {c.op("grid_sample", {c.in(0), c.in(1)}, a)};
+}
+
 // EyeLike: ones on the k-th diagonal of a matrix of the input's shape (a constant).
 std::vector<NodeId> eye_like(Importer& c) {
   TensorType t = c.in_type(0);
@@ -232,6 +241,7 @@ void add_tensor_converters(std::map<std::string, Converter>& m) {
   m["InstanceNormalization"] = instance_norm;
   m["Resize"] = resize;
   m["Upsample"] = resize;
+  m["GridSample"] = grid_sample;
   m["EyeLike"] = eye_like;
   m["OneHot"] = one_hot;
   m["MeanVarianceNormalization"] = mean_variance_norm;
