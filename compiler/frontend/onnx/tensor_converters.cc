@@ -1,7 +1,7 @@
 // Converters of ONNX's tensor-manipulating and normalization operators beyond
 // onnx_importer.cc: CumSum, Trilu, Tile, GatherElements, Range, DepthToSpace,
 // SpaceToDepth, Size, NonZero (of constants), GlobalMaxPool, InstanceNormalization,
-// Resize, GridSample.
+// Resize, GridSample, RoiAlign.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -172,6 +172,18 @@ std::vector<NodeId> grid_sample(Importer& c) {
   return {c.op("grid_sample", {c.in(0), c.in(1)}, a)};
 }
 
+// RoiAlign (opsets 10 and 16: coordinate_transformation_mode half_pixel, or
+// output_half_pixel as opset 10 had it).
+std::vector<NodeId> roi_align(Importer& c) {
+  std::string coord = c.attr_string("coordinate_transformation_mode", c.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  if (coord != "half_pixel" && coord != "output_half_pixel")
+    fail("coordinate_transformation_mode '" + coord + "' is not one of half_pixel, output_half_pixel");
+  Attrs a{{"output_height", c.attr_int("output_height", 1)}, {"output_width", c.attr_int("output_width", 1)},
+          {"sampling_ratio", c.attr_int("sampling_ratio", 0)}, {"spatial_scale", c.attr_float("spatial_scale", 1.0)},
+          {"mode", c.attr_string("mode", "avg")}, {"half_pixel", int64_t{coord == "half_pixel"}}};
+  return {c.op("roi_align", {c.in(0), c.in(1), c.in(2)}, a)};
+}
+
 // EyeLike: ones on the k-th diagonal of a matrix of the input's shape (a constant).
 std::vector<NodeId> eye_like(Importer& c) {
   TensorType t = c.in_type(0);
@@ -242,6 +254,7 @@ void add_tensor_converters(std::map<std::string, Converter>& m) {
   m["Resize"] = resize;
   m["Upsample"] = resize;
   m["GridSample"] = grid_sample;
+  m["RoiAlign"] = roi_align;
   m["EyeLike"] = eye_like;
   m["OneHot"] = one_hot;
   m["MeanVarianceNormalization"] = mean_variance_norm;
