@@ -1,4 +1,4 @@
-// Converters of ONNX's signal operators: DFT and STFT. Both become products with
+// Converters of ONNX's signal operators: DFT, STFT and MelWeightMatrix. Both become products with
 // constant cosine and sine matrices (a length-n transform is an n x n' matrix product,
 // which the matmul schedules run well at the lengths models use), the frames of STFT a
 // take of constant indices.
@@ -137,11 +137,51 @@ std::vector<NodeId> stft_op(Importer& c) {
   return {dft(c, framed, 2, frame, false, onesided)};
 }
 
+// MelWeightMatrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz,
+// upper_edge_hertz): [dft_length / 2 + 1, num_mel_bins] triangular filters on the mel
+// scale, as ONNX defines them. Its inputs decide its shape, so they are known when
+// compiling and the matrix is a constant.
+std::vector<NodeId> mel_weight_matrix(Importer& c) {
+  auto scalar = [&](int k) {
+    std::vector<double> v = graph::constant_values(c.const_input(k));
+    if (v.size() != 1) fail(fmt::format("input {} must hold one value, it holds {}", k, v.size()));
+    return v[0];
+  };
+  auto bins = static_cast<int64_t>(scalar(0)), length = static_cast<int64_t>(scalar(1));
+  double rate = scalar(2), lo_hz = scalar(3), hi_hz = scalar(4);
+  if (bins < 1 || length < 1 || rate <= 0) fail("num_mel_bins, dft_length and sample_rate must be positive");
+  if (lo_hz < 0 || hi_hz <= lo_hz) fail("the edges must satisfy 0 <= lower_edge_hertz < upper_edge_hertz");
+  int64_t spectrum = length / 2 + 1;
+  auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+  double lo = mel(lo_hz), step = (mel(hi_hz) - lo) / static_cast<double>(bins + 2);
+  std::vector<int64_t> edge(static_cast<size_t>(bins + 2));
+  for (int64_t k = 0; k < bins + 2; ++k) {
+    double hz = 700 * (std::pow(10.0, (static_cast<double>(k) * step + lo) / 2595) - 1);
+    edge[static_cast<size_t>(k)] = static_cast<int64_t>(std::floor(static_cast<double>(length + 1) * hz / rate));
+  }
+  DataType t = onnx_dtype(static_cast<int>(c.attr_int("output_datatype", 1)));
+  auto out = std::make_shared<interp::HostBuffer>(t, std::vector<int64_t>{spectrum, bins});
+  out->fill(0);
+  auto put = [&](int64_t j, int64_t i, double v) {
+    if (j < 0 || j >= spectrum) fail(fmt::format("the upper edge reaches bin {}, past the spectrum's {}", j, spectrum));
+    out->set(j * bins + i, v);
+  };
+  for (int64_t i = 0; i < bins; ++i) {
+    int64_t left = edge[static_cast<size_t>(i)], centre = edge[static_cast<size_t>(i + 1)], right = edge[static_cast<size_t>(i + 2)];
+    if (centre == left) put(centre, i, 1);
+    else
+      for (int64_t j = left; j <= centre; ++j) put(j, i, static_cast<double>(j - left) / static_cast<double>(centre - left));
+    for (int64_t j = centre; j < right; ++j) put(j, i, static_cast<double>(right - j) / static_cast<double>(right - centre));
+  }
+  return {c.constant(out)};
+}
+
 }  // namespace
 
 void add_signal_converters(std::map<std::string, Converter>& m) {
   m["DFT"] = dft_op;
   m["STFT"] = stft_op;
+  m["MelWeightMatrix"] = mel_weight_matrix;
 }
 
 }  // namespace kiln::frontend
