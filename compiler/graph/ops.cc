@@ -878,6 +878,7 @@ void register_all() {
   register_math_ops();
   register_tensor_ops();
   register_int8_ops();
+  register_index_ops();
 }
 
 const std::map<std::string, OpDef>& ops() {
