@@ -39,5 +39,6 @@ void register_math_ops();    // ops_math.cc
 void register_tensor_ops();  // ops_tensor.cc
 void register_image_ops();   // ops_image.cc
 void register_int8_ops();    // ops_int8.cc
+void register_index_ops();   // ops_index.cc
 
 }  // namespace kiln::graph::detail

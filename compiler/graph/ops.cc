@@ -879,6 +879,7 @@ void register_all() {
   register_tensor_ops();
   register_image_ops();
   register_int8_ops();
+  register_index_ops();
 }
 
 const std::map<std::string, OpDef>& ops() {

@@ -49,7 +49,8 @@ class Importer {
   bool is_const(NodeId id) const { return g_.node(id).is_constant(); }
   const graph::Node& graph_node(NodeId id) const { return g_.node(id); }
   // The value of constant input k (an error naming the input when it is computed at run
-  // time); a graph input with a value in OnnxOptions::input_values becomes that constant.
+  // time); a graph input with a value in OnnxOptions::input_values becomes that constant,
+  // and so does a value computed from such inputs and constants (a size cast to float).
   const graph::Node& const_input(int k) const;
   std::vector<int64_t> const_ints(int k) const { return graph::constant_ints(const_input(k)); }
 
@@ -80,11 +81,15 @@ class Importer {
   Graph g_;
   std::map<std::string, NodeId> values_;
   std::map<NodeId, NodeId> input_consts_;  // input -> its value from OnnxOptions::input_values
+  // Operator nodes evaluated for const_input from the given input values (value null
+  // where the node depends on a value known only at run time).
+  mutable std::map<NodeId, graph::Node> derived_;
   const onnx::NodeProto* node_ = nullptr;
   int opset_ = 0;
   int counter_ = 0;
 
   const onnx::AttributeProto* find_attr(const std::string& name) const;
+  ConstData derived_value(NodeId id) const;
   std::string where() const;
 };
 
@@ -100,5 +105,6 @@ Converter binary(const std::string& op);
 void add_math_converters(std::map<std::string, Converter>& m);
 void add_tensor_converters(std::map<std::string, Converter>& m);
 void add_signal_converters(std::map<std::string, Converter>& m);
+void add_index_converters(std::map<std::string, Converter>& m);  // index_converters.cc
 
 }  // namespace kiln::frontend

@@ -126,10 +126,34 @@ const graph::Node& Importer::const_input(int k) const {
   auto given = input_consts_.find(id);
   if (given != input_consts_.end()) id = given->second;
   const graph::Node& n = g_.node(id);
-  if (!n.is_constant())
-    fail(fmt::format("input {} ('{}') must be a constant (Kiln needs static shapes), but it is computed at run time", k,
-                     node_->input(k)));
-  return n;
+  if (n.is_constant()) return n;
+  if (derived_value(id)) return derived_.at(id);
+  fail(fmt::format("input {} ('{}') must be a constant (Kiln needs static shapes), but it is computed at run time", k,
+                   node_->input(k)));
+}
+
+ConstData Importer::derived_value(NodeId id) const {
+  const graph::Node& n = g_.node(id);
+  if (n.is_constant()) return n.value;
+  if (auto given = input_consts_.find(id); given != input_consts_.end()) return g_.node(given->second).value;
+  if (n.is_input()) return nullptr;
+  if (auto d = derived_.find(id); d != derived_.end()) return d->second.value;
+  graph::Node& c = derived_[id];  // null until evaluated: a cycle-free graph never asks again meanwhile
+  c.op = "constant";
+  c.name = n.name;
+  c.type = n.type;
+  Graph scratch;
+  std::vector<NodeId> si;
+  for (NodeId i : n.inputs) {
+    ConstData v = derived_value(i);
+    if (!v) return nullptr;
+    si.push_back(scratch.add_constant(g_.node(i).name, v));
+  }
+  NodeId r = scratch.add_op(n.op, si, n.attrs, n.name);
+  if (scratch.type(r).size() > kFoldLimit) return nullptr;
+  ConstData v = graph::evaluate_op(scratch, r);
+  derived_.at(id).value = v;
+  return v;
 }
 
 const onnx::AttributeProto* Importer::find_attr(const std::string& name) const {
@@ -824,6 +848,7 @@ const std::map<std::string, Converter>& converters() {
   add_math_converters(m);
   add_tensor_converters(m);
   add_signal_converters(m);
+  add_index_converters(m);
   return m;
   }();
   return table;

@@ -158,9 +158,17 @@ std::vector<NodeId> resize(Importer& c) {
   std::string mode = c.attr_string("mode", "nearest");
   std::string coord = v10 ? "asymmetric" : c.attr_string("coordinate_transformation_mode", "half_pixel");
   std::string nearest = v10 ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
-  if (mode == "cubic") fail("cubic resize is not supported (nearest, linear)");
-  if (coord == "tf_crop_and_resize") fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
   Attrs a{{"sizes", sizes}, {"scales", scales}, {"mode", mode}, {"coord", coord}, {"nearest", nearest}};
+  if (!v10) {
+    a.set("cubic_a", c.attr_float("cubic_coeff_a", -0.75));
+    a.set("exclude_outside", c.attr_int("exclude_outside", 0));
+  }
+  if (coord == "tf_crop_and_resize") {
+    std::vector<double> roi = c.has_input(1) ? graph::constant_values(c.const_input(1)) : std::vector<double>{};
+    if (roi.size() != 2 * n) fail(fmt::format("tf_crop_and_resize needs a roi of {} values (starts, ends), it has {}", 2 * n, roi.size()));
+    a.set("roi", roi);
+    a.set("extrapolation", c.attr_float("extrapolation_value", 0.0));
+  }
   return {c.op("resize", {c.in(0)}, a)};
 }
 
