@@ -26,6 +26,12 @@ std::string import_error(const std::string& bytes, const OnnxOptions& opt = {}) 
   return "";
 }
 
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const auto& x : g.nodes()) n += x.op == op;
+  return n;
+}
+
 // The model's output `k` as int64 after running it on the interpreter with float input x.
 std::vector<int64_t> int64_output(const Graph& g, const std::vector<float>& x, size_t k) {
   graph::Executor ex = graph::make_executor(graph::compile(g), "interp");
@@ -109,8 +115,9 @@ TEST(OnnxIndexErrors, ScatterNDUpdatesShape) {
   EXPECT_NE(e.find("updates must be [2, 3]"), std::string::npos) << e;
 }
 
-// An einsum over a reduced and a kept letter, and a subscript whose extents differ.
-TEST(OnnxIndexOps, EinsumMatmulAndMismatch) {
+// An einsum over a reduced and a kept letter (a matmul), one with a diagonal (the
+// general op), and a subscript whose extents differ.
+TEST(OnnxIndexOps, EinsumMatmulDiagonalAndMismatch) {
   OnnxBuilder b(12);
   b.input("x", {2, 3});
   b.initializer("w", {3, 2}, {1, 2, 3, 4, 5, 6});
@@ -119,6 +126,17 @@ TEST(OnnxIndexOps, EinsumMatmulAndMismatch) {
   b.output("y");
   Graph g = import_onnx_bytes(b.bytes());
   EXPECT_EQ(test::run_graph(g, {{1, 0, 0, 0, 1, 1}}), (std::vector<float>{1, 2, 8, 10}));
+  EXPECT_EQ(count_op(g, "matmul"), 1);
+
+  OnnxBuilder d(12);
+  d.input("x", {2, 2});
+  d.initializer("w", {2}, {3, 5});
+  auto* dn = d.node("Einsum", {"x", "w"}, {"y"}, "diag");
+  OnnxBuilder::attr(dn, "equation", std::string("ii,i->i"));
+  d.output("y");
+  Graph dg = import_onnx_bytes(d.bytes());
+  EXPECT_EQ(count_op(dg, "einsum"), 1);
+  EXPECT_EQ(test::run_graph(dg, {{1, 2, 3, 4}}), (std::vector<float>{3, 20}));
 
   OnnxBuilder bad(12);
   bad.input("x", {2, 3});

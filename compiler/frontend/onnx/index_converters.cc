@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <set>
 
 #include "compiler/frontend/onnx/importer.h"
@@ -41,6 +42,7 @@ Converter window(std::vector<double> coeffs) {
     int64_t n = size[0];
     DataType t = onnx_dtype(static_cast<int>(c.attr_int("output_datatype", onnx::TensorProto::FLOAT)));
     double den = static_cast<double>(c.attr_int("periodic", 1) ? n : n - 1);
+    if (den == 0) fail("a symmetric window (periodic = 0) needs a size of at least 2");
     auto b = std::make_shared<interp::HostBuffer>(t, std::vector<int64_t>{n});
     for (int64_t i = 0; i < n; ++i) {
       double w = 0, sign = 1;
@@ -203,6 +205,59 @@ std::string einsum_equation(const std::string& raw, const std::vector<int>& rank
   return norm + "->" + out;
 }
 
+// A two-operand einsum as one batched matmul (and transposes, reshapes around it): a
+// [batch, left, summed] by [batch, summed, right] product. Empty when the equation does
+// not fit that form (a diagonal, a letter summed on one side only, broadcast extents).
+std::optional<NodeId> einsum_as_matmul(Importer& c, const std::string& eq, NodeId a, NodeId b) {
+  size_t arrow = eq.find("->"), comma = eq.find(',');
+  std::string ta = eq.substr(0, comma), tb = eq.substr(comma + 1, arrow - comma - 1), to = eq.substr(arrow + 2);
+  std::vector<int64_t> sa = c.type(a).shape, sb = c.type(b).shape;
+  auto distinct = [](const std::string& t) { return std::set<char>(t.begin(), t.end()).size() == t.size(); };
+  if (!distinct(ta) || !distinct(tb) || !distinct(to)) return std::nullopt;
+  std::map<char, int64_t> extent;
+  std::string batch, left, right, summed;
+  for (size_t d = 0; d < ta.size(); ++d) {
+    char ch = ta[d];
+    size_t in_b = tb.find(ch);
+    bool kept = to.find(ch) != std::string::npos;
+    extent[ch] = sa[d];
+    if (in_b != std::string::npos && sb[in_b] != sa[d]) return std::nullopt;
+    if (in_b == std::string::npos && !kept) return std::nullopt;
+    (in_b != std::string::npos ? (kept ? batch : summed) : left) += ch;
+  }
+  for (size_t d = 0; d < tb.size(); ++d) {
+    if (ta.find(tb[d]) != std::string::npos) continue;
+    if (to.find(tb[d]) == std::string::npos) return std::nullopt;
+    extent[tb[d]] = sb[d];
+    right += tb[d];
+  }
+  for (char ch : to)
+    if (!extent.count(ch)) return std::nullopt;
+  auto size_of = [&](const std::string& t) {
+    int64_t n = 1;
+    for (char ch : t) n *= extent.at(ch);
+    return n;
+  };
+  // x (subscripts `from`) transposed to `order` and reshaped to `dims`.
+  auto arrange = [&](NodeId x, const std::string& from, const std::string& order, std::vector<int64_t> dims) {
+    std::vector<int64_t> perm;
+    for (char ch : order) perm.push_back(static_cast<int64_t>(from.find(ch)));
+    bool identity = true;
+    for (size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<int64_t>(d);
+    if (!identity) x = c.op("transpose", {x}, {{"perm", perm}});
+    return c.reshape(x, std::move(dims));
+  };
+  int64_t nb = size_of(batch), nl = size_of(left), nr = size_of(right), ns = size_of(summed);
+  NodeId y = c.op("matmul", {arrange(a, ta, batch + left + summed, {nb, nl, ns}), arrange(b, tb, batch + summed + right, {nb, ns, nr})});
+  std::string got = batch + left + right;
+  std::vector<int64_t> dims;
+  for (char ch : got) dims.push_back(extent.at(ch));
+  std::vector<int64_t> out_dims;
+  for (char ch : to) out_dims.push_back(extent.at(ch));
+  y = c.reshape(y, dims);
+  return arrange(y, got, to, out_dims);
+}
+
 std::vector<NodeId> einsum(Importer& c) {
   std::vector<NodeId> in;
   std::vector<int> ranks;
@@ -211,6 +266,8 @@ std::vector<NodeId> einsum(Importer& c) {
     ranks.push_back(c.in_type(k).ndim());
   }
   std::string eq = einsum_equation(c.attr_string("equation", ""), ranks);
+  if (in.size() == 2 && c.type(in[0]).dtype == c.type(in[1]).dtype)
+    if (std::optional<NodeId> y = einsum_as_matmul(c, eq, in[0], in[1])) return {*y};
   return {c.op("einsum", in, {{"equation", eq}})};
 }
 
