@@ -99,5 +99,6 @@ Converter binary(const std::string& op);
 // The converters of one family, added to the importer's table.
 void add_math_converters(std::map<std::string, Converter>& m);
 void add_tensor_converters(std::map<std::string, Converter>& m);
+void add_rnn_converters(std::map<std::string, Converter>& m);
 
 }  // namespace kiln::frontend
