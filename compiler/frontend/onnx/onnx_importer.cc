@@ -843,6 +843,7 @@ const std::map<std::string, Converter>& converters() {
       {"QLinearMatMul", quant("QLinearMatMul")},
       {"ConvInteger", quant("ConvInteger")},
       {"MatMulInteger", quant("MatMulInteger")},
+      {"DynamicQuantizeLinear", quant("DynamicQuantizeLinear")},
   };
   add_math_converters(m);
   add_tensor_converters(m);
