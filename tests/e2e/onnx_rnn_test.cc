@@ -6,6 +6,7 @@
 // an empty axis give their identity.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -27,6 +28,9 @@ struct Layer {
   std::string op;  // RNN, GRU, LSTM
   int T = 0, B = 0, I = 0, H = 0, dirs = 1;
   bool linear_before_reset = false;
+  bool reverse = false;                 // direction "reverse" (with dirs 1)
+  float clip = 0;                       // 0: no clip
+  std::string rnn_activation = "Tanh";  // RNN: Tanh or Relu
   std::vector<int> lens;  // empty: every batch runs T steps
   std::vector<float> x, w, r, bias, h0, c0, p;
 
@@ -74,7 +78,7 @@ Outputs reference(const Layer& l) {
       std::vector<float> c(&l.c0[(static_cast<size_t>(d) * B + b) * H], &l.c0[(static_cast<size_t>(d) * B + b) * H] + H);
       int len = l.lens.empty() ? T : l.lens[b];
       for (int s = 0; s < len; ++s) {
-        int t = d == 1 ? len - 1 - s : s;
+        int t = d == 1 || l.reverse ? len - 1 - s : s;
         const float* xt = &l.x[(static_cast<size_t>(t) * B + b) * I];
         // xw[g], hr[g]: the input and recurrent products of gate row g, with biases.
         std::vector<float> xw(G * H), hr(G * H);
@@ -88,7 +92,9 @@ Outputs reference(const Layer& l) {
         std::vector<float> hn(H), cn(H);
         for (int j = 0; j < H; ++j) {
           if (l.op == "RNN") {
-            hn[j] = std::tanh(xw[j] + hr[j]);
+            float v = xw[j] + hr[j];
+            if (l.clip > 0) v = std::clamp(v, -l.clip, l.clip);
+            hn[j] = l.rnn_activation == "Relu" ? std::max(v, 0.0f) : std::tanh(v);
           } else if (l.op == "GRU") {
             float z = sigmoid(xw[j] + hr[j]);
             float rec = Rb[2 * H + j];  // the h gate's recurrent term, reset before or after R
@@ -153,7 +159,14 @@ OnnxBuilder layer_model(const Layer& l, bool runtime_lens = false) {
   }
   auto* n = b.node(l.op, in, out, "rnn1");
   OnnxBuilder::attr(n, "hidden_size", H);
-  OnnxBuilder::attr(n, "direction", std::string(D == 2 ? "bidirectional" : "forward"));
+  OnnxBuilder::attr(n, "direction", std::string(D == 2 ? "bidirectional" : l.reverse ? "reverse" : "forward"));
+  if (l.clip > 0) OnnxBuilder::attr(n, "clip", l.clip);
+  if (l.rnn_activation != "Tanh") {
+    auto* a = n->add_attribute();
+    a->set_name("activations");
+    a->set_type(onnx::AttributeProto::STRINGS);
+    a->add_strings(l.rnn_activation);
+  }
   if (l.linear_before_reset) OnnxBuilder::attr(n, "linear_before_reset", int64_t{1});
   for (const auto& o : out) b.output(o);
   return b;
@@ -188,6 +201,15 @@ TEST(OnnxRnn, BidirectionalGruBothResetOrders) {
 }
 
 TEST(OnnxRnn, ForwardRnn) { check_layer(make_layer("RNN", 6, 2, 3, 4, 1, 30)); }
+
+TEST(OnnxRnn, ReverseRnnWithReluAndClip) {
+  Layer l = make_layer("RNN", 5, 2, 3, 4, 1, 35);
+  l.reverse = true;
+  l.clip = 0.3f;
+  l.rnn_activation = "Relu";
+  l.lens = {2, 5};
+  check_layer(l);
+}
 
 // sequence_lens given at run time: the masks are computed in the graph.
 TEST(OnnxRnn, SequenceLengthsAtRunTime) {

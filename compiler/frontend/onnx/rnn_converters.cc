@@ -74,8 +74,8 @@ NodeId activate(Importer& c, const Activation& a, NodeId x) {
   return c.op("multiply", {c.op("tanh", {c.op("multiply", {x, c.scalar(t, a.beta)})}), c.scalar(t, a.alpha)});
 }
 
-// The node's activations, `per_dir` of them per direction, with their alphas and betas
-// consumed in order by the functions that take them.
+// The node's activations, as many per direction as `defaults` holds, with their alphas
+// and betas consumed in order by the functions that take them.
 std::vector<Activation> activations(Importer& c, const std::vector<std::string>& defaults, int dirs) {
   std::vector<std::string> names;
   for (const auto& a : c.node().attribute())
@@ -220,7 +220,7 @@ struct DirectionResult {
 DirectionResult run_direction(Importer& c, const Layer& l, NodeId x, int d, bool reverse,
                               const std::vector<std::optional<NodeId>>& masks) {
   const int64_t G = l.gates, H = l.H;
-  const Activation* act = &l.acts[static_cast<size_t>(d) * (l.cell == Cell::Rnn ? 1 : l.cell == Cell::Gru ? 2 : 3)];
+  const Activation* act = &l.acts[static_cast<size_t>(d) * (l.acts.size() / static_cast<size_t>(l.dirs))];
   NodeId w = direction_of(c, c.in(1), d);  // [G*H, I]
   NodeId r = direction_of(c, c.in(2), d);  // [G*H, H]
   // Every step's input projection at once: [T*B, G*H], with W's bias (and R's where it
