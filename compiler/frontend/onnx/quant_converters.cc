@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "compiler/support/error.h"
 
 namespace kiln::frontend {
@@ -124,9 +126,12 @@ std::vector<NodeId> dynamic_quantize_linear(NodeContext& c) {
   NodeId hi = c.op("maximum", {c.op("max", {x}, whole), scalar(0)});
   NodeId lo = c.op("minimum", {c.op("min", {x}, whole), scalar(0)});
   NodeId scale = c.op("divide", {c.op("subtract", {hi, lo}), scalar(255)});
-  NodeId zp = c.op("clip", {c.op("round", {c.op("divide", {c.op("negative", {lo}), scale})})}, {{"min", 0.0}, {"max", 255.0}});
+  // All-zero data has scale 0: divide by the smallest normal float instead, so that y
+  // and the zero point are 0, not 0 / 0 (the scale output stays 0).
+  NodeId divisor = c.op("maximum", {scale, scalar(std::numeric_limits<float>::min())});
+  NodeId zp = c.op("clip", {c.op("round", {c.op("divide", {c.op("negative", {lo}), divisor})})}, {{"min", 0.0}, {"max", 255.0}});
   zp = c.op("cast", {zp}, {{"dtype", DataType::UInt(8).to_string()}});
-  return {c.op("quantize_linear", {x, scale, zp}), scale, zp};
+  return {c.op("quantize_linear", {x, divisor, zp}), scale, zp};
 }
 
 // acc (int32, channels on `axis`) * (s_a * s_b) requantized to (s_y, zp_y).
