@@ -73,7 +73,7 @@ std::string Attrs::to_string() const {
 
 NodeId Graph::add_input(const std::string& name, TensorType type) {
   for (int64_t d : type.shape)
-    if (d <= 0) throw CompileError(fmt::format("input '{}': dimension {} is not a positive static size", name, d));
+    if (d < 0) throw CompileError(fmt::format("input '{}': dimension {} is not a static size", name, d));
   Node n;
   n.op = "input";
   n.name = name;

@@ -711,7 +711,7 @@ void register_injective() {
        [](const std::vector<TensorType>& in, const Attrs& a) {
          TensorType out{in[0].dtype, a.get_ints("shape")};
          for (int64_t d : out.shape)
-           if (d <= 0) fail(fmt::format("the target shape [{}] must be resolved and positive", fmt::join(out.shape, ", ")));
+           if (d < 0) fail(fmt::format("the target shape [{}] must be resolved and not negative", fmt::join(out.shape, ", ")));
          if (out.size() != in[0].size())
            fail(fmt::format("{} elements cannot be reshaped to [{}]", in[0].size(), fmt::join(out.shape, ", ")));
          return out;
@@ -765,6 +765,7 @@ void register_injective() {
                               for (size_t k = in.size(); k-- > 0;) {
                                 std::vector<Expr> idx = as_exprs(i);
                                 int64_t ext = *ir::as_const_int(in[k]->shape[axis]);
+                                if (ext == 0) continue;  // an operand without elements adds nothing
                                 idx[axis] = ir::min(ir::max(i[axis] - offs[k], 0), static_cast<int>(ext - 1));
                                 Expr x = in[k](idx);
                                 v = !v.defined() ? x : ir::select(i[axis] < offs[k] + static_cast<int>(ext), x, v);
@@ -784,7 +785,10 @@ void register_injective() {
          for (int d = 0; d < n; ++d) {
            if (s[d] == 0) fail("a step is zero");
            int64_t len = s[d] > 0 ? (e[d] - b[d] + s[d] - 1) / s[d] : (b[d] - e[d] - s[d] - 1) / -s[d];
-           if (len <= 0) fail(fmt::format("the slice of dimension {} is empty", d));
+           if (len <= 0) {  // an empty slice: the tensor has no elements
+             out.shape.push_back(0);
+             continue;
+           }
            if (b[d] < 0 || b[d] >= in[0].shape[d] || b[d] + (len - 1) * s[d] < 0 || b[d] + (len - 1) * s[d] >= in[0].shape[d])
              fail(fmt::format("the slice of dimension {} leaves the tensor", d));
            out.shape.push_back(len);

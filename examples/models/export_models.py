@@ -9,7 +9,7 @@ writes, into the output directory:
 
 Usage: /usr/bin/python3 export_models.py OUTDIR [NAME ...]
 NAME: resnet18 mobilenet_v2 bert_tiny (the default set), vgg11 squeezenet1_1
-shufflenet_v2_x0_5 densenet121 googlenet efficientnet_b0 convnext_tiny; resnet18@SIZE
+shufflenet_v2_x0_5 densenet121 googlenet efficientnet_b0 convnext_tiny rnn_tiny; resnet18@SIZE
 is ResNet-18 on a SIZE x SIZE image, written as resnet18_SIZE.
 Needs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy.
 """
@@ -64,6 +64,22 @@ class TinyBert(nn.Module):
         return torch.tanh(self.pool(x[:, 0]))
 
 
+class TinyRnn(nn.Module):
+    """A two-layer LSTM and a bidirectional GRU over a sequence, then a linear layer on
+    the last step: the recurrent layers as PyTorch exports them (ONNX LSTM and GRU)."""
+
+    def __init__(self, features=8, hidden=16):
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(hidden, hidden // 2, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(hidden, 4)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, _ = self.gru(y)
+        return self.head(y[:, -1])
+
+
 def randomize_batch_norms(model):
     # Fresh batch norms are the identity; give them statistics so folding is tested.
     for m in model.modules():
@@ -94,6 +110,8 @@ def build(name):
         return zoo[name](weights=None), torch.randn(1, 3, 224, 224), 13
     if name == "bert_tiny":
         return TinyBert(), torch.randint(0, 1000, (1, 32)), 17
+    if name == "rnn_tiny":
+        return TinyRnn(), torch.randn(1, 12, 8), 14
     raise SystemExit(f"unknown model {name}")
 
 

@@ -63,8 +63,9 @@ TEST(GraphIR, ShapeErrorsNameTheNode) {
   EXPECT_NE(e.find("unknown graph operator 'no_such_op'"), std::string::npos) << e;
   e = error_of([&] { g.add_op("reshape", {a}, {{"shape", std::vector<int64_t>{5}}}, "r"); });
   EXPECT_NE(e.find("6 elements cannot be reshaped to [5]"), std::string::npos) << e;
-  e = error_of([&] { g.add_input("bad", {f32, {0, 3}}); });
-  EXPECT_NE(e.find("not a positive static size"), std::string::npos) << e;
+  // A dimension of 0 is legal (a tensor without elements); a negative one is not.
+  e = error_of([&] { g.add_input("bad", {f32, {-1, 3}}); });
+  EXPECT_NE(e.find("dimension -1 is not a static size"), std::string::npos) << e;
 }
 
 // ---------------------------------------------------------------- operators vs loops

@@ -111,7 +111,9 @@ INSTANTIATE_TEST_SUITE_P(E2E, Models,
                                            ModelCase{"vgg11", 1000}, ModelCase{"squeezenet1_1", 1000},
                                            ModelCase{"shufflenet_v2_x0_5", 1000}, ModelCase{"densenet121", 1000},
                                            ModelCase{"googlenet", 1000}, ModelCase{"efficientnet_b0", 1000},
-                                           ModelCase{"convnext_tiny", 1000}),
+                                           ModelCase{"convnext_tiny", 1000},
+                                           // LSTM and GRU layers, unrolled over their 12 steps.
+                                           ModelCase{"rnn_tiny", 1000}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

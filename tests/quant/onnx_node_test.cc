@@ -17,6 +17,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
+#include "tests/e2e/onnx_builder.h"
 
 namespace kiln {
 namespace {
@@ -137,11 +138,29 @@ TEST_P(OnnxQuantNode, MatchesOnnx) {
   }
 }
 
+// All-zero data has a scale of 0: y and the zero point are 0, not 0 / 0.
+TEST(DynamicQuantizeLinear, AllZeroDataQuantizesToZero) {
+  cpu::register_graph_backend();
+  test::OnnxBuilder b(13);
+  b.input("x", {2, 3});
+  b.node("DynamicQuantizeLinear", {"x"}, {"y", "scale", "zero_point"});
+  for (const char* o : {"y", "scale", "zero_point"}) b.output(o);
+  graph::Executor ex = graph::make_executor(graph::compile(frontend::import_onnx_bytes(b.bytes())), "cpu");
+  std::vector<float> x(6, 0.0f);
+  ex.set_input(0, x.data(), static_cast<int64_t>(x.size() * sizeof(float)));
+  ex.run();
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(element(ex.output(0), DataType::UInt(8), static_cast<size_t>(i)), 0.0) << i;
+  EXPECT_EQ(element(ex.output(1), DataType::Float(32), 0), 0.0);
+  EXPECT_EQ(element(ex.output(2), DataType::UInt(8), 0), 0.0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Node, OnnxQuantNode,
                          ::testing::Values("test_quantizelinear", "test_quantizelinear_axis", "test_dequantizelinear",
                                            "test_dequantizelinear_axis", "test_qlinearconv", "test_qlinearmatmul_2D",
                                            "test_qlinearmatmul_3D", "test_basic_convinteger", "test_convinteger_with_padding",
-                                           "test_convinteger_without_padding", "test_matmulinteger"),
+                                           "test_convinteger_without_padding", "test_matmulinteger",
+                                           "test_dynamicquantizelinear", "test_dynamicquantizelinear_max_adjusted",
+                                           "test_dynamicquantizelinear_min_adjusted"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param.substr(5); });
 
 }  // namespace

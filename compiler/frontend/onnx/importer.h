@@ -106,5 +106,6 @@ void add_math_converters(std::map<std::string, Converter>& m);
 void add_tensor_converters(std::map<std::string, Converter>& m);
 void add_signal_converters(std::map<std::string, Converter>& m);
 void add_index_converters(std::map<std::string, Converter>& m);  // index_converters.cc
+void add_rnn_converters(std::map<std::string, Converter>& m);
 
 }  // namespace kiln::frontend

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "compiler/frontend/onnx/importer.h"
 #include "compiler/frontend/onnx/onnx_version.h"
 #include "compiler/graph/lower_group.h"
+#include "compiler/graph/op.h"
 #include "compiler/support/error.h"
 
 namespace kiln::frontend {
@@ -187,7 +189,28 @@ NodeId Importer::constant(ConstData value, const std::string& suffix) {
   return g_.add_constant(fmt::format("{}{}_{}", node_->name(), suffix, counter_++), std::move(value));
 }
 
+namespace {
+// The type `op` would give these inputs, when it accepts them (add_op reports why not).
+std::optional<TensorType> inferred_type(const Graph& g, const std::string& op, const std::vector<NodeId>& inputs,
+                                        const Attrs& attrs) {
+  std::vector<TensorType> types;
+  for (NodeId i : inputs) types.push_back(g.type(i));
+  try {
+    return graph::op_def(op).infer(types, attrs);
+  } catch (const CompileError&) {
+    return std::nullopt;
+  }
+}
+}  // namespace
+
 NodeId Importer::op(const std::string& name, std::vector<NodeId> inputs, Attrs attrs) {
+  // A tensor without elements is known at compile time: an input without elements is
+  // an empty constant (so a reduction over it folds to its identity), and an operator
+  // whose result has no elements is an empty constant too, with no kernel.
+  auto empty = [&](const TensorType& t) { return constant(std::make_shared<interp::HostBuffer>(t.dtype, t.shape), "_empty"); };
+  for (NodeId& i : inputs)
+    if (!is_const(i) && type(i).size() == 0) i = empty(TensorType(type(i)));
+  if (auto t = inferred_type(g_, name, inputs, attrs); t && t->size() == 0) return empty(*t);
   bool all_const = std::all_of(inputs.begin(), inputs.end(), [&](NodeId i) { return is_const(i); });
   if (!all_const) return g_.add_op(name, std::move(inputs), std::move(attrs), fmt::format("{}_{}", node_->name(), counter_++));
   // Evaluate on a scratch graph so that the operator node does not stay behind.
@@ -844,11 +867,13 @@ const std::map<std::string, Converter>& converters() {
       {"QLinearMatMul", quant("QLinearMatMul")},
       {"ConvInteger", quant("ConvInteger")},
       {"MatMulInteger", quant("MatMulInteger")},
+      {"DynamicQuantizeLinear", quant("DynamicQuantizeLinear")},
   };
   add_math_converters(m);
   add_tensor_converters(m);
   add_signal_converters(m);
   add_index_converters(m);
+  add_rnn_converters(m);
   return m;
   }();
   return table;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "compiler/support/error.h"
 
 namespace kiln::frontend {
@@ -109,6 +111,29 @@ std::vector<NodeId> dequantize_linear(NodeContext& c) {
   return {c.op_kept("dequantize_linear", in, {{"axis", c.attr_int("axis", 1)}})};
 }
 
+// uint8 with the scale and zero point of x's range widened to include 0:
+// scale = (max(0, max x) - min(0, min x)) / 255, zero point = saturate(round(-min(0, min x) / scale)).
+std::vector<NodeId> dynamic_quantize_linear(NodeContext& c) {
+  NodeId x = c.in(0);
+  const DataType f32 = DataType::Float(32);
+  if (c.type(x).dtype != f32) fail("DynamicQuantizeLinear takes float32 data, not " + c.type(x).dtype.to_string());
+  auto scalar = [&](double v) {
+    auto b = std::make_shared<interp::HostBuffer>(f32, std::vector<int64_t>{});
+    b->set(0, v);
+    return c.constant(b);
+  };
+  Attrs whole{{"axes", std::vector<int64_t>{}}, {"keepdims", int64_t{0}}};
+  NodeId hi = c.op("maximum", {c.op("max", {x}, whole), scalar(0)});
+  NodeId lo = c.op("minimum", {c.op("min", {x}, whole), scalar(0)});
+  NodeId scale = c.op("divide", {c.op("subtract", {hi, lo}), scalar(255)});
+  // All-zero data has scale 0: divide by the smallest normal float instead, so that y
+  // and the zero point are 0, not 0 / 0 (the scale output stays 0).
+  NodeId divisor = c.op("maximum", {scale, scalar(std::numeric_limits<float>::min())});
+  NodeId zp = c.op("clip", {c.op("round", {c.op("divide", {c.op("negative", {lo}), divisor})})}, {{"min", 0.0}, {"max", 255.0}});
+  zp = c.op("cast", {zp}, {{"dtype", DataType::UInt(8).to_string()}});
+  return {c.op("quantize_linear", {x, divisor, zp}), scale, zp};
+}
+
 // acc (int32, channels on `axis`) * (s_a * s_b) requantized to (s_y, zp_y).
 NodeId requantize(NodeContext& c, NodeId acc, int sa, int sb, int sy, int zpy, int axis) {
   NodeId s = c.op("multiply", {c.in(sa), c.in(sb)});
@@ -144,6 +169,7 @@ const std::map<std::string, QuantConverter>& quant_converters() {
   static const std::map<std::string, QuantConverter> m = {
       {"QuantizeLinear", quantize_linear}, {"DequantizeLinear", dequantize_linear}, {"QLinearConv", qlinear_conv},
       {"QLinearMatMul", qlinear_matmul},   {"ConvInteger", conv_integer},           {"MatMulInteger", matmul_integer},
+      {"DynamicQuantizeLinear", dynamic_quantize_linear},
   };
   return m;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // ONNX's quantization operators (QuantizeLinear, DequantizeLinear, QLinearConv,
-// QLinearMatMul, ConvInteger, MatMulInteger) in the graph IR's integer form:
+// QLinearMatMul, ConvInteger, MatMulInteger, DynamicQuantizeLinear) in the graph IR's integer form:
 // quantize_linear / dequantize_linear, and conv2d / matmul with out_dtype="int32" on
 // int8 or uint8 operands (zero points subtracted in int32 first where they are not
 // all zero). quant_converters.cc converts them; onnx_importer.cc calls them through
