@@ -107,6 +107,33 @@ TEST(OnnxControlFlowErrors, LoopConditionAtRunTime) {
   EXPECT_NE(e.find("the body's condition output (iteration 0) is computed at run time"), std::string::npos) << e;
 }
 
+// A running sum over the rows of x, taken last row first, its states stacked along
+// axis 1.
+TEST(OnnxControlFlow, ScanIsUnrolledAlongItsAxis) {
+  OnnxBuilder body;
+  body.input("s_in", {2});
+  body.input("x_t", {2});
+  body.node("Add", {"s_in", "x_t"}, {"s_out"});
+  body.node("Identity", {"s_out"}, {"scan_out"});
+  body.output("s_out");
+  body.output("scan_out");
+  OnnxBuilder b(13);
+  b.input("init", {2});
+  b.input("x", {3, 2});
+  auto* n = b.node("Scan", {"init", "x"}, {"s", "states"}, "scan");
+  OnnxBuilder::attr(n, "num_scan_inputs", int64_t{1});
+  OnnxBuilder::attr(n, "scan_input_directions", std::vector<int64_t>{1});
+  OnnxBuilder::attr(n, "scan_output_axes", std::vector<int64_t>{1});
+  OnnxBuilder::attr(n, "body", body);
+  b.output("s");
+  b.output("states");
+  Graph g = import_onnx_bytes(b.bytes());
+  std::vector<std::vector<float>> in{{0, 0}, {1, 2, 3, 4, 5, 6}};
+  EXPECT_EQ(test::run_graph(g, in, "interp", {}, 0), (std::vector<float>{9, 12}));
+  EXPECT_EQ(g.type(g.outputs()[1]).shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(test::run_graph(g, in, "interp", {}, 1), (std::vector<float>{5, 8, 9, 6, 10, 12}));
+}
+
 // then: x + 1; else: x * 2 (or a Flatten to another shape).
 OnnxBuilder if_model(bool else_reshapes) {
   OnnxBuilder then_b, else_b;

@@ -285,6 +285,7 @@ std::vector<NodeId> if_op(Importer& c) {
     bool taken = graph::constant_values(*known).at(0) != 0;
     return results(c, c.import_subgraph(taken ? "then_branch" : "else_branch", {}, ""));
   }
+  cond = c.reshape(cond, {});  // a [1] condition must not broadcast scalar outputs to [1]
   std::vector<Value> a = c.import_subgraph("then_branch", {}, "");
   std::vector<Value> b = c.import_subgraph("else_branch", {}, "");
   if (a.size() != b.size()) fail(fmt::format("then_branch has {} outputs, else_branch {}", a.size(), b.size()));
