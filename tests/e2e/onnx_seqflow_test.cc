@@ -134,6 +134,33 @@ TEST(OnnxControlFlow, ScanIsUnrolledAlongItsAxis) {
   EXPECT_EQ(test::run_graph(g, in, "interp", {}, 1), (std::vector<float>{5, 8, 9, 6, 10, 12}));
 }
 
+// Loops nested three deep, 4096 iterations each, would unroll to 2^36 bodies: refused.
+TEST(OnnxControlFlowErrors, NestedLoopsThatUnrollTooFar) {
+  auto loop_body = [](const OnnxBuilder* inner) {
+    OnnxBuilder body;
+    body.input("i", {}, onnx::TensorProto::INT64);
+    body.input("cond_in", {}, onnx::TensorProto::BOOL);
+    body.input("y_in", {2});
+    body.node("Identity", {"cond_in"}, {"cond_out"});
+    if (inner) OnnxBuilder::attr(body.node("Loop", {"m", "", "y_in"}, {"y_out"}, "inner"), "body", *inner);
+    else body.node("Add", {"y_in", "w"}, {"y_out"});
+    body.output("cond_out");
+    body.output("y_out");
+    return body;
+  };
+  OnnxBuilder innermost = loop_body(nullptr);
+  OnnxBuilder middle = loop_body(&innermost);
+  OnnxBuilder outer = loop_body(&middle);
+  OnnxBuilder b(13);
+  b.input("y", {2});
+  b.initializer_i64("m", {}, {4096});
+  b.initializer("w", {2}, {1, 10});
+  OnnxBuilder::attr(b.node("Loop", {"m", "", "y"}, {"y_final"}, "loop"), "body", outer);
+  b.output("y_final");
+  std::string e = error_of(b.bytes());
+  EXPECT_NE(e.find("the model unrolls to more than 262144 nodes"), std::string::npos) << e;
+}
+
 // then: x + 1; else: x * 2 (or a Flatten to another shape).
 OnnxBuilder if_model(bool else_reshapes) {
   OnnxBuilder then_b, else_b;

@@ -124,6 +124,7 @@ class Importer {
   const onnx::NodeProto* node_ = nullptr;
   int opset_ = 0;
   int counter_ = 0;
+  int64_t nodes_imported_ = 0;  // main graph and unrolled subgraphs together
 
   const onnx::AttributeProto* find_attr(const std::string& name) const;
   std::string where() const;

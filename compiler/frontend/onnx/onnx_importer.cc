@@ -25,6 +25,9 @@ constexpr int kMinOpset = kMinNativeOpset;
 constexpr int kMaxOpset = kMaxNativeOpset;
 // Constant subgraphs up to this many elements are folded while importing.
 constexpr int64_t kFoldLimit = int64_t{1} << 22;
+// Control flow is unrolled while importing (seqflow_converters.cc): limits on what that makes.
+constexpr int64_t kMaxImportedNodes = int64_t{1} << 18;
+constexpr size_t kMaxSubgraphDepth = 64;
 
 void fail(const std::string& msg) { throw CompileError(msg); }
 
@@ -358,6 +361,10 @@ void Importer::add_graph_output(const std::string& name, const Value& v) {
 
 void Importer::import_nodes(const onnx::GraphProto& gp) {
   for (const auto& n : gp.node()) {
+    // Unrolled loops copy their bodies: nested ones could multiply without end.
+    if (++nodes_imported_ > kMaxImportedNodes)
+      fail(fmt::format("{}: the model unrolls to more than {} nodes (nested loops?); Kiln unrolls control flow while importing",
+                       source_, kMaxImportedNodes));
     node_ = &n;
     set_outputs_.clear();
     std::vector<NodeId> outs;
@@ -383,6 +390,7 @@ const onnx::GraphProto& Importer::subgraph(const std::string& attr) const {
 
 std::vector<Value> Importer::import_subgraph(const std::string& attr, const std::vector<Value>& args, const std::string& what) {
   const onnx::GraphProto& sg = subgraph(attr);
+  if (scopes_.size() > kMaxSubgraphDepth) fail(fmt::format("subgraphs are nested more than {} deep", kMaxSubgraphDepth));
   if (sg.input_size() != static_cast<int>(args.size()))
     fail(fmt::format("{} has {} inputs, {} expected", attr, sg.input_size(), args.size()));
   const onnx::NodeProto* outer = node_;
