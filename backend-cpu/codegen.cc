@@ -731,18 +731,12 @@ llvm::Value* CodeGen::emit_call(const ir::CallNode* op) {
     }
     // Transcendentals: in double through libm, rounded once to the type (so float32
     // results equal the reference interpreter's), unless the type is double.
+    static const char* const libm_names[] = {"exp",  "log",  "tanh", "erf",  "pow",  "log2",  "exp2",  "log10",
+                                             "sin",  "cos",  "tan",  "asin", "acos", "atan",  "sinh",  "cosh",
+                                             "asinh", "acosh", "atanh"};
     const char* libm = nullptr;
-    if (name == "exp") libm = "exp";
-    else if (name == "log") libm = "log";
-    else if (name == "tanh") libm = "tanh";
-    else if (name == "erf") libm = "erf";
-    else if (name == "pow") libm = "pow";
-    else if (name == "log2") libm = "log2";
-    else if (name == "exp2") libm = "exp2";
-    else if (name == "log10") libm = "log10";
-    else if (name == "sin") libm = "sin";
-    else if (name == "cos") libm = "cos";
-    else if (name == "atan") libm = "atan";
+    for (const char* n : libm_names)
+      if (name == n) libm = n;
     if (libm && target_.vector_libm && lanes > 1 && e.bits() <= 32) {
       std::vector<llvm::Value*> xs{arg(0)};
       if (name == "pow") xs.push_back(arg(1));

@@ -22,31 +22,14 @@ import sys
 import tempfile
 
 import numpy as np
+import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import ort_peer  # noqa: E402
 MODELS = os.path.join(HERE, "..", "..", "examples", "models")
 NO_VNNI = "llvm -mattr=-avx512vnni,-avxvnni"
 
-ORT_JS = r"""
-const [mod, path, threadArg, repeatArg, dimsArg] = process.argv.slice(1);
-const ort = require(mod);
-const [threads, repeat, dims] = [+threadArg, +repeatArg, JSON.parse(dimsArg)];
-(async () => {
-  const s = await ort.InferenceSession.create(path, {intraOpNumThreads: threads, interOpNumThreads: 1});
-  const n = dims.reduce((a, b) => a * b, 1);
-  const x = new ort.Tensor('float32', Float32Array.from({length: n}, (_, i) => Math.sin(i)), dims);
-  const feeds = {[s.inputNames[0]]: x};
-  for (let i = 0; i < 3; i++) await s.run(feeds);
-  const t = [];
-  for (let i = 0; i < repeat; i++) {
-    const t0 = process.hrtime.bigint();
-    await s.run(feeds);
-    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  t.sort((a, b) => a - b);
-  console.log(JSON.stringify({median: t[Math.floor(t.length / 2)], min: t[0], max: t[t.length - 1]}));
-})();
-"""
 
 
 def run(cmd, env=None):
@@ -84,9 +67,11 @@ def kiln_output(kiln, path, target, x_path, out_path):
 
 
 def ort_latency(node_modules, path, threads, repeat, shape):
-    mod = os.path.join(os.path.abspath(node_modules), "onnxruntime-node")
-    out = run(["/usr/bin/node", "-e", ORT_JS, "--", mod, path, str(threads), str(repeat), json.dumps(shape)])
-    return {"latency_ms": json.loads(out.strip().splitlines()[-1])}
+    m = onnx.load(path)
+    inits = {t.name for t in m.graph.initializer}
+    name = next(i.name for i in m.graph.input if i.name not in inits)
+    x = np.random.default_rng(2).random(shape, dtype=np.float32)
+    return {"latency_ms": ort_peer.latency(node_modules, path, threads, repeat, {name: x})}
 
 
 def main():

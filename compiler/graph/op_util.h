@@ -37,6 +37,8 @@ int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int64
 // The operator families in their own files.
 void register_math_ops();    // ops_math.cc
 void register_tensor_ops();  // ops_tensor.cc
+void register_image_ops();   // ops_image.cc
 void register_int8_ops();    // ops_int8.cc
+void register_index_ops();   // ops_index.cc
 
 }  // namespace kiln::graph::detail

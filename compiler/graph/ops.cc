@@ -877,7 +877,9 @@ void register_all() {
   register_quant_ops(reg);
   register_math_ops();
   register_tensor_ops();
+  register_image_ops();
   register_int8_ops();
+  register_index_ops();
 }
 
 const std::map<std::string, OpDef>& ops() {

@@ -4,6 +4,7 @@
 // | op | inputs | attributes | pattern |
 // |---|---|---|---|
 // | log floor ceil round sign reciprocal softplus softsign logical_not isnan | x | - | elemwise |
+// | sin cos tan asin acos atan sinh cosh asinh acosh atanh | x | - | elemwise |
 // | elu celu thresholded_relu | x | alpha | elemwise |
 // | selu | x | alpha, gamma | elemwise |
 // | shrink | x | lambd, bias | elemwise |
@@ -38,6 +39,11 @@ void reg_predicate(const std::string& name, std::function<Expr(Expr, const Attrs
 
 void register_unary() {
   reg_unary_op("log", [](Expr x, const Attrs&) { return ir::log(x); });
+  for (const auto& [name, f] : std::vector<std::pair<std::string, Expr (*)(Expr)>>{
+           {"sin", ir::sin}, {"cos", ir::cos}, {"tan", ir::tan}, {"asin", ir::asin}, {"acos", ir::acos},
+           {"atan", ir::atan}, {"sinh", ir::sinh}, {"cosh", ir::cosh}, {"asinh", ir::asinh}, {"acosh", ir::acosh},
+           {"atanh", ir::atanh}})
+    reg_unary_op(name, [f](Expr x, const Attrs&) { return f(x); });
   reg_unary_op("floor", [](Expr x, const Attrs&) { return x.dtype().is_float() ? ir::floor(x) : x; });
   reg_unary_op("ceil", [](Expr x, const Attrs&) { return x.dtype().is_float() ? ir::ceil(x) : x; });
   reg_unary_op("round", [](Expr x, const Attrs&) { return x.dtype().is_float() ? ir::round(x) : x; });  // half to even

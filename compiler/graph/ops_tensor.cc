@@ -6,7 +6,7 @@
 // | trilu | x (rank >= 2) | upper, k | injective |
 // | tile | x | reps (one per dimension) | injective |
 // | gather_elements | data, indices (same rank) | axis | injective |
-// | resize | x | sizes (output shape), scales, mode (nearest, linear), coord (ONNX's coordinate_transformation_mode), nearest (ONNX's nearest_mode) | injective |
+// | resize | x | sizes (output shape), scales, mode (nearest, linear, cubic), coord (ONNX's coordinate_transformation_mode), nearest (ONNX's nearest_mode), cubic_a, exclude_outside, roi (tf_crop_and_resize: starts, ends), extrapolation | injective |
 #include <fmt/format.h>
 
 #include "compiler/graph/op_util.h"
@@ -115,16 +115,22 @@ void register_gather_elements() {
 
 // The input coordinate (float64) of output index i along a dimension, as ONNX's
 // coordinate_transformation_mode says; ONNX's resized length is in * scale, unrounded.
-Expr source_coord(const std::string& mode, Expr i, double scale, int64_t in) {
+// roi0, roi1: the crop of tf_crop_and_resize, as fractions of the input.
+Expr source_coord(const std::string& mode, Expr i, double scale, int64_t in, double roi0, double roi1) {
   double out = static_cast<double>(in) * scale;
   DataType f = DataType::Float(64);
   auto k = [&](double v) { return ir::make_const(f, v); };
   Expr x = ir::cast(f, i);
+  double last = static_cast<double>(in - 1);
   if (mode == "asymmetric") return x / k(scale);
-  if (mode == "align_corners") return out == 1 ? k(0) : x * k(static_cast<double>(in - 1) / (out - 1));
+  if (mode == "align_corners") return out == 1 ? k(0) : x * k(last / (out - 1));
   if (mode == "tf_half_pixel_for_nn") return (x + k(0.5)) / k(scale);
   if (mode == "pytorch_half_pixel" && out <= 1) return k(0);
   if (mode == "half_pixel" || mode == "pytorch_half_pixel") return (x + k(0.5)) / k(scale) - k(0.5);
+  if (mode == "tf_crop_and_resize") {
+    if (out == 1) return k((roi1 - roi0) * last / 2 + roi0 * last);
+    return x * k((roi1 - roi0) * last / (out - 1)) + k(roi0 * last);
+  }
   fail("coordinate_transformation_mode '" + mode + "' is not supported");
 }
 
@@ -141,6 +147,41 @@ Expr nearest_index(const std::string& mode, Expr x, int64_t n) {
   return clamp_index(ir::cast(DataType::Int(32), r), n);
 }
 
+// One input position an output element reads along a dimension and its weight.
+struct Tap {
+  Expr index, weight;
+};
+
+// The taps of linear (2) or cubic (4, Keys' kernel with coefficient a) interpolation at
+// coordinate x of a dimension of length n: edge values outside, or with exclude_outside
+// the outside taps weigh 0 and the others are renormalized.
+std::vector<Tap> interpolation_taps(const std::string& mode, Expr x, int64_t n, double a, bool exclude_outside) {
+  DataType f = DataType::Float(64);
+  auto k = [&](double v) { return ir::make_const(f, v); };
+  Expr lo = ir::floor(x), t = x - lo;
+  Expr base = ir::cast(DataType::Int(32), lo);
+  std::vector<std::pair<int, Expr>> w;  // offset from floor(x), weight
+  if (mode == "linear") {
+    w = {{0, k(1) - t}, {1, t}};
+  } else {
+    // Keys: |s| <= 1: (a+2)|s|^3 - (a+3)|s|^2 + 1; 1 < |s| < 2: a|s|^3 - 5a|s|^2 + 8a|s| - 4a.
+    auto near = [&](Expr s) { return ((k(a + 2) * s - k(a + 3)) * s) * s + k(1); };
+    auto far = [&](Expr s) { return ((k(a) * s - k(5 * a)) * s + k(8 * a)) * s - k(4 * a); };
+    w = {{-1, far(t + k(1))}, {0, near(t)}, {1, near(k(1) - t)}, {2, far(k(2) - t)}};
+  }
+  std::vector<Tap> taps;
+  Expr total;
+  for (auto& [off, weight] : w) {
+    Expr i = base + off;
+    if (exclude_outside) weight = ir::select(i >= 0 && i < static_cast<int>(n), weight, k(0));
+    total = total.defined() ? total + weight : weight;
+    taps.push_back({clamp_index(i, n), weight});
+  }
+  if (exclude_outside)
+    for (Tap& tap : taps) tap.weight = tap.weight / total;
+  return taps;
+}
+
 void register_resize() {
   reg({"resize", OpPattern::Injective, 1, 0,
        [](const std::vector<TensorType>& in, const Attrs& a) {
@@ -149,7 +190,10 @@ void register_resize() {
          if (static_cast<int>(sizes.size()) != in[0].ndim() || scales.size() != sizes.size())
            fail("sizes and scales need one entry per dimension");
          std::string mode = a.get_string("mode", "nearest");
-         if (mode != "nearest" && mode != "linear") fail("resize mode '" + mode + "' is not supported (nearest, linear)");
+         if (mode != "nearest" && mode != "linear" && mode != "cubic")
+           fail("resize mode '" + mode + "' is not supported (nearest, linear, cubic)");
+         if (a.get_string("coord", "half_pixel") == "tf_crop_and_resize" && a.get_floats("roi", {}).size() != 2 * sizes.size())
+           fail("tf_crop_and_resize needs a roi of a start and an end per dimension");
          for (int64_t d : sizes)
            if (d <= 0) fail("the output size must be positive");
          return TensorType{in[0].dtype, sizes};
@@ -159,39 +203,57 @@ void register_resize() {
          auto scales = a.get_floats("scales");
          std::string mode = a.get_string("mode", "nearest"), coord = a.get_string("coord", "half_pixel");
          std::string nearest = a.get_string("nearest", "round_prefer_floor");
+         double cubic_a = a.get_float("cubic_a", -0.75), extrapolation = a.get_float("extrapolation", 0.0);
+         bool exclude_outside = a.get_int("exclude_outside", 0) != 0, crop = coord == "tf_crop_and_resize";
          int n = xt.ndim();
+         std::vector<double> roi = a.get_floats("roi", {});
+         if (roi.empty()) roi.resize(2 * static_cast<size_t>(n), 0.0);
          // The dimensions that change: the others are read at the same index.
          std::vector<int> resized;
          for (int d = 0; d < n; ++d)
-           if (xt.shape[d] != out.shape[d] || scales[d] != 1.0) resized.push_back(d);
-         if (mode == "linear" && resized.size() > 3) fail("linear resize of more than 3 dimensions is not supported");
+           if (xt.shape[d] != out.shape[d] || scales[d] != 1.0 || (crop && (roi[d] != 0 || roi[d + n] != 1))) resized.push_back(d);
+         if (mode != "nearest" && resized.size() > 3) fail(mode + " resize of more than 3 dimensions is not supported");
          return te::compute(te_shape(out),
                             [&](const std::vector<Var>& i) {
                               std::vector<Expr> base = as_exprs(i);
                               std::vector<Expr> coords(n);
-                              for (int d : resized) coords[d] = source_coord(coord, i[d], scales[d], xt.shape[d]);
+                              Expr outside;  // tf_crop_and_resize: a coordinate outside the input
+                              DataType f = DataType::Float(64);
+                              for (int d : resized) {
+                                coords[d] = source_coord(coord, i[d], scales[d], xt.shape[d], roi[d], roi[d + n]);
+                                if (!crop) continue;
+                                Expr o = coords[d] < ir::make_const(f, 0) || coords[d] > ir::make_const(f, static_cast<double>(xt.shape[d] - 1));
+                                outside = outside.defined() ? outside || o : o;
+                              }
+                              auto extrapolated = [&](Expr v) {
+                                return outside.defined() ? ir::select(outside, ir::make_const(out.dtype, extrapolation), v) : v;
+                              };
                               if (mode == "nearest") {
                                 for (int d : resized) base[d] = nearest_index(nearest, coords[d], xt.shape[d]);
-                                return in[0](base);
+                                return extrapolated(in[0](base));
                               }
-                              // Linear: 2 taps per resized dimension, edge values outside.
-                              DataType f = DataType::Float(64);
+                              std::vector<std::vector<Tap>> taps;
+                              for (int d : resized)
+                                taps.push_back(interpolation_taps(mode, coords[d], xt.shape[d], cubic_a, exclude_outside));
+                              // Every combination of one tap per resized dimension.
                               Expr acc;
-                              for (int tap = 0; tap < (1 << resized.size()); ++tap) {
+                              std::vector<size_t> pick(resized.size(), 0);
+                              for (bool more = true; more;) {
                                 std::vector<Expr> idx = base;
                                 Expr w = ir::make_const(f, 1.0);
                                 for (size_t r = 0; r < resized.size(); ++r) {
-                                  int d = resized[r];
-                                  Expr x = coords[d], lo = ir::floor(x), frac = x - lo;
-                                  bool hi = (tap >> r) & 1;
-                                  Expr k = ir::cast(DataType::Int(32), lo) + (hi ? 1 : 0);
-                                  idx[d] = clamp_index(k, xt.shape[d]);
-                                  w = w * (hi ? frac : ir::make_const(f, 1.0) - frac);
+                                  idx[resized[r]] = taps[r][pick[r]].index;
+                                  w = w * taps[r][pick[r]].weight;
                                 }
                                 Expr term = w * ir::cast(f, in[0](idx));
                                 acc = acc.defined() ? acc + term : term;
+                                more = false;
+                                for (size_t r = 0; r < resized.size() && !more; ++r) {
+                                  more = ++pick[r] < taps[r].size();
+                                  if (!more) pick[r] = 0;
+                                }
                               }
-                              return ir::cast(out.dtype, acc);
+                              return extrapolated(ir::cast(out.dtype, acc));
                             },
                             "resize", "injective");
        }});

@@ -424,12 +424,26 @@ int64_t dot_u8s8x4(uint64_t a, uint64_t b) {
 
 struct CallE : E {
   CallE(DataType t, std::string n, std::vector<EPtr> a) : E(t), name(std::move(n)), args(std::move(a)), elem(t.element_of()) {
-    static const char* known[] = {"likely", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "floor", "ceil", "round", "pow",
+    static const char* known[] = {"likely", "abs", "sqrt", "sigmoid", "floor", "ceil", "round", "pow",
                                   "shift_left", "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor",
                                   "dot_u8s8x4"};
-    bool ok = false;
+    bool ok = libm_of(name) != nullptr;
     for (const char* k : known) ok = ok || name == k;
     if (!ok) throw InterpError("the interpreter does not know intrinsic '" + name + "'");
+    libm = libm_of(name);
+  }
+  // The <cmath> function an intrinsic of one float argument is, or null.
+  static double (*libm_of(const std::string& n))(double) {
+    static const std::unordered_map<std::string, double (*)(double)> fns = {
+        {"exp", [](double v) { return std::exp(v); }},     {"log", [](double v) { return std::log(v); }},
+        {"tanh", [](double v) { return std::tanh(v); }},   {"sin", [](double v) { return std::sin(v); }},
+        {"cos", [](double v) { return std::cos(v); }},     {"tan", [](double v) { return std::tan(v); }},
+        {"asin", [](double v) { return std::asin(v); }},   {"acos", [](double v) { return std::acos(v); }},
+        {"atan", [](double v) { return std::atan(v); }},   {"sinh", [](double v) { return std::sinh(v); }},
+        {"cosh", [](double v) { return std::cosh(v); }},   {"asinh", [](double v) { return std::asinh(v); }},
+        {"acosh", [](double v) { return std::acosh(v); }}, {"atanh", [](double v) { return std::atanh(v); }}};
+    auto it = fns.find(n);
+    return it == fns.end() ? nullptr : it->second;
   }
   const Scalar* eval(Frame& f) override {
     const Scalar* x = args[0]->eval(f);
@@ -444,10 +458,8 @@ struct CallE : E {
         else out[l] = elem.is_uint() ? a : wrap(a.i < 0 ? static_cast<int64_t>(0 - a.u) : a.i, elem);
       } else if (fl) {
         double v = a.f, r = 0;
-        if (name == "exp") r = std::exp(v);
-        else if (name == "log") r = std::log(v);
+        if (libm) r = libm(v);
         else if (name == "sqrt") r = std::sqrt(v);
-        else if (name == "tanh") r = std::tanh(v);
         else if (name == "sigmoid") r = 1.0 / (1.0 + std::exp(-v));
         else if (name == "floor") r = std::floor(v);
         else if (name == "ceil") r = std::ceil(v);
@@ -472,6 +484,7 @@ struct CallE : E {
   std::string name;
   std::vector<EPtr> args;
   DataType elem;
+  double (*libm)(double) = nullptr;
 };
 
 // ---------------------------------------------------------------- statements

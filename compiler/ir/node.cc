@@ -22,6 +22,7 @@ const char* combiner_name(Combiner c) {
     case Combiner::Sum: return "sum";
     case Combiner::Max: return "max";
     case Combiner::Min: return "min";
+    case Combiner::Prod: return "prod";
   }
   return "?";
 }
@@ -227,6 +228,7 @@ Stmt make_no_op() { return make_evaluate(make_int(0)); }
 Expr reduce_identity(Combiner c, DataType t) {
   switch (c) {
     case Combiner::Sum: return make_const(t, 0);
+    case Combiner::Prod: return make_const(t, 1);
     case Combiner::Max:
       return t.is_float() ? make_float(-INFINITY, t) : make_int(t.min_int(), t);
     case Combiner::Min:

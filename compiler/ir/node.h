@@ -270,7 +270,7 @@ struct LetNode : ExprNode {
   const Expr value, body;
 };
 
-enum class Combiner : uint8_t { Sum, Max, Min };
+enum class Combiner : uint8_t { Sum, Max, Min, Prod };
 const char* combiner_name(Combiner c);
 
 // A commutative reduction of `source` over `axis`, only where `condition` holds.

@@ -180,6 +180,17 @@ Expr log(Expr x) { return unary_call("log", std::move(x)); }
 Expr sqrt(Expr x) { return unary_call("sqrt", std::move(x)); }
 Expr tanh(Expr x) { return unary_call("tanh", std::move(x)); }
 Expr sigmoid(Expr x) { return unary_call("sigmoid", std::move(x)); }
+Expr sin(Expr x) { return unary_call("sin", std::move(x)); }
+Expr cos(Expr x) { return unary_call("cos", std::move(x)); }
+Expr tan(Expr x) { return unary_call("tan", std::move(x)); }
+Expr asin(Expr x) { return unary_call("asin", std::move(x)); }
+Expr acos(Expr x) { return unary_call("acos", std::move(x)); }
+Expr atan(Expr x) { return unary_call("atan", std::move(x)); }
+Expr sinh(Expr x) { return unary_call("sinh", std::move(x)); }
+Expr cosh(Expr x) { return unary_call("cosh", std::move(x)); }
+Expr asinh(Expr x) { return unary_call("asinh", std::move(x)); }
+Expr acosh(Expr x) { return unary_call("acosh", std::move(x)); }
+Expr atanh(Expr x) { return unary_call("atanh", std::move(x)); }
 Expr floor(Expr x) { return unary_call("floor", std::move(x)); }
 Expr ceil(Expr x) { return unary_call("ceil", std::move(x)); }
 Expr round(Expr x) { return unary_call("round", std::move(x)); }

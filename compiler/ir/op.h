@@ -35,6 +35,18 @@ Expr exp(Expr x);
 Expr log(Expr x);
 Expr sqrt(Expr x);
 Expr tanh(Expr x);
+// Trigonometric and hyperbolic functions (radians), as C's <cmath>.
+Expr sin(Expr x);
+Expr cos(Expr x);
+Expr tan(Expr x);
+Expr asin(Expr x);
+Expr acos(Expr x);
+Expr atan(Expr x);
+Expr sinh(Expr x);
+Expr cosh(Expr x);
+Expr asinh(Expr x);
+Expr acosh(Expr x);
+Expr atanh(Expr x);
 Expr sigmoid(Expr x);
 Expr floor(Expr x);
 Expr ceil(Expr x);

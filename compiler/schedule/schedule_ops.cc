@@ -180,6 +180,7 @@ class OpsBuilder {
         case ir::Combiner::Sum: value = current + source; break;
         case ir::Combiner::Max: value = ir::max(current, source); break;
         case ir::Combiner::Min: value = ir::min(current, source); break;
+        case ir::Combiner::Prod: value = current * source; break;
       }
       body = ir::make_buffer_store(buf, value, out_idx);
       Expr cond = lower_expr(red->condition, root_values);

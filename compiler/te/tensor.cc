@@ -116,6 +116,9 @@ Expr max_reduce(Expr source, std::vector<IterVar> axis, Expr where) {
 Expr min_reduce(Expr source, std::vector<IterVar> axis, Expr where) {
   return reduce(ir::Combiner::Min, std::move(source), std::move(axis), std::move(where));
 }
+Expr prod(Expr source, std::vector<IterVar> axis, Expr where) {
+  return reduce(ir::Combiner::Prod, std::move(source), std::move(axis), std::move(where));
+}
 
 Tensor with_body(const Tensor& t, Expr body) {
   auto op = std::make_shared<OperationNode>(*t.get());

@@ -88,6 +88,7 @@ IterVar reduce_axis(Expr extent, std::string name = "k");
 Expr sum(Expr source, std::vector<IterVar> axis, Expr where = Expr());
 Expr max_reduce(Expr source, std::vector<IterVar> axis, Expr where = Expr());
 Expr min_reduce(Expr source, std::vector<IterVar> axis, Expr where = Expr());
+Expr prod(Expr source, std::vector<IterVar> axis, Expr where = Expr());  // identity 1
 
 // A copy of `op` with a new body (same axes); used by schedule rewrites.
 Tensor with_body(const Tensor& op, Expr body);

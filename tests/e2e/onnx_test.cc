@@ -166,12 +166,12 @@ TEST(OnnxErrors, AllUnsupportedOpsInOneMessage) {
   b.input("x", {1, 4});
   b.node("Relu", {"x"}, {"a"});
   b.node("NonMaxSuppression", {"a"}, {"b"}, "nms");
-  b.node("Einsum", {"b"}, {"c"}, "ein1");
-  b.node("Einsum", {"c"}, {"d"}, "ein2");
+  b.node("TfIdfVectorizer", {"b"}, {"c"}, "tfidf1");
+  b.node("TfIdfVectorizer", {"c"}, {"d"}, "tfidf2");
   b.output("d");
   std::string e = import_error(b.bytes());
   EXPECT_NE(e.find("2 unsupported operators (opset 13)"), std::string::npos) << e;
-  EXPECT_NE(e.find("Einsum (2 nodes: 'ein1', 'ein2')"), std::string::npos) << e;
+  EXPECT_NE(e.find("TfIdfVectorizer (2 nodes: 'tfidf1', 'tfidf2')"), std::string::npos) << e;
   EXPECT_NE(e.find("NonMaxSuppression (1 node: 'nms')"), std::string::npos) << e;
 }
 
@@ -186,7 +186,7 @@ TEST(OnnxErrors, ShapeMismatchNamesTheNode) {
   EXPECT_NE(e.find("weight expects 2 input channels, data has 3"), std::string::npos) << e;
 }
 
-// Opset 9 is brought to 13 by ONNX's version converter: Upsample becomes Resize,
+// Opset 9 is brought to 11 by ONNX's version converter: Upsample becomes Resize,
 // Relu stays; the model imports.
 TEST(OnnxImport, OldOpsetIsConverted) {
   OnnxBuilder old(9);
@@ -308,6 +308,49 @@ TEST(OnnxErrors, CorruptedBytesNeverCrash) {
     }
   }
   EXPECT_GT(errors, 0);
+}
+
+// DFT and STFT (signal_converters.cc): a transform along the complex axis and a frame
+// longer than the signal are errors that name the node and the reason.
+TEST(OnnxErrors, SignalOperatorsNameTheProblem) {
+  OnnxBuilder dft(17);
+  dft.input("x", {1, 8, 1});
+  OnnxBuilder::attr(dft.node("DFT", {"x"}, {"y"}, "dft0"), "axis", int64_t{2});
+  dft.output("y");
+  std::string e = import_error(dft.bytes());
+  EXPECT_NE(e.find("node 'dft0' (DFT, opset 17)"), std::string::npos) << e;
+  EXPECT_NE(e.find("axis 2 is out of range for rank 3"), std::string::npos) << e;
+
+  OnnxBuilder stft(17);
+  stft.input("x", {1, 8, 1});
+  stft.initializer_i64("step", {}, {2});
+  stft.initializer_i64("len", {}, {16});
+  stft.node("STFT", {"x", "step", "", "len"}, {"y"}, "stft0");
+  stft.output("y");
+  e = import_error(stft.bytes());
+  EXPECT_NE(e.find("node 'stft0' (STFT, opset 17)"), std::string::npos) << e;
+  EXPECT_NE(e.find("frame_length 16 exceeds the signal's length 8"), std::string::npos) << e;
+}
+
+// GridSample (ops_image.cc): a mode ONNX does not define and a grid of the wrong shape
+// are errors naming the node.
+TEST(OnnxErrors, GridSampleNamesTheProblem) {
+  OnnxBuilder mode(16);
+  mode.input("x", {1, 1, 4, 4});
+  mode.input("g", {1, 2, 2, 2});
+  OnnxBuilder::attr(mode.node("GridSample", {"x", "g"}, {"y"}, "gs0"), "mode", std::string("cubic"));
+  mode.output("y");
+  std::string e = import_error(mode.bytes());
+  EXPECT_NE(e.find("node 'gs0' (GridSample, opset 16)"), std::string::npos) << e;
+  EXPECT_NE(e.find("mode 'cubic' is not one of bilinear, nearest, bicubic"), std::string::npos) << e;
+
+  OnnxBuilder grid(16);
+  grid.input("x", {1, 1, 4, 4});
+  grid.input("g", {1, 2, 2, 3});
+  grid.node("GridSample", {"x", "g"}, {"y"}, "gs1");
+  grid.output("y");
+  e = import_error(grid.bytes());
+  EXPECT_NE(e.find("the grid is float32[1, 2, 2, 3]: [1, Ho, Wo, 2] expected"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -138,8 +138,8 @@ void print_placement(const graph::CompiledModel& m) {
 
 // The model to compile: MODEL.onnx, or with --calibrate the model kiln quantize would
 // write from it (max calibration, power-of-two scales, the first convolution in float).
-// --input-shape NAME=DxDx...: the input's shape, replacing the model's (its symbolic
-// dimensions, which otherwise take 1).
+// --input-shape NAME=DxDx... or --input NAME=FILE.npy: the input's shape, replacing the
+// model's (its symbolic dimensions, which otherwise take 1).
 frontend::OnnxOptions onnx_options(const RunArgs& a) {
   frontend::OnnxOptions o;
   for (const std::string& spec : a.input_shapes) {
@@ -162,6 +162,18 @@ frontend::OnnxOptions onnx_options(const RunArgs& a) {
     }
     if (!o.input_shapes.emplace(name, shape).second) throw CompileError("--input-shape: '" + name + "' given twice");
   }
+  // An input given as a file takes that file's shape (its symbolic dimensions, "batch"
+  // and "sequence", are what the file holds), unless --input-shape names it.
+  for (const std::string& spec : a.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) throw CompileError("--input takes NAME=FILE.npy, not '" + spec + "'");
+    std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    std::vector<int64_t> shape = cpu::NDArray::load_npy(file).shape();
+    auto given = o.input_shapes.emplace(name, shape).first;
+    if (given->second != shape)
+      throw CompileError(fmt::format("input '{}': --input-shape gives [{}], {} holds [{}]", name, fmt::join(given->second, ", "),
+                                     file, fmt::join(shape, ", ")));
+  }
   return o;
 }
 
@@ -172,11 +184,11 @@ graph::Graph import_model(const RunArgs& a) {
     for (const auto& [name, shape] : opt.input_shapes) {
       bool found = false;
       for (graph::NodeId in : g.inputs()) found |= g.node(in).name == name;
-      if (!found) throw CompileError("--input-shape: " + a.model + " has no input '" + name + "'");
+      if (!found) throw CompileError(a.model + " has no input '" + name + "'");
     }
     return g;
   }
-  if (!opt.input_shapes.empty()) throw CompileError("--input-shape with --calibrate: the calibration inputs give the shape");
+  if (!a.input_shapes.empty()) throw CompileError("--input-shape with --calibrate: the calibration inputs give the shape");
   quantize::Report r;
   std::string q = quantize_file(a.model, a.calibrate, quantize::Options{}, &r);
   if (!a.json)
@@ -413,6 +425,7 @@ void run_model(const RunArgs& a) {
     j["latency_ms"] = {{"median", med}, {"min", mn}, {"max", mx}};
     for (size_t k = 0; k < per_kernel.size(); ++k)
       j["profile"].push_back({{"kernel", ex.plan().kernels[k].name}, {"median_ms", prof[k].first}});
+    for (const auto& in : ex.plan().inputs) j["inputs"].push_back({{"name", in.name}, {"type", in.type.to_string()}});
     for (size_t k = 0; k < ex.num_outputs(); ++k)
       j["outputs"].push_back({{"name", ex.plan().outputs[k].name}, {"type", ex.output_type(k).to_string()}});
     fmt::print("{}\n", j.dump(2));
@@ -420,6 +433,8 @@ void run_model(const RunArgs& a) {
   }
   fmt::print("{}: {} kernels on {} ({} in {:.0f} ms)\n", a.model, num_kernels, a.target,
              ends_with(a.model, ".kiln") ? "loaded" : "compiled", compile_ms);
+  // The shapes it was compiled for (a symbolic dimension took the --input file's size).
+  for (const auto& in : ex.plan().inputs) fmt::print("input '{}': {}\n", in.name, in.type.to_string());
   for (size_t k = 0; k < ex.num_outputs(); ++k)
     fmt::print("output '{}': {}{}\n", ex.plan().outputs[k].name, ex.output_type(k).to_string(),
                k < a.outputs.size() ? " -> " + a.outputs[k] : "");

@@ -84,7 +84,8 @@ class Importer {
   bool is_const(NodeId id) const { return g_.node(id).is_constant(); }
   const graph::Node& graph_node(NodeId id) const { return g_.node(id); }
   // The value of constant input k (an error naming the input when it is computed at run
-  // time); a graph input with a value in OnnxOptions::input_values becomes that constant.
+  // time); a graph input with a value in OnnxOptions::input_values becomes that constant,
+  // and so does a value computed from such inputs and constants (a size cast to float).
   const graph::Node& const_input(int k) const;
   std::vector<int64_t> const_ints(int k) const { return graph::constant_ints(const_input(k)); }
 
@@ -117,9 +118,9 @@ class Importer {
   // (A deque: references to the outer scopes' values stay valid while subgraphs come and go.)
   std::deque<std::map<std::string, Value>> scopes_;
   std::map<NodeId, NodeId> input_consts_;  // input -> its value from OnnxOptions::input_values
-  // Values computed from given input values by known() (kept outside g_: adding nodes
-  // while converting would move the types converters hold).
-  mutable std::map<NodeId, graph::Node> known_;
+  // Operator nodes evaluated for const_input from the given input values (value null
+  // where the node depends on a value known only at run time).
+  mutable std::map<NodeId, graph::Node> derived_;
   std::map<int, Value> set_outputs_;
   const onnx::NodeProto* node_ = nullptr;
   int opset_ = 0;
@@ -127,6 +128,7 @@ class Importer {
   int64_t nodes_imported_ = 0;  // main graph and unrolled subgraphs together
 
   const onnx::AttributeProto* find_attr(const std::string& name) const;
+  ConstData derived_value(NodeId id) const;
   std::string where() const;
   const Value* lookup(const std::string& name) const;
   void import_nodes(const onnx::GraphProto& gp);
@@ -146,6 +148,8 @@ Converter binary(const std::string& op);
 // The converters of one family, added to the importer's table.
 void add_math_converters(std::map<std::string, Converter>& m);
 void add_tensor_converters(std::map<std::string, Converter>& m);
+void add_signal_converters(std::map<std::string, Converter>& m);
+void add_index_converters(std::map<std::string, Converter>& m);  // index_converters.cc
 void add_seqflow_converters(std::map<std::string, Converter>& m);
 
 }  // namespace kiln::frontend

@@ -240,7 +240,8 @@ void add_math_converters(std::map<std::string, Converter>& m) {
   for (const auto& [onnx, op] : std::vector<std::pair<std::string, std::string>>{
            {"Log", "log"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Round", "round"}, {"Sign", "sign"},
            {"Reciprocal", "reciprocal"}, {"Softplus", "softplus"}, {"Softsign", "softsign"}, {"Not", "logical_not"},
-           {"IsNaN", "isnan"}})
+           {"IsNaN", "isnan"}, {"Sin", "sin"}, {"Cos", "cos"}, {"Tan", "tan"}, {"Asin", "asin"}, {"Acos", "acos"},
+           {"Atan", "atan"}, {"Sinh", "sinh"}, {"Cosh", "cosh"}, {"Asinh", "asinh"}, {"Acosh", "acosh"}, {"Atanh", "atanh"}})
     m[onnx] = unary(op);
   m["Elu"] = unary_with("elu", {{"alpha", 1.0}});
   m["Celu"] = unary_with("celu", {{"alpha", 1.0}});

@@ -148,24 +148,10 @@ NodeId Importer::in(int k) const {
 void Importer::set_output(int k, Value v) { set_outputs_[k] = std::move(v); }
 
 const graph::Node* Importer::known(NodeId id) const {
-  auto given = input_consts_.find(id);
-  if (given != input_consts_.end()) id = given->second;
+  if (auto given = input_consts_.find(id); given != input_consts_.end()) return &g_.node(given->second);
   const graph::Node& n = g_.node(id);
   if (n.is_constant()) return &n;
-  if (n.is_input()) return nullptr;
-  auto done = known_.find(id);
-  if (done != known_.end()) return &done->second;
-  if (n.type.size() > kFoldLimit) return nullptr;
-  Graph scratch;
-  std::vector<NodeId> si;
-  for (NodeId i : n.inputs) {
-    const graph::Node* v = known(i);
-    if (!v) return nullptr;
-    si.push_back(scratch.add_constant(v->name, v->value));
-  }
-  NodeId r = scratch.add_op(n.op, si, n.attrs, n.name);
-  graph::Node c{"constant", n.name + "_value", {}, {}, n.type, graph::evaluate_op(scratch, r)};
-  return &known_.emplace(id, std::move(c)).first->second;
+  return derived_value(id) ? &derived_.at(id) : nullptr;
 }
 
 const graph::Node& Importer::const_input(int k) const {
@@ -174,6 +160,30 @@ const graph::Node& Importer::const_input(int k) const {
     fail(fmt::format("input {} ('{}') must be a constant (Kiln needs static shapes), but it is computed at run time", k,
                      node_->input(k)));
   return *n;
+}
+
+ConstData Importer::derived_value(NodeId id) const {
+  const graph::Node& n = g_.node(id);
+  if (n.is_constant()) return n.value;
+  if (auto given = input_consts_.find(id); given != input_consts_.end()) return g_.node(given->second).value;
+  if (n.is_input()) return nullptr;
+  if (auto d = derived_.find(id); d != derived_.end()) return d->second.value;
+  graph::Node& c = derived_[id];  // null until evaluated: a cycle-free graph never asks again meanwhile
+  c.op = "constant";
+  c.name = n.name;
+  c.type = n.type;
+  Graph scratch;
+  std::vector<NodeId> si;
+  for (NodeId i : n.inputs) {
+    ConstData v = derived_value(i);
+    if (!v) return nullptr;
+    si.push_back(scratch.add_constant(g_.node(i).name, v));
+  }
+  NodeId r = scratch.add_op(n.op, si, n.attrs, n.name);
+  if (scratch.type(r).size() > kFoldLimit) return nullptr;
+  ConstData v = graph::evaluate_op(scratch, r);
+  derived_.at(id).value = v;
+  return v;
 }
 
 const onnx::AttributeProto* Importer::find_attr(const std::string& name) const {
@@ -980,6 +990,8 @@ const std::map<std::string, Converter>& converters() {
   };
   add_math_converters(m);
   add_tensor_converters(m);
+  add_signal_converters(m);
+  add_index_converters(m);
   add_seqflow_converters(m);
   return m;
   }();
@@ -993,7 +1005,7 @@ graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& opti
   if (!model.ParseFromString(bytes))
     fail(source + ": not a valid ONNX model (the protobuf does not parse: the file is truncated or not an ONNX file)");
   if (!model.has_graph()) fail(source + ": the model has no graph (truncated or not an ONNX file)");
-  upgrade_opset(model, options.input_shapes, source);
+  upgrade_opset(model, options, source);
   return Importer(model, options, source).run();
 }
 

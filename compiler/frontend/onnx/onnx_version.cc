@@ -41,8 +41,7 @@ void check_subgraph(const onnx::GraphProto& g, int from, int to, const std::stri
 
 }  // namespace
 
-void upgrade_opset(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                   const std::string& source) {
+void upgrade_opset(onnx::ModelProto& model, const OnnxOptions& options, const std::string& source) {
   int from = default_opset(model);
   if (from == 0 || (from >= kMinNativeOpset && from <= kMaxNativeOpset)) return;
   int newest = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
@@ -50,11 +49,16 @@ void upgrade_opset(onnx::ModelProto& model, const std::map<std::string, std::vec
     throw CompileError(fmt::format("{}: opset {} is newer than the newest this ONNX library knows ({})", source, from, newest));
   int to = from < kMinNativeOpset ? kConvertTarget : kMaxNativeOpset;
   for (auto& vi : *model.mutable_graph()->mutable_input()) {
-    auto given = input_shapes.find(vi.name());
-    if (given == input_shapes.end() || !vi.type().has_tensor_type()) continue;
+    if (!vi.type().has_tensor_type()) continue;
     auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
-    shape->clear_dim();
-    for (int64_t d : given->second) shape->add_dim()->set_dim_value(d);
+    auto given = options.input_shapes.find(vi.name());
+    if (given != options.input_shapes.end()) {
+      shape->clear_dim();
+      for (int64_t d : given->second) shape->add_dim()->set_dim_value(d);
+      continue;
+    }
+    for (auto& d : *shape->mutable_dim())
+      if (!d.has_dim_value()) d.set_dim_value(options.symbolic_dim);
   }
   // ONNX's converter trusts its input (a graph output that nothing defines crashed it,
   // found by tests/fuzz/onnx_fuzz; ONNX's checker is stricter than exporters are, so the
@@ -86,7 +90,8 @@ void upgrade_opset(onnx::ModelProto& model, const std::map<std::string, std::vec
         throw CompileError(fmt::format("{}: graph output '{}' is not defined by any node or input", source, o.name()));
   }
   try {
-    onnx::shape_inference::InferShapes(model);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(false, 0, /*data_prop=*/true));
   } catch (const std::exception& e) {
     throw CompileError(fmt::format("{}: ONNX's shape inference (opset {}): {}", source, from, e.what()));
   }

@@ -10,21 +10,28 @@
 #include <string>
 #include <vector>
 
+#include "compiler/frontend/onnx/onnx_importer.h"
+
 namespace kiln::frontend {
 
 constexpr int kMinNativeOpset = 11;
 constexpr int kMaxNativeOpset = 17;
-// The opset that older models are converted to.
-constexpr int kConvertTarget = 13;
+// The opset that older models are converted to: the oldest one read natively, so that
+// the converter needs no shapes it cannot know (its Softmax 12 -> 13 adapter needs the
+// input's rank, which reshapes by computed shapes hide from ONNX's shape inference at
+// these opsets: its data propagation does not reach through the Shape -> Gather ->
+// Unsqueeze -> Concat chains of a PyTorch export at opset 9).
+constexpr int kConvertTarget = kMinNativeOpset;
 
 // The model's default-domain opset (0 when it imports none).
 int default_opset(const onnx::ModelProto& model);
 
 // Converts `model` in place when its opset is outside the native range. The converter
-// needs shapes: the inputs' are set from `input_shapes` where given, then ONNX's shape
-// inference fills in the rest. A model the converter cannot adapt is a CompileError
-// naming `source`, the opset and the reason.
-void upgrade_opset(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                   const std::string& source);
+// needs shapes: the inputs' are set from `options.input_shapes` where given (symbolic
+// dimensions elsewhere become `options.symbolic_dim`, as the importer makes them), then
+// ONNX's shape inference fills in the rest, with its data propagation so that shapes
+// computed in the graph (Shape -> Gather -> Concat -> Reshape) are known too. A model
+// the converter cannot adapt is a CompileError naming `source`, the opset and the reason.
+void upgrade_opset(onnx::ModelProto& model, const OnnxOptions& options, const std::string& source);
 
 }  // namespace kiln::frontend

@@ -1,6 +1,7 @@
 // Converters of ONNX's tensor-manipulating and normalization operators beyond
 // onnx_importer.cc: CumSum, Trilu, Tile, GatherElements, Range, DepthToSpace,
-// SpaceToDepth, Size, GlobalMaxPool, InstanceNormalization.
+// SpaceToDepth, Size, NonZero (of constants), GlobalMaxPool, InstanceNormalization,
+// Resize, GridSample, RoiAlign.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -49,6 +50,31 @@ std::vector<NodeId> range(Importer& c) {
     else b->set_int(i, static_cast<int64_t>(start) + i * static_cast<int64_t>(delta));
   }
   return {c.constant(b)};
+}
+
+// NonZero's output shape is its data's count of non-zeros, so its input must be known
+// while compiling (PyTorch's opset 9 exports arange(n) as NonZero(ones(n))): the
+// indices, [rank, count] int64, become a constant.
+std::vector<NodeId> non_zero(Importer& c) {
+  const graph::Node& x = c.const_input(0);
+  const interp::HostBuffer& b = *x.value;
+  const std::vector<int64_t>& shape = b.shape();
+  std::vector<int64_t> hits;
+  for (int64_t i = 0; i < b.size(); ++i)
+    if (b.get(i) != 0) hits.push_back(i);
+  auto rank = static_cast<int64_t>(shape.size());
+  if (rank == 0) fail("NonZero of a scalar (its result has no rows)");
+  if (hits.empty()) fail("NonZero of a constant with no non-zero element (an empty result)");
+  auto out = std::make_shared<interp::HostBuffer>(DataType::Int(64),
+                                                  std::vector<int64_t>{rank, static_cast<int64_t>(hits.size())});
+  for (size_t k = 0; k < hits.size(); ++k) {
+    int64_t flat = hits[k];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      out->set_int(d * static_cast<int64_t>(hits.size()) + static_cast<int64_t>(k), flat % shape[static_cast<size_t>(d)]);
+      flat /= shape[static_cast<size_t>(d)];
+    }
+  }
+  return {c.constant(out)};
 }
 
 std::vector<int64_t> nchw(Importer& c, const char* what) {
@@ -132,10 +158,38 @@ std::vector<NodeId> resize(Importer& c) {
   std::string mode = c.attr_string("mode", "nearest");
   std::string coord = v10 ? "asymmetric" : c.attr_string("coordinate_transformation_mode", "half_pixel");
   std::string nearest = v10 ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
-  if (mode == "cubic") fail("cubic resize is not supported (nearest, linear)");
-  if (coord == "tf_crop_and_resize") fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
   Attrs a{{"sizes", sizes}, {"scales", scales}, {"mode", mode}, {"coord", coord}, {"nearest", nearest}};
+  if (!v10) {
+    a.set("cubic_a", c.attr_float("cubic_coeff_a", -0.75));
+    a.set("exclude_outside", c.attr_int("exclude_outside", 0));
+  }
+  if (coord == "tf_crop_and_resize") {
+    std::vector<double> roi = c.has_input(1) ? graph::constant_values(c.const_input(1)) : std::vector<double>{};
+    if (roi.size() != 2 * n) fail(fmt::format("tf_crop_and_resize needs a roi of {} values (starts, ends), it has {}", 2 * n, roi.size()));
+    a.set("roi", roi);
+    a.set("extrapolation", c.attr_float("extrapolation_value", 0.0));
+  }
   return {c.op("resize", {c.in(0)}, a)};
+}
+
+// GridSample (opset 16): bilinear, nearest or bicubic sampling of NCHW data at a grid
+// of [-1, 1] coordinates.
+std::vector<NodeId> grid_sample(Importer& c) {
+  Attrs a{{"mode", c.attr_string("mode", "bilinear")}, {"padding", c.attr_string("padding_mode", "zeros")},
+          {"align_corners", c.attr_int("align_corners", 0)}};
+  return {c.op("grid_sample", {c.in(0), c.in(1)}, a)};
+}
+
+// RoiAlign (opsets 10 and 16: coordinate_transformation_mode half_pixel, or
+// output_half_pixel as opset 10 had it).
+std::vector<NodeId> roi_align(Importer& c) {
+  std::string coord = c.attr_string("coordinate_transformation_mode", c.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  if (coord != "half_pixel" && coord != "output_half_pixel")
+    fail("coordinate_transformation_mode '" + coord + "' is not one of half_pixel, output_half_pixel");
+  Attrs a{{"output_height", c.attr_int("output_height", 1)}, {"output_width", c.attr_int("output_width", 1)},
+          {"sampling_ratio", c.attr_int("sampling_ratio", 0)}, {"spatial_scale", c.attr_float("spatial_scale", 1.0)},
+          {"mode", c.attr_string("mode", "avg")}, {"half_pixel", int64_t{coord == "half_pixel"}}};
+  return {c.op("roi_align", {c.in(0), c.in(1), c.in(2)}, a)};
 }
 
 // EyeLike: ones on the k-th diagonal of a matrix of the input's shape (a constant).
@@ -202,10 +256,13 @@ void add_tensor_converters(std::map<std::string, Converter>& m) {
   m["DepthToSpace"] = depth_to_space;
   m["SpaceToDepth"] = space_to_depth;
   m["Size"] = size;
+  m["NonZero"] = non_zero;
   m["GlobalMaxPool"] = global_max_pool;
   m["InstanceNormalization"] = instance_norm;
   m["Resize"] = resize;
   m["Upsample"] = resize;
+  m["GridSample"] = grid_sample;
+  m["RoiAlign"] = roi_align;
   m["EyeLike"] = eye_like;
   m["OneHot"] = one_hot;
   m["MeanVarianceNormalization"] = mean_variance_norm;

@@ -1,0 +1,72 @@
+"""ONNX Runtime as a benchmark peer: its CPU build from npm (onnxruntime-node 1.30 ships
+libonnxruntime; no C headers come with it), driven by /usr/bin/node from the benches'
+Python scripts. One owner for the benches that time ONNX Runtime (bench/models,
+bench/int8_cpu).
+
+  ensure(prefix)        installs onnxruntime-node@1.30.0 under PREFIX/node_modules when
+                        it is missing (`npm install --ignore-scripts`: its install script
+                        only fetches GPU builds) and returns that node_modules folder
+  latency(node_modules, model, threads, repeat, inputs)
+                        the median/min/max ms of session.run on the given inputs (a dict
+                        name -> numpy array), 3 warm-up runs first
+"""
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+VERSION = "1.30.0"
+
+_JS = r"""
+const fs = require('fs');
+const [mod, path, threadArg, repeatArg, feedsArg] = process.argv.slice(1);
+const ort = require(mod);
+const [threads, repeat] = [+threadArg, +repeatArg];
+const arrays = {float32: Float32Array, int64: BigInt64Array, int32: Int32Array, int8: Int8Array, uint8: Uint8Array};
+(async () => {
+  const s = await ort.InferenceSession.create(path, {intraOpNumThreads: threads, interOpNumThreads: 1,
+                                                     executionMode: 'sequential'});
+  const feeds = {};
+  for (const [name, f] of Object.entries(JSON.parse(fs.readFileSync(feedsArg, 'utf8')))) {
+    const b = fs.readFileSync(f.file);
+    const data = new arrays[f.type](b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+    feeds[name] = new ort.Tensor(f.type, data, f.dims);
+  }
+  for (let i = 0; i < 3; i++) await s.run(feeds);
+  const t = [];
+  for (let i = 0; i < repeat; i++) {
+    const t0 = process.hrtime.bigint();
+    await s.run(feeds);
+    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  t.sort((a, b) => a - b);
+  console.log(JSON.stringify({median: t[Math.floor(t.length / 2)], min: t[0], max: t[t.length - 1]}));
+})().catch(e => { console.error(String(e)); process.exit(1); });
+"""
+
+
+def ensure(prefix):
+    node_modules = os.path.join(os.path.abspath(prefix), "node_modules")
+    if not os.path.isdir(os.path.join(node_modules, "onnxruntime-node")):
+        os.makedirs(prefix, exist_ok=True)
+        subprocess.run(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", prefix,
+                        f"onnxruntime-node@{VERSION}"], check=True, capture_output=True, text=True)
+    return node_modules
+
+
+def latency(node_modules, model, threads, repeat, inputs):
+    mod = os.path.join(os.path.abspath(node_modules), "onnxruntime-node")
+    with tempfile.TemporaryDirectory() as d:
+        feeds = {}
+        for i, (name, x) in enumerate(inputs.items()):
+            f = os.path.join(d, f"in{i}.bin")
+            np.ascontiguousarray(x).tofile(f)
+            feeds[name] = {"type": str(x.dtype), "dims": list(x.shape), "file": f}
+        spec = os.path.join(d, "feeds.json")
+        with open(spec, "w") as f:
+            json.dump(feeds, f)
+        out = subprocess.run(["/usr/bin/node", "-e", _JS, "--", mod, model, str(threads), str(repeat), spec],
+                             check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
