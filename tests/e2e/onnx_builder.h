@@ -68,6 +68,19 @@ class OnnxBuilder {
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t x : v) a->add_ints(x);
   }
+  // A graph attribute (If's branches, Loop's and Scan's body): `body`'s graph.
+  static void attr(onnx::NodeProto* n, const std::string& name, const OnnxBuilder& body) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = body.model_.graph();
+  }
+  // A graph input of type seq(tensor of `elem`).
+  void sequence_input(const std::string& name, int elem = onnx::TensorProto::FLOAT) {
+    auto* vi = model_.mutable_graph()->add_input();
+    vi->set_name(name);
+    vi->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(elem);
+  }
   std::string bytes() const { return model_.SerializeAsString(); }
   onnx::ModelProto& model() { return model_; }
 

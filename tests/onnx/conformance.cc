@@ -1,6 +1,7 @@
 #include "tests/onnx/conformance.h"
 
 #include <fmt/format.h>
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -31,16 +32,6 @@ std::string read_file(const fs::path& p) {
   std::ostringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-std::vector<graph::ConstData> read_tensors(const fs::path& set_dir, const std::string& prefix) {
-  std::vector<graph::ConstData> r;
-  for (int k = 0;; ++k) {
-    fs::path p = set_dir / fmt::format("{}_{}.pb", prefix, k);
-    if (!fs::exists(p)) break;
-    r.push_back(frontend::read_onnx_tensor(read_file(p), p.string()));
-  }
-  return r;
 }
 
 // ONNX's test data stores bfloat16 tensors as their uint16 bit patterns (numpy has no
@@ -84,6 +75,58 @@ std::string compare(const std::string& name, const graph::TensorType& t, const u
                      name, bad, want.size(), kRtol, kAtol, first, g, w, worst);
 }
 
+// A test's values as Kiln's graphs hold them: tensors, each named as the importer names
+// it (a sequence "x" as "x[0]", "x[1]", ...; an optional as its value, or nothing).
+struct Flat {
+  std::vector<std::string> names;
+  std::vector<graph::ConstData> values;
+  void add(const std::string& name, graph::ConstData v) {
+    names.push_back(name);
+    values.push_back(std::move(v));
+  }
+};
+
+graph::ConstData read_tensor(const onnx::TensorProto& t, const onnx::TypeProto& type, const std::string& source) {
+  graph::ConstData v = frontend::read_onnx_tensor(t.SerializeAsString(), source);
+  bool bf16 = type.has_tensor_type() && type.tensor_type().elem_type() == onnx::TensorProto::BFLOAT16;
+  return bf16 ? as_bfloat16(v) : v;
+}
+
+// The value of `name` (of ONNX type `type`) in file p: a TensorProto, a SequenceProto or
+// an OptionalProto as the type says. With `opt`, an input: its shapes, sequence
+// lengths and emptiness go there too.
+void read_value(const fs::path& p, const std::string& name, const onnx::TypeProto& type, Flat& flat,
+                frontend::OnnxOptions* opt) {
+  std::string bytes = read_file(p);
+  auto sequence = [&](const onnx::SequenceProto& s, const onnx::TypeProto& elem) {
+    if (s.elem_type() != onnx::SequenceProto::TENSOR && s.tensor_values_size() > 0)
+      throw CompileError(p.string() + ": a sequence of non-tensors");
+    std::vector<std::vector<int64_t>> shapes;
+    for (int k = 0; k < s.tensor_values_size(); ++k) {
+      auto v = read_tensor(s.tensor_values(k), elem, p.string());
+      flat.add(fmt::format("{}[{}]", name, k), v);
+      shapes.push_back(v->shape());
+    }
+    if (opt) opt->sequence_shapes[name] = shapes;
+  };
+  if (type.has_sequence_type()) {
+    onnx::SequenceProto s;
+    if (!s.ParseFromString(bytes)) throw CompileError(p.string() + ": not a serialized onnx.SequenceProto");
+    sequence(s, type.sequence_type().elem_type());
+  } else if (type.has_optional_type()) {
+    onnx::OptionalProto o;
+    if (!o.ParseFromString(bytes)) throw CompileError(p.string() + ": not a serialized onnx.OptionalProto");
+    const onnx::TypeProto& elem = type.optional_type().elem_type();
+    if (o.has_tensor_value()) flat.add(name, read_tensor(o.tensor_value(), elem, p.string()));
+    else if (o.has_sequence_value()) sequence(o.sequence_value(), elem.sequence_type().elem_type());
+    else if (opt) opt->empty_inputs.insert(name);
+  } else {
+    onnx::TensorProto t;
+    if (!t.ParseFromString(bytes)) throw CompileError(p.string() + ": not a serialized onnx.TensorProto");
+    flat.add(name, read_tensor(t, type, p.string()));
+  }
+}
+
 CaseResult run_checked(const fs::path& dir) {
   CaseResult r;
   std::string bytes = read_file(dir / "model.onnx");
@@ -91,60 +134,59 @@ CaseResult run_checked(const fs::path& dir) {
   if (!model.ParseFromString(bytes)) throw CompileError((dir / "model.onnx").string() + ": does not parse");
   for (const auto& n : model.graph().node()) r.op_types.insert(n.op_type());
 
-  // The inputs are the graph inputs that are not initializers, in order.
+  // The inputs are the graph inputs that are not initializers, in order; input_k.pb
+  // and output_k.pb hold the k-th.
   std::set<std::string> inits;
   for (const auto& t : model.graph().initializer()) inits.insert(t.name());
-  std::vector<std::string> input_names, output_names;
-  std::vector<bool> input_bf16, output_bf16;
-  auto is_bf16 = [](const onnx::ValueInfoProto& vi) {
-    return vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() == onnx::TensorProto::BFLOAT16;
-  };
+  std::vector<const onnx::ValueInfoProto*> model_inputs, model_outputs;
   for (const auto& vi : model.graph().input())
-    if (!inits.count(vi.name())) {
-      input_names.push_back(vi.name());
-      input_bf16.push_back(is_bf16(vi));
-    }
-  for (const auto& vi : model.graph().output()) {
-    output_names.push_back(vi.name());
-    output_bf16.push_back(is_bf16(vi));
-  }
-
+    if (!inits.count(vi.name())) model_inputs.push_back(&vi);
+  for (const auto& vi : model.graph().output()) model_outputs.push_back(&vi);
   fs::path set_dir = dir / "test_data_set_0";
-  auto inputs = read_tensors(set_dir, "input");
-  auto outputs = read_tensors(set_dir, "output");
-  if (inputs.size() != input_names.size())
-    throw CompileError(fmt::format("{} input files for {} model inputs", inputs.size(), input_names.size()));
-  if (outputs.size() != output_names.size())
-    throw CompileError(fmt::format("{} output files for {} model outputs", outputs.size(), output_names.size()));
-  for (size_t k = 0; k < inputs.size(); ++k)
-    if (input_bf16[k]) inputs[k] = as_bfloat16(inputs[k]);
-  for (size_t k = 0; k < outputs.size(); ++k)
-    if (output_bf16[k]) outputs[k] = as_bfloat16(outputs[k]);
+  auto count = [&](const std::string& prefix) {
+    size_t n = 0;
+    while (fs::exists(set_dir / fmt::format("{}_{}.pb", prefix, n))) ++n;
+    return n;
+  };
+  if (count("input") != model_inputs.size())
+    throw CompileError(fmt::format("{} input files for {} model inputs", count("input"), model_inputs.size()));
+  if (count("output") != model_outputs.size())
+    throw CompileError(fmt::format("{} output files for {} model outputs", count("output"), model_outputs.size()));
 
   // Shapes come from the inputs given; so do values that shapes are computed from.
   frontend::OnnxOptions opt;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    opt.input_shapes[input_names[k]] = inputs[k]->shape();
-    opt.input_values[input_names[k]] = inputs[k];
+  Flat inputs, outputs;
+  for (size_t k = 0; k < model_inputs.size(); ++k)
+    read_value(set_dir / fmt::format("input_{}.pb", k), model_inputs[k]->name(), model_inputs[k]->type(), inputs, &opt);
+  for (size_t k = 0; k < model_outputs.size(); ++k)
+    read_value(set_dir / fmt::format("output_{}.pb", k), model_outputs[k]->name(), model_outputs[k]->type(), outputs, nullptr);
+  for (size_t k = 0; k < inputs.names.size(); ++k) {
+    opt.input_shapes[inputs.names[k]] = inputs.values[k]->shape();
+    opt.input_values[inputs.names[k]] = inputs.values[k];
   }
   graph::Graph g = frontend::import_onnx_bytes(bytes, opt, (dir / "model.onnx").string());
   graph::Executor ex = graph::make_executor(graph::compile(g), "cpu");
 
   for (size_t k = 0; k < ex.num_inputs(); ++k) {
     const auto& name = ex.plan().inputs[k].name;
-    auto it = std::find(input_names.begin(), input_names.end(), name);
-    if (it == input_names.end()) throw CompileError("the compiled model has an input '" + name + "' the test does not give");
-    const auto& v = inputs[static_cast<size_t>(it - input_names.begin())];
+    auto it = std::find(inputs.names.begin(), inputs.names.end(), name);
+    if (it == inputs.names.end()) throw CompileError("the compiled model has an input '" + name + "' the test does not give");
+    const auto& v = inputs.values[static_cast<size_t>(it - inputs.names.begin())];
     ex.set_input(k, v->data(), v->size() * v->dtype().storage_bytes());
   }
   ex.run();
-  if (ex.num_outputs() != outputs.size())
-    throw CompileError(fmt::format("the compiled model has {} outputs, the test expects {}", ex.num_outputs(), outputs.size()));
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    std::string m = compare(output_names[k], ex.output_type(k), static_cast<const uint8_t*>(ex.output(k)), *outputs[k]);
-    if (!m.empty()) {
-      r.message = r.message.empty() ? m : r.message + "; " + m;
-    }
+  if (ex.num_outputs() != outputs.names.size())
+    throw CompileError(fmt::format("the compiled model has {} outputs, the test expects {} ({})", ex.num_outputs(),
+                                   outputs.names.size(), fmt::join(outputs.names, ", ")));
+  for (size_t k = 0; k < outputs.names.size(); ++k) {
+    const std::string& name = outputs.names[k];
+    size_t at = ex.num_outputs();
+    for (size_t j = 0; j < ex.num_outputs(); ++j)
+      if (ex.plan().outputs[j].name == name) at = j;
+    std::string m = at == ex.num_outputs() ? fmt::format("output '{}' is missing", name)
+                                           : compare(name, ex.output_type(at), static_cast<const uint8_t*>(ex.output(at)),
+                                                     *outputs.values[k]);
+    if (!m.empty()) r.message = r.message.empty() ? m : r.message + "; " + m;
   }
   r.passed = r.message.empty();
   return r;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -31,6 +32,26 @@ ConstData int64_tensor(const std::vector<int64_t>& v);
 int64_t product(const std::vector<int64_t>& v, size_t from, size_t to);
 std::string dtype_name(DataType t);
 
+// An ONNX value while importing. Kiln's graphs hold tensors only, so a sequence is a
+// list of tensors whose length is known now, and an optional is empty or holds a tensor
+// or a sequence (seqflow_converters.cc converts the operators on them).
+struct Value {
+  enum class Kind { kTensor, kSequence };
+  Kind kind = Kind::kTensor;
+  NodeId tensor = -1;          // kTensor
+  std::vector<NodeId> items;   // kSequence
+  DataType elem_type;          // kSequence: the element type (an empty sequence has one too)
+  bool optional = false;       // an ONNX optional ...
+  bool present = true;         // ... holding a value
+
+  static Value of(NodeId t) { return Value{Kind::kTensor, t, {}, {}, false, true}; }
+  static Value sequence(std::vector<NodeId> items, DataType elem) {
+    return Value{Kind::kSequence, -1, std::move(items), elem, false, true};
+  }
+  bool is_tensor() const { return kind == Kind::kTensor && !optional; }
+  std::string describe() const;  // "a tensor", "a sequence of 3 tensors", "an empty optional"
+};
+
 class Importer {
  public:
   Importer(const onnx::ModelProto& model, const OnnxOptions& opt, std::string source)
@@ -44,6 +65,20 @@ class Importer {
   int num_inputs() const { return node_->input_size(); }
   bool has_input(int k) const { return k < node_->input_size() && !node_->input(k).empty(); }
   NodeId in(int k) const;
+  // Input k as any value (a tensor, a sequence or an optional).
+  const Value& value(int k) const;
+  // Output k of the current node when it is not a tensor (a converter returns the
+  // tensor outputs; a sequence or an optional output is set here instead).
+  void set_output(int k, Value v);
+  // Imports the graph attribute `attr` of the current node inline: its inputs are bound
+  // to `args` in a new scope that also sees every name of the enclosing graphs; returns
+  // its outputs. `what` names the copy in messages ("iteration 3").
+  std::vector<Value> import_subgraph(const std::string& attr, const std::vector<Value>& args, const std::string& what);
+  const onnx::GraphProto& subgraph(const std::string& attr) const;
+  // The value of a tensor computed from constants and from graph inputs that have a
+  // value in OnnxOptions::input_values (evaluated now), or null when it depends on an
+  // input with no value.
+  const graph::Node* known(NodeId id) const;
   const TensorType& type(NodeId id) const { return g_.type(id); }
   const TensorType& in_type(int k) const { return type(in(k)); }
   bool is_const(NodeId id) const { return g_.node(id).is_constant(); }
@@ -79,18 +114,27 @@ class Importer {
   const OnnxOptions& opt_;
   std::string source_;
   Graph g_;
-  std::map<std::string, NodeId> values_;
+  // The names visible now: the main graph's, then one scope per subgraph being imported.
+  // (A deque: references to the outer scopes' values stay valid while subgraphs come and go.)
+  std::deque<std::map<std::string, Value>> scopes_;
   std::map<NodeId, NodeId> input_consts_;  // input -> its value from OnnxOptions::input_values
   // Operator nodes evaluated for const_input from the given input values (value null
   // where the node depends on a value known only at run time).
   mutable std::map<NodeId, graph::Node> derived_;
+  std::map<int, Value> set_outputs_;
   const onnx::NodeProto* node_ = nullptr;
   int opset_ = 0;
   int counter_ = 0;
+  int64_t nodes_imported_ = 0;  // main graph and unrolled subgraphs together
 
   const onnx::AttributeProto* find_attr(const std::string& name) const;
   ConstData derived_value(NodeId id) const;
   std::string where() const;
+  const Value* lookup(const std::string& name) const;
+  void import_nodes(const onnx::GraphProto& gp);
+  void add_graph_input(const onnx::ValueInfoProto& vi);
+  void add_graph_output(const std::string& name, const Value& v);
+  NodeId add_tensor_input(const std::string& name, const onnx::TypeProto_Tensor& tt, const std::vector<int64_t>* shape);
 };
 
 using Converter = std::function<std::vector<NodeId>(Importer&)>;
@@ -107,5 +151,6 @@ void add_tensor_converters(std::map<std::string, Converter>& m);
 void add_signal_converters(std::map<std::string, Converter>& m);
 void add_index_converters(std::map<std::string, Converter>& m);  // index_converters.cc
 void add_rnn_converters(std::map<std::string, Converter>& m);
+void add_seqflow_converters(std::map<std::string, Converter>& m);
 
 }  // namespace kiln::frontend

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <numeric>
@@ -26,6 +27,9 @@ constexpr int kMinOpset = kMinNativeOpset;
 constexpr int kMaxOpset = kMaxNativeOpset;
 // Constant subgraphs up to this many elements are folded while importing.
 constexpr int64_t kFoldLimit = int64_t{1} << 22;
+// Control flow is unrolled while importing (seqflow_converters.cc): limits on what that makes.
+constexpr int64_t kMaxImportedNodes = int64_t{1} << 18;
+constexpr size_t kMaxSubgraphDepth = 64;
 
 void fail(const std::string& msg) { throw CompileError(msg); }
 
@@ -116,22 +120,48 @@ int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
   return p;
 }
 
-NodeId Importer::in(int k) const {
+std::string Value::describe() const {
+  if (optional && !present) return "an empty optional";
+  std::string what = kind == Kind::kTensor ? "a tensor" : fmt::format("a sequence of {} tensors", items.size());
+  return optional ? "an optional holding " + what : what;
+}
+
+const Value* Importer::lookup(const std::string& name) const {
+  for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+    auto it = s->find(name);
+    if (it != s->end()) return &it->second;
+  }
+  return nullptr;
+}
+
+const Value& Importer::value(int k) const {
   if (!has_input(k)) fail(fmt::format("input {} is missing", k));
-  auto it = values_.find(node_->input(k));
-  if (it == values_.end()) fail(fmt::format("input {} ('{}') is not produced by any node, input or initializer", k, node_->input(k)));
-  return it->second;
+  const Value* v = lookup(node_->input(k));
+  if (!v) fail(fmt::format("input {} ('{}') is not produced by any node, input or initializer", k, node_->input(k)));
+  return *v;
+}
+
+NodeId Importer::in(int k) const {
+  const Value& v = value(k);
+  if (!v.is_tensor()) fail(fmt::format("input {} ('{}') is {}; {} takes a tensor there", k, node_->input(k), v.describe(), node_->op_type()));
+  return v.tensor;
+}
+
+void Importer::set_output(int k, Value v) { set_outputs_[k] = std::move(v); }
+
+const graph::Node* Importer::known(NodeId id) const {
+  if (auto given = input_consts_.find(id); given != input_consts_.end()) return &g_.node(given->second);
+  const graph::Node& n = g_.node(id);
+  if (n.is_constant()) return &n;
+  return derived_value(id) ? &derived_.at(id) : nullptr;
 }
 
 const graph::Node& Importer::const_input(int k) const {
-  NodeId id = in(k);
-  auto given = input_consts_.find(id);
-  if (given != input_consts_.end()) id = given->second;
-  const graph::Node& n = g_.node(id);
-  if (n.is_constant()) return n;
-  if (derived_value(id)) return derived_.at(id);
-  fail(fmt::format("input {} ('{}') must be a constant (Kiln needs static shapes), but it is computed at run time", k,
-                   node_->input(k)));
+  const graph::Node* n = known(in(k));
+  if (!n)
+    fail(fmt::format("input {} ('{}') must be a constant (Kiln needs static shapes), but it is computed at run time", k,
+                     node_->input(k)));
+  return *n;
 }
 
 ConstData Importer::derived_value(NodeId id) const {
@@ -224,6 +254,7 @@ NodeId Importer::op(const std::string& name, std::vector<NodeId> inputs, Attrs a
 
 std::string Importer::where() const {
   std::string name = node_->name().empty() ? "(unnamed)" : "'" + node_->name() + "'";
+  if (scopes_.size() > 1) return fmt::format("node {} ({})", name, node_->op_type());  // inside a subgraph
   return fmt::format("{}: node {} ({}, opset {})", source_, name, node_->op_type(), opset_);
 }
 
@@ -237,12 +268,19 @@ Graph Importer::run() {
   const onnx::GraphProto& gp = model_.graph();
   if (gp.node_size() == 0) fail(source_ + ": the graph has no nodes");
 
-  // Every unsupported operator, listed at once.
+  // Every unsupported operator, listed at once (subgraphs' too).
   std::map<std::string, std::vector<std::string>> unsupported;
-  for (const auto& n : gp.node()) {
-    std::string key = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "::" + n.op_type();
-    if (key != n.op_type() || !converters().count(n.op_type())) unsupported[key].push_back(n.name());
-  }
+  std::function<void(const onnx::GraphProto&)> check = [&](const onnx::GraphProto& g) {
+    for (const auto& n : g.node()) {
+      std::string key = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "::" + n.op_type();
+      if (key != n.op_type() || !converters().count(n.op_type())) unsupported[key].push_back(n.name());
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) check(a.g());
+        for (const auto& sub : a.graphs()) check(sub);
+      }
+    }
+  };
+  check(gp);
   if (!unsupported.empty()) {
     std::vector<std::string> items;
     for (const auto& [op, names] : unsupported)
@@ -252,65 +290,168 @@ Graph Importer::run() {
                      opset_, fmt::join(items, "; ")));
   }
 
+  scopes_.emplace_back();
   std::set<std::string> init_names;
   for (const auto& t : gp.initializer()) {
     try {
-      values_[t.name()] = g_.add_constant(t.name(), tensor_data(t));
+      scopes_[0][t.name()] = Value::of(g_.add_constant(t.name(), tensor_data(t)));
     } catch (const CompileError& e) {
       fail(fmt::format("{}: initializer '{}': {}", source_, t.name(), e.what()));
     }
     init_names.insert(t.name());
   }
-  for (const auto& vi : gp.input()) {
-    if (init_names.count(vi.name())) continue;
-    if (!vi.type().has_tensor_type()) fail(fmt::format("{}: input '{}' is not a tensor", source_, vi.name()));
-    const auto& tt = vi.type().tensor_type();
-    TensorType t;
+  for (const auto& vi : gp.input())
+    if (!init_names.count(vi.name())) add_graph_input(vi);
+
+  import_nodes(gp);
+  if (gp.output_size() == 0) fail(source_ + ": the graph has no outputs");
+  for (const auto& o : gp.output()) {
+    const Value* v = lookup(o.name());
+    if (!v) fail(fmt::format("{}: output '{}' is not produced by any node", source_, o.name()));
+    add_graph_output(o.name(), *v);
+  }
+  return std::move(g_);
+}
+
+NodeId Importer::add_tensor_input(const std::string& name, const onnx::TypeProto_Tensor& tt, const std::vector<int64_t>* shape) {
+  TensorType t;
+  try {
+    t.dtype = onnx_dtype(tt.elem_type());
+  } catch (const CompileError& e) {
+    fail(fmt::format("{}: input '{}': {}", source_, name, e.what()));
+  }
+  if (shape) {
+    t.shape = *shape;
+  } else {
+    if (!tt.has_shape()) fail(fmt::format("{}: input '{}' has no shape; give one", source_, name));
+    for (const auto& d : tt.shape().dim()) t.shape.push_back(d.has_dim_value() ? d.dim_value() : opt_.symbolic_dim);
+  }
+  NodeId id;
+  try {
+    id = g_.add_input(name, t);
+  } catch (const CompileError& e) {
+    fail(fmt::format("{}: {}", source_, e.what()));
+  }
+  // Its value as a constant, for the places that need one (made now: adding nodes
+  // while converting would move the types converters hold).
+  auto value = opt_.input_values.find(name);
+  if (value != opt_.input_values.end()) {
+    if (value->second->shape() != t.shape || value->second->dtype() != t.dtype)
+      fail(fmt::format("{}: the value given for input '{}' is not of its type {}", source_, name, t.to_string()));
+    input_consts_[id] = g_.add_constant(name + "_value", value->second);
+  }
+  return id;
+}
+
+// A tensor input as it is; a sequence input as one input per element (its shapes from
+// OnnxOptions::sequence_shapes); an optional input empty (OnnxOptions::empty_inputs) or
+// holding its element.
+void Importer::add_graph_input(const onnx::ValueInfoProto& vi) {
+  const onnx::TypeProto* type = &vi.type();
+  Value v;
+  if (type->has_optional_type()) {
+    if (opt_.empty_inputs.count(vi.name())) {
+      v.optional = true;
+      v.present = false;
+      scopes_[0][vi.name()] = v;
+      return;
+    }
+    type = &type->optional_type().elem_type();
+  }
+  if (type->has_tensor_type()) {
+    auto given = opt_.input_shapes.find(vi.name());
+    v.tensor = add_tensor_input(vi.name(), type->tensor_type(), given != opt_.input_shapes.end() ? &given->second : nullptr);
+  } else if (type->has_sequence_type() && type->sequence_type().elem_type().has_tensor_type()) {
+    const auto& tt = type->sequence_type().elem_type().tensor_type();
+    v.kind = Value::Kind::kSequence;
     try {
-      t.dtype = onnx_dtype(tt.elem_type());
+      v.elem_type = onnx_dtype(tt.elem_type());
     } catch (const CompileError& e) {
       fail(fmt::format("{}: input '{}': {}", source_, vi.name(), e.what()));
     }
-    auto given = opt_.input_shapes.find(vi.name());
-    if (given != opt_.input_shapes.end()) {
-      t.shape = given->second;
-    } else {
-      if (!tt.has_shape()) fail(fmt::format("{}: input '{}' has no shape; give one", source_, vi.name()));
-      for (const auto& d : tt.shape().dim()) t.shape.push_back(d.has_dim_value() ? d.dim_value() : opt_.symbolic_dim);
-    }
-    try {
-      values_[vi.name()] = g_.add_input(vi.name(), t);
-    } catch (const CompileError& e) {
-      fail(fmt::format("{}: {}", source_, e.what()));
-    }
-    // Its value as a constant, for the places that need one (made now: adding nodes
-    // while converting would move the types converters hold).
-    auto value = opt_.input_values.find(vi.name());
-    if (value != opt_.input_values.end()) {
-      if (value->second->shape() != t.shape || value->second->dtype() != t.dtype)
-        fail(fmt::format("{}: the value given for input '{}' is not of its type {}", source_, vi.name(), t.to_string()));
-      input_consts_[values_[vi.name()]] = g_.add_constant(vi.name() + "_value", value->second);
-    }
+    auto given = opt_.sequence_shapes.find(vi.name());
+    if (given == opt_.sequence_shapes.end())
+      fail(fmt::format("{}: input '{}' is a sequence: give the shapes of its elements (OnnxOptions::sequence_shapes; Kiln "
+                       "fixes a sequence's length when compiling)",
+                       source_, vi.name()));
+    for (size_t k = 0; k < given->second.size(); ++k)
+        v.items.push_back(add_tensor_input(fmt::format("{}[{}]", vi.name(), k), tt, &given->second[k]));
+  } else {
+    fail(fmt::format("{}: input '{}' is neither a tensor, a sequence of tensors nor an optional of one", source_, vi.name()));
   }
+  v.optional = vi.type().has_optional_type();
+  scopes_[0][vi.name()] = v;
+}
 
+void Importer::add_graph_output(const std::string& name, const Value& v) {
+  if (v.optional && !v.present) return;
+  if (v.kind == Value::Kind::kTensor) {
+    g_.add_output(v.tensor, name);
+    return;
+  }
+  for (size_t k = 0; k < v.items.size(); ++k) g_.add_output(v.items[k], fmt::format("{}[{}]", name, k));
+}
+
+void Importer::import_nodes(const onnx::GraphProto& gp) {
   for (const auto& n : gp.node()) {
+    // Unrolled loops copy their bodies: nested ones could multiply without end.
+    if (++nodes_imported_ > kMaxImportedNodes)
+      fail(fmt::format("{}: the model unrolls to more than {} nodes (nested loops?); Kiln unrolls control flow while importing",
+                       source_, kMaxImportedNodes));
     node_ = &n;
+    set_outputs_.clear();
     std::vector<NodeId> outs;
     try {
       outs = converters().at(n.op_type())(*this);
     } catch (const CompileError& e) {
       fail(fmt::format("{}: {}", where(), e.what()));
     }
-    for (int k = 0; k < n.output_size() && k < static_cast<int>(outs.size()); ++k)
-      if (!n.output(k).empty()) values_[n.output(k)] = outs[k];
+    for (int k = 0; k < n.output_size(); ++k) {
+      if (n.output(k).empty()) continue;
+      auto set = set_outputs_.find(k);
+      if (set != set_outputs_.end()) scopes_.back()[n.output(k)] = set->second;
+      else if (k < static_cast<int>(outs.size())) scopes_.back()[n.output(k)] = Value::of(outs[k]);
+    }
   }
-  if (gp.output_size() == 0) fail(source_ + ": the graph has no outputs");
-  for (const auto& o : gp.output()) {
-    auto it = values_.find(o.name());
-    if (it == values_.end()) fail(fmt::format("{}: output '{}' is not produced by any node", source_, o.name()));
-    g_.add_output(it->second, o.name());
+}
+
+const onnx::GraphProto& Importer::subgraph(const std::string& attr) const {
+  const auto* a = find_attr(attr);
+  if (!a || !a->has_g()) fail(fmt::format("the graph attribute '{}' is missing", attr));
+  return a->g();
+}
+
+std::vector<Value> Importer::import_subgraph(const std::string& attr, const std::vector<Value>& args, const std::string& what) {
+  const onnx::GraphProto& sg = subgraph(attr);
+  if (scopes_.size() > kMaxSubgraphDepth) fail(fmt::format("subgraphs are nested more than {} deep", kMaxSubgraphDepth));
+  if (sg.input_size() != static_cast<int>(args.size()))
+    fail(fmt::format("{} has {} inputs, {} expected", attr, sg.input_size(), args.size()));
+  const onnx::NodeProto* outer = node_;
+  std::map<int, Value> outer_outputs = std::move(set_outputs_);
+  scopes_.emplace_back();
+  for (int k = 0; k < sg.input_size(); ++k) scopes_.back()[sg.input(k).name()] = args[static_cast<size_t>(k)];
+  try {
+    for (const auto& t : sg.initializer()) scopes_.back()[t.name()] = Value::of(g_.add_constant(t.name(), tensor_data(t)));
+    import_nodes(sg);
+  } catch (const CompileError& e) {
+    scopes_.pop_back();
+    node_ = outer;
+    fail(fmt::format("{}{}: {}", attr, what.empty() ? "" : " (" + what + ")", e.what()));
   }
-  return std::move(g_);
+  std::vector<Value> outs;
+  for (const auto& o : sg.output()) {
+    const Value* v = lookup(o.name());
+    if (!v) {
+      scopes_.pop_back();
+      node_ = outer;
+      fail(fmt::format("{}: output '{}' is not produced by any node", attr, o.name()));
+    }
+    outs.push_back(*v);
+  }
+  scopes_.pop_back();
+  node_ = outer;
+  set_outputs_ = std::move(outer_outputs);
+  return outs;
 }
 
 namespace {
@@ -672,6 +813,8 @@ std::vector<NodeId> pad(Importer& c) {
 std::vector<NodeId> cast(Importer& c) {
   DataType t = onnx_dtype(static_cast<int>(c.attr_int("to", 1)));
   if (t == c.in_type(0).dtype) return {c.in(0)};
+  // To bool is "not zero" (a plain conversion keeps the low bit: 2.0 would be false).
+  if (t.is_bool()) return {c.op("logical_not", {c.op("equal", {c.in(0), c.scalar(c.in_type(0).dtype, 0)})})};
   return {c.op("cast", {c.in(0)}, {{"dtype", dtype_name(t)}})};
 }
 
@@ -874,6 +1017,7 @@ const std::map<std::string, Converter>& converters() {
   add_signal_converters(m);
   add_index_converters(m);
   add_rnn_converters(m);
+  add_seqflow_converters(m);
   return m;
   }();
   return table;

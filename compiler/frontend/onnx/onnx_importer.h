@@ -7,8 +7,15 @@
 // malformed file, a missing value or a shape mismatch is a CompileError naming the
 // file, the node, its op type and the opset. The supported operators are listed in
 // onnx_importer.cc and docs/models.md.
+//
+// Sequences, optionals and control flow are resolved while importing: a sequence is a
+// list of tensors of known length, an optional is empty or holds a value, If takes the
+// branch its (known) condition picks, Loop and Scan are unrolled for their known trip
+// counts. A graph output that is a sequence "y" becomes the outputs "y[0]", "y[1]", ...;
+// an optional output is its value's outputs, or none when it is empty.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +32,14 @@ struct OnnxOptions {
   // (Reshape's shape, Expand's shape, Slice's starts, ...) takes its value from here;
   // everywhere else it stays an input of the compiled graph.
   std::map<std::string, graph::ConstData> input_values;
+  // Sequence inputs (ONNX's seq(tensor)): Kiln's graphs hold tensors only, so element k
+  // of sequence input "x" is the graph input "x[k]" and the sequence's length is fixed
+  // when compiling. Here: the shapes of "x"'s elements, one entry per element (values,
+  // when known, go into input_values as "x[k]"); every sequence input must be listed.
+  std::map<std::string, std::vector<std::vector<int64_t>>> sequence_shapes;
+  // Optional inputs (ONNX's optional(...)) that are empty; any other holds its value,
+  // taken as a tensor or a sequence input as above.
+  std::set<std::string> empty_inputs;
 };
 
 graph::Graph import_onnx_file(const std::string& path, const OnnxOptions& options = {});

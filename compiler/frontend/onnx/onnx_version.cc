@@ -18,6 +18,29 @@ int default_opset(const onnx::ModelProto& model) {
   return v;
 }
 
+namespace {
+
+// ONNX's converter converts the nodes of the main graph only: a subgraph (a Loop's or
+// Scan's body, an If branch) is kept as it is, which is right only when each of its
+// operators means the same at both opsets.
+void check_subgraph(const onnx::GraphProto& g, int from, int to, const std::string& source) {
+  auto& registry = *onnx::OpSchemaRegistry::Instance();
+  for (const auto& n : g.node()) {
+    const auto* a = registry.GetSchema(n.op_type(), from, n.domain());
+    const auto* b = registry.GetSchema(n.op_type(), to, n.domain());
+    if (!a || !b || a->since_version() != b->since_version())
+      throw CompileError(fmt::format("{}: node '{}' ({}) in a subgraph changed between opsets {} and {}; ONNX's version "
+                                     "converter leaves subgraphs as they are, so this model is not converted",
+                                     source, n.name(), n.op_type(), from, to));
+    for (const auto& at : n.attribute()) {
+      if (at.has_g()) check_subgraph(at.g(), from, to, source);
+      for (const auto& sub : at.graphs()) check_subgraph(sub, from, to, source);
+    }
+  }
+}
+
+}  // namespace
+
 void upgrade_opset(onnx::ModelProto& model, const OnnxOptions& options, const std::string& source) {
   int from = default_opset(model);
   if (from == 0 || (from >= kMinNativeOpset && from <= kMaxNativeOpset)) return;
@@ -40,17 +63,18 @@ void upgrade_opset(onnx::ModelProto& model, const OnnxOptions& options, const st
   // ONNX's converter trusts its input (a graph output that nothing defines crashed it,
   // found by tests/fuzz/onnx_fuzz; ONNX's checker is stricter than exporters are, so the
   // structure it needs is checked here): each value a node reads is defined before it,
-  // once, every graph output is defined, every node names its op, no subgraphs.
+  // once, every graph output is defined, every node names its op, subgraphs hold only
+  // operators that the conversion does not change.
   {
     std::set<std::string> defined;
     for (const auto& v : model.graph().input()) defined.insert(v.name());
     for (const auto& t : model.graph().initializer()) defined.insert(t.name());
     for (const auto& n : model.graph().node()) {
       if (n.op_type().empty()) throw CompileError(fmt::format("{}: a node '{}' has no op_type", source, n.name()));
-      for (const auto& a : n.attribute())
-        if (a.has_g() || a.graphs_size() > 0)
-          throw CompileError(fmt::format("{}: node '{}' ({}) has a subgraph; opset {} models with subgraphs are not converted",
-                                         source, n.name(), n.op_type(), from));
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) check_subgraph(a.g(), from, to, source);
+        for (const auto& g : a.graphs()) check_subgraph(g, from, to, source);
+      }
       for (const auto& i : n.input())
         if (!i.empty() && !defined.count(i))
           throw CompileError(fmt::format("{}: node '{}' ({}) reads '{}', which nothing before it defines", source, n.name(),
