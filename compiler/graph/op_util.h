@@ -38,5 +38,6 @@ int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int64
 void register_math_ops();    // ops_math.cc
 void register_tensor_ops();  // ops_tensor.cc
 void register_int8_ops();    // ops_int8.cc
+void register_window_ops();  // ops_window.cc
 
 }  // namespace kiln::graph::detail

@@ -99,5 +99,10 @@ Converter binary(const std::string& op);
 // The converters of one family, added to the importer's table.
 void add_math_converters(std::map<std::string, Converter>& m);
 void add_tensor_converters(std::map<std::string, Converter>& m);
+void add_window_converters(std::map<std::string, Converter>& m);  // window_converters.cc
+
+// The window attributes (strides, dilations, pads, groups) of a convolution of data x
+// by weight w, from the node's attributes (window_converters.cc).
+Attrs conv_window_attrs(Importer& c, const TensorType& x, const TensorType& w);
 
 }  // namespace kiln::frontend
