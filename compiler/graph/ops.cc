@@ -30,7 +30,8 @@
 // | pad | x | pads [before..., after...], value | injective |
 //
 // out_dtype ("int32"): integer operands (int8, uint8, ...) are widened to it and
-// accumulated in it. The quantization operators are in ops_quant.cc.
+// accumulated in it. The quantization operators are in ops_quant.cc; 3-d convolution
+// and pooling and MaxPool's indices in ops_window.cc.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -884,6 +885,7 @@ void register_all() {
   register_image_ops();
   register_int8_ops();
   register_index_ops();
+  register_window_ops();
 }
 
 const std::map<std::string, OpDef>& ops() {

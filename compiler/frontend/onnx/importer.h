@@ -152,5 +152,10 @@ void add_signal_converters(std::map<std::string, Converter>& m);
 void add_index_converters(std::map<std::string, Converter>& m);  // index_converters.cc
 void add_rnn_converters(std::map<std::string, Converter>& m);
 void add_seqflow_converters(std::map<std::string, Converter>& m);
+void add_window_converters(std::map<std::string, Converter>& m);  // window_converters.cc
+
+// The window attributes (strides, dilations, pads, groups) of a convolution of data x
+// by weight w, from the node's attributes (window_converters.cc).
+Attrs conv_window_attrs(Importer& c, const TensorType& x, const TensorType& w);
 
 }  // namespace kiln::frontend

@@ -458,95 +458,9 @@ namespace {
 
 // ---------------------------------------------------------------- converters
 
-// Explicit [t, l, b, r] pads of a 2-d window, from `pads` or `auto_pad`.
-std::vector<int64_t> window_pads(Importer& c, const std::vector<int64_t>& in_hw, const std::vector<int64_t>& k,
-                                 const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
-  std::string mode = c.attr_string("auto_pad", "NOTSET");
-  if (mode == "NOTSET") {
-    auto p = c.attr_ints("pads", {0, 0, 0, 0});
-    if (p.size() != 4) fail(fmt::format("pads has {} entries, a 2-d window needs 4", p.size()));
-    return p;
-  }
-  if (mode == "VALID") return {0, 0, 0, 0};
-  if (mode != "SAME_UPPER" && mode != "SAME_LOWER") fail("unknown auto_pad '" + mode + "'");
-  std::vector<int64_t> begin(2), end(2);
-  for (int i = 0; i < 2; ++i) {
-    int64_t out = (in_hw[i] + s[i] - 1) / s[i];
-    int64_t total = std::max<int64_t>((out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in_hw[i], 0);
-    begin[i] = mode == "SAME_UPPER" ? total / 2 : total - total / 2;
-    end[i] = total - begin[i];
-  }
-  return {begin[0], begin[1], end[0], end[1]};
-}
-
-void require_2d(const TensorType& t, const char* what) {
-  if (t.ndim() != 4) fail(fmt::format("{}: only 2-d (4-d NCHW) data is supported, got {}", what, t.to_string()));
-}
-
-Attrs conv_window_attrs(Importer& c, const TensorType& x, const TensorType& w) {
-  auto k = c.attr_ints("kernel_shape", {w.shape[2], w.shape[3]});
-  auto s = c.attr_ints("strides", {1, 1});
-  auto d = c.attr_ints("dilations", {1, 1});
-  if (k.size() != 2 || s.size() != 2 || d.size() != 2) fail("kernel_shape, strides and dilations need 2 entries");
-  if (k[0] != w.shape[2] || k[1] != w.shape[3])
-    fail(fmt::format("kernel_shape [{}] differs from the weight's [{}, {}]", fmt::join(k, ", "), w.shape[2], w.shape[3]));
-  Attrs a{{"strides", s},
-          {"dilations", d},
-          {"pads", window_pads(c, {x.shape[2], x.shape[3]}, k, s, d)},
-          {"groups", c.attr_int("group", 1)}};
-  return a;
-}
-
-std::vector<NodeId> conv(Importer& c) {
-  TensorType x = c.in_type(0);
-  TensorType w = c.in_type(1);
-  require_2d(x, "Conv");
-  require_2d(w, "Conv weight");
-  NodeId y = c.op("conv2d", {c.in(0), c.in(1)}, conv_window_attrs(c, x, w));
-  if (!c.has_input(2)) return {y};
-  NodeId b = c.reshape(c.in(2), {c.in_type(2).size(), 1, 1});
-  return {c.op("add", {y, b})};
-}
-
-std::vector<NodeId> conv_transpose(Importer& c) {
-  TensorType x = c.in_type(0);
-  TensorType w = c.in_type(1);
-  require_2d(x, "ConvTranspose");
-  if (c.attr_string("auto_pad", "NOTSET") != "NOTSET") fail("auto_pad is not supported for ConvTranspose; give pads");
-  if (c.has_attr("output_shape")) fail("output_shape is not supported; give pads and output_padding");
-  Attrs a{{"strides", c.attr_ints("strides", {1, 1})},
-          {"dilations", c.attr_ints("dilations", {1, 1})},
-          {"pads", c.attr_ints("pads", {0, 0, 0, 0})},
-          {"output_padding", c.attr_ints("output_padding", {0, 0})},
-          {"groups", c.attr_int("group", 1)}};
-  NodeId y = c.op("conv2d_transpose", {c.in(0), c.in(1)}, a);
-  if (!c.has_input(2)) return {y};
-  return {c.op("add", {y, c.reshape(c.in(2), {w.shape[1], 1, 1})})};
-}
-
 std::vector<NodeId> batch_norm(Importer& c) {
   if (c.attr_int("training_mode", 0) != 0) fail("training_mode=1 is not supported (inference only)");
   return {c.op("batch_norm", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)}, {{"epsilon", c.attr_float("epsilon", 1e-5)}})};
-}
-
-std::vector<NodeId> pool(Importer& c, const std::string& kind) {
-  TensorType x = c.in_type(0);
-  require_2d(x, "pooling");
-  auto k = c.attr_ints("kernel_shape", {});
-  if (k.size() != 2) fail("kernel_shape needs 2 entries");
-  auto s = c.attr_ints("strides", {1, 1});
-  auto d = c.attr_ints("dilations", {1, 1});
-  Attrs a{{"kernel", k},
-          {"strides", s},
-          {"dilations", d},
-          {"pads", window_pads(c, {x.shape[2], x.shape[3]}, k, s, d)},
-          {"ceil_mode", c.attr_int("ceil_mode", 0)}};
-  if (kind == "avg_pool2d") {
-    if (d != std::vector<int64_t>{1, 1}) fail("dilated average pooling is not supported");
-    a.set("count_include_pad", c.attr_int("count_include_pad", 0));
-  }
-  if (c.node().output_size() > 1 && !c.node().output(1).empty()) fail("the Indices output of MaxPool is not supported");
-  return {c.op(kind, {c.in(0)}, a)};
 }
 
 std::vector<NodeId> gemm(Importer& c) {
@@ -938,8 +852,6 @@ Converter quant(const std::string& op_type) {
 const std::map<std::string, Converter>& converters() {
   static const std::map<std::string, Converter> table = [] {
   std::map<std::string, Converter> m = {
-      {"Conv", conv},
-      {"ConvTranspose", conv_transpose},
       {"BatchNormalization", batch_norm},
       {"Relu", unary("relu")},
       {"Sigmoid", unary("sigmoid")},
@@ -969,13 +881,6 @@ const std::map<std::string, Converter>& converters() {
        }},
       {"HardSwish", unary("hard_swish")},
       {"Clip", clip},
-      {"MaxPool", [](Importer& c) { return pool(c, "max_pool2d"); }},
-      {"AveragePool", [](Importer& c) { return pool(c, "avg_pool2d"); }},
-      {"GlobalAveragePool",
-       [](Importer& c) {
-         require_2d(c.in_type(0), "GlobalAveragePool");
-         return std::vector<NodeId>{c.op("global_avg_pool2d", {c.in(0)})};
-       }},
       {"Add", binary("add")},
       {"Sub", binary("subtract")},
       {"Mul", binary("multiply")},
@@ -1018,6 +923,7 @@ const std::map<std::string, Converter>& converters() {
   add_index_converters(m);
   add_rnn_converters(m);
   add_seqflow_converters(m);
+  add_window_converters(m);
   return m;
   }();
   return table;
