@@ -280,8 +280,6 @@ Tensor compute_max_pool_indices(const std::vector<Tensor>& in, const Attrs& a, c
   size_t r = w.rank();
   TensorType mt{xt.dtype, out.shape};
   Tensor m = compute_max_pool_nd(in[0], w, mt, "max_pool_indices.max");
-  int64_t window_size = 1;
-  for (int64_t k : w.kernel) window_size *= k;
   std::vector<ir::IterVar> rk = window_axes(w);
   Tensor first = te::compute(
       te_shape(mt),
