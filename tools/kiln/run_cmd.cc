@@ -168,7 +168,12 @@ frontend::OnnxOptions onnx_options(const RunArgs& a) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos) throw CompileError("--input takes NAME=FILE.npy, not '" + spec + "'");
     std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
-    std::vector<int64_t> shape = cpu::NDArray::load_npy(file).shape();
+    std::vector<int64_t> shape;
+    try {
+      shape = cpu::NDArray::load_npy(file).shape();
+    } catch (const std::exception&) {
+      continue;  // reported once the inputs are set, after the input's name is checked
+    }
     auto given = o.input_shapes.emplace(name, shape).first;
     if (given->second != shape)
       throw CompileError(fmt::format("input '{}': --input-shape gives [{}], {} holds [{}]", name, fmt::join(given->second, ", "),
@@ -181,7 +186,8 @@ graph::Graph import_model(const RunArgs& a) {
   frontend::OnnxOptions opt = onnx_options(a);
   if (a.calibrate.empty()) {
     graph::Graph g = frontend::import_onnx_file(a.model, opt);
-    for (const auto& [name, shape] : opt.input_shapes) {
+    for (const std::string& spec : a.input_shapes) {
+      std::string name = spec.substr(0, spec.find('='));
       bool found = false;
       for (graph::NodeId in : g.inputs()) found |= g.node(in).name == name;
       if (!found) throw CompileError(a.model + " has no input '" + name + "'");
