@@ -9,6 +9,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/support/error.h"
 #include "tests/e2e/onnx_builder.h"
+#include "tests/e2e/onnx_import_util.h"
 #include "tests/e2e/test_util.h"
 
 namespace kiln::frontend {
@@ -16,21 +17,10 @@ namespace {
 
 using graph::Graph;
 using test::OnnxBuilder;
+using test::count_op;
+using test::import_error;
 
-std::string import_error(const std::string& bytes, const OnnxOptions& opt = {}) {
-  try {
-    import_onnx_bytes(bytes, opt, "model.onnx");
-  } catch (const CompileError& e) {
-    return e.what();
-  }
-  return "";
-}
 
-int count_op(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (const auto& x : g.nodes()) n += x.op == op;
-  return n;
-}
 
 // The model's output `k` as int64 after running it on the interpreter with float input x.
 std::vector<int64_t> int64_output(const Graph& g, const std::vector<float>& x, size_t k) {

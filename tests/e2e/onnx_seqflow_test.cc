@@ -7,6 +7,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/support/error.h"
 #include "tests/e2e/onnx_builder.h"
+#include "tests/e2e/onnx_import_util.h"
 #include "tests/e2e/test_util.h"
 
 namespace kiln::frontend {
@@ -15,21 +16,10 @@ namespace {
 using graph::ConstData;
 using graph::Graph;
 using test::OnnxBuilder;
+using test::count_op;
+using test::import_error;
 
-std::string error_of(const std::string& bytes, const OnnxOptions& opt = {}) {
-  try {
-    import_onnx_bytes(bytes, opt, "model.onnx");
-  } catch (const CompileError& e) {
-    return e.what();
-  }
-  return "";
-}
 
-int count_ops(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (const auto& x : g.nodes()) n += x.op == op;
-  return n;
-}
 
 ConstData scalar_value(ir::DataType t, int64_t v) {
   auto b = std::make_shared<interp::HostBuffer>(t, std::vector<int64_t>{});
@@ -67,7 +57,7 @@ OnnxBuilder accumulate_loop(bool trip_is_input) {
 
 TEST(OnnxControlFlow, LoopIsUnrolledForAKnownTripCount) {
   Graph g = import_onnx_bytes(accumulate_loop(false).bytes());
-  EXPECT_EQ(count_ops(g, "add"), 3);
+  EXPECT_EQ(count_op(g, "add"), 3);
   EXPECT_EQ(g.type(g.outputs()[1]).shape, (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(test::run_graph(g, {{0.5f, 1}}, "interp", {}, 0), (std::vector<float>{3.5f, 31}));
   EXPECT_EQ(test::run_graph(g, {{0.5f, 1}}, "interp", {}, 1), (std::vector<float>{1.5f, 11, 2.5f, 21, 3.5f, 31}));
@@ -77,12 +67,12 @@ TEST(OnnxControlFlow, TripCountFromAGivenInputValue) {
   OnnxOptions opt;
   opt.input_values["m"] = scalar_value(ir::DataType::Int(64), 2);
   Graph g = import_onnx_bytes(accumulate_loop(true).bytes(), opt);
-  EXPECT_EQ(count_ops(g, "add"), 2);
+  EXPECT_EQ(count_op(g, "add"), 2);
   EXPECT_EQ(g.type(g.outputs()[1]).shape, (std::vector<int64_t>{2, 2}));
 }
 
 TEST(OnnxControlFlowErrors, TripCountAtRunTime) {
-  std::string e = error_of(accumulate_loop(true).bytes());
+  std::string e = import_error(accumulate_loop(true).bytes());
   EXPECT_NE(e.find("node 'loop' (Loop"), std::string::npos) << e;
   EXPECT_NE(e.find("the trip count M ('m') is computed at run time"), std::string::npos) << e;
 }
@@ -102,7 +92,7 @@ TEST(OnnxControlFlowErrors, LoopConditionAtRunTime) {
   auto* l = b.node("Loop", {"m", "", "y"}, {"y_final"}, "loop");
   OnnxBuilder::attr(l, "body", body);
   b.output("y_final");
-  std::string e = error_of(b.bytes());
+  std::string e = import_error(b.bytes());
   EXPECT_NE(e.find("node 'loop' (Loop"), std::string::npos) << e;
   EXPECT_NE(e.find("the body's condition output (iteration 0) is computed at run time"), std::string::npos) << e;
 }
@@ -157,7 +147,7 @@ TEST(OnnxControlFlowErrors, NestedLoopsThatUnrollTooFar) {
   b.initializer("w", {2}, {1, 10});
   OnnxBuilder::attr(b.node("Loop", {"m", "", "y"}, {"y_final"}, "loop"), "body", outer);
   b.output("y_final");
-  std::string e = error_of(b.bytes());
+  std::string e = import_error(b.bytes());
   EXPECT_NE(e.find("the model unrolls to more than 262144 nodes"), std::string::npos) << e;
 }
 
@@ -189,20 +179,20 @@ TEST(OnnxControlFlow, IfTakesTheBranchOfAKnownCondition) {
     OnnxOptions opt;
     opt.input_values["c"] = scalar_value(ir::DataType::Bool(), c);
     Graph g = import_onnx_bytes(if_model(true).bytes(), opt);
-    EXPECT_EQ(count_ops(g, "add"), c ? 1 : 0);
+    EXPECT_EQ(count_op(g, "add"), c ? 1 : 0);
     EXPECT_EQ(g.type(g.outputs()[0]).shape, c ? (std::vector<int64_t>{2, 2}) : (std::vector<int64_t>{1, 4}));
   }
 }
 
 TEST(OnnxControlFlow, IfOnARunTimeConditionSelectsElementwise) {
   Graph g = import_onnx_bytes(if_model(false).bytes());
-  EXPECT_EQ(count_ops(g, "add"), 1);
-  EXPECT_EQ(count_ops(g, "multiply"), 1);
-  EXPECT_EQ(count_ops(g, "where"), 1);
+  EXPECT_EQ(count_op(g, "add"), 1);
+  EXPECT_EQ(count_op(g, "multiply"), 1);
+  EXPECT_EQ(count_op(g, "where"), 1);
 }
 
 TEST(OnnxControlFlowErrors, RunTimeConditionWithBranchesOfDifferentShapes) {
-  std::string e = error_of(if_model(true).bytes());
+  std::string e = import_error(if_model(true).bytes());
   EXPECT_NE(e.find("node 'if' (If"), std::string::npos) << e;
   EXPECT_NE(e.find("the condition is computed at run time"), std::string::npos) << e;
   EXPECT_NE(e.find("output 0 differs between the branches: float32[2, 2] and float32[1, 4]"), std::string::npos) << e;
@@ -235,7 +225,7 @@ TEST(OnnxSequences, SequenceInputsAndOutputsAreListsOfTensors) {
   b.input("x", {3});
   b.node("SequenceInsert", {"s", "x"}, {"t"});
   b.output("t");
-  std::string e = error_of(b.bytes());
+  std::string e = import_error(b.bytes());
   EXPECT_NE(e.find("input 's' is a sequence: give the shapes of its elements"), std::string::npos) << e;
 
   OnnxOptions opt;
@@ -253,7 +243,7 @@ TEST(OnnxSequencesErrors, PositionOutOfRangeAndTensorExpected) {
   b.node("SequenceConstruct", {"x", "x"}, {"s"});
   b.node("SequenceAt", {"s", "five"}, {"y"}, "at");
   b.output("y");
-  std::string e = error_of(b.bytes());
+  std::string e = import_error(b.bytes());
   EXPECT_NE(e.find("node 'at' (SequenceAt"), std::string::npos) << e;
   EXPECT_NE(e.find("position 5 is out of range for a sequence of 2 tensors"), std::string::npos) << e;
 
@@ -262,7 +252,7 @@ TEST(OnnxSequencesErrors, PositionOutOfRangeAndTensorExpected) {
   r.node("SequenceConstruct", {"x"}, {"s"});
   r.node("Relu", {"s"}, {"y"}, "relu");
   r.output("y");
-  e = error_of(r.bytes());
+  e = import_error(r.bytes());
   EXPECT_NE(e.find("node 'relu' (Relu"), std::string::npos) << e;
   EXPECT_NE(e.find("input 0 ('s') is a sequence of 1 tensors; Relu takes a tensor there"), std::string::npos) << e;
 }
@@ -288,7 +278,7 @@ TEST(OnnxOptionals, EmptyAndPresent) {
   a->mutable_tp()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   empty.node("OptionalGetElement", {"o"}, {"y"}, "get");
   empty.output("y");
-  std::string e = error_of(empty.bytes());
+  std::string e = import_error(empty.bytes());
   EXPECT_NE(e.find("node 'get' (OptionalGetElement"), std::string::npos) << e;
   EXPECT_NE(e.find("the optional input 'o' is empty"), std::string::npos) << e;
 }

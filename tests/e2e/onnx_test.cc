@@ -7,6 +7,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/support/error.h"
 #include "tests/e2e/onnx_builder.h"
+#include "tests/e2e/onnx_import_util.h"
 #include "tests/e2e/test_util.h"
 
 namespace kiln::frontend {
@@ -14,21 +15,10 @@ namespace {
 
 using graph::Graph;
 using test::OnnxBuilder;
+using test::count_op;
+using test::import_error;
 
-std::string import_error(const std::string& bytes) {
-  try {
-    import_onnx_bytes(bytes, {}, "model.onnx");
-  } catch (const CompileError& e) {
-    return e.what();
-  }
-  return "";
-}
 
-int count_op(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (const auto& x : g.nodes()) n += x.op == op;
-  return n;
-}
 
 // conv (bias) -> batch norm -> relu -> max pool -> global pool -> flatten -> gemm.
 OnnxBuilder small_cnn() {
