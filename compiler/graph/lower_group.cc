@@ -102,6 +102,13 @@ void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& t) {
   ls.vectorize(la[4]);
 }
 
+// The largest divisor of n that is at most `want` (at least 1).
+int64_t fit(int64_t n, int64_t want) {
+  for (int64_t f = std::min(n, want); f > 1; --f)
+    if (n % f == 0) return f;
+  return 1;
+}
+
 // A HostBuffer with the te shape of a graph type (rank 0 becomes [1]), same bytes.
 interp::HostBuffer te_buffer(const TensorType& t) {
   std::vector<int64_t> shape = t.shape.empty() ? std::vector<int64_t>{1} : t.shape;
@@ -110,8 +117,46 @@ interp::HostBuffer te_buffer(const TensorType& t) {
 
 }  // namespace
 
+GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& machine) {
+  int64_t m = extent_of(mm->axis[0]), n = extent_of(mm->axis[1]), k = extent_of(mm->reduce_axis[0]);
+  int64_t nr = *ir::as_const_int(mm->input_tensors().at(1)->shape[2]);
+  int64_t lanes = machine.lanes(mm->dtype.bits()), vectors = (nr + lanes - 1) / lanes;
+  GemmTile t;
+  t.rows = fit(m, std::clamp<int64_t>(machine.vector_registers / 2 / vectors, 1, 8));
+  t.k_unroll = fit(k, 4);
+  t.parallel_rows = n / nr < 8 && m / t.rows > 1;
+  return t;
+}
+
+void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile) {
+  int64_t nr = *ir::as_const_int(mm->input_tensors().at(1)->shape[2]);
+  te::Tensor acc = mm;
+  if (out.get() == mm.get()) acc = s.cache_write(mm, "local");
+  else s[mm].set_scope("local");
+  schedule::Stage os = s[out];
+  const auto& ax = os->op->axis;
+  std::vector<ir::IterVar> t = os.tile(ax[0], ax[1], static_cast<int>(tile.rows), static_cast<int>(nr));  // io, jo, ii, ji
+  os.reorder({t[1], t[0], t[2], t[3]});
+  os.vectorize(t[3]);
+  ir::IterVar at = t[0];
+  if (tile.parallel_rows) {
+    at = os.fuse(t[1], t[0]);
+    os.parallel(at);
+  } else {
+    os.parallel(t[1]);
+  }
+  schedule::Stage as = s[acc];
+  as.compute_at(os, at);
+  const auto& la = acc->axis;
+  auto [ko, ki] = as.split(acc->reduce_axis[0], static_cast<int>(tile.k_unroll));
+  as.reorder({ko, ki, la[0], la[1]});
+  if (tile.k_unroll > 1) as.unroll(ki);
+  as.unroll(la[0]);
+  as.vectorize(la[1]);
+}
+
 LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const std::string& name, std::vector<NodeId> outputs,
-                         const ScheduleHook& hook) {
+                         const ScheduleHook& hook, const target::MachineTraits& machine) {
   std::set<NodeId> in_group(nodes.begin(), nodes.end());
   if (outputs.empty()) {
     std::vector<int> uses_outside(g.size(), 0);
@@ -164,7 +209,8 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     for (NodeId id : nodes) {
       const Node& n = g.node(id);
       const te::Tensor& t = tensors.at(id);
-      if ((n.op == "dense" || (n.op == "matmul" && n.type.ndim() == 2)) && !t->reduce_axis.empty()) anchors[t.get()] = id;
+      if ((n.op == "dense" || n.op == "matmul_packed" || (n.op == "matmul" && n.type.ndim() == 2)) && !t->reduce_axis.empty())
+        anchors[t.get()] = id;
       if (n.op == "conv2d_nchwc" && !n.attrs.get_int("depthwise", 0))
         for (const te::Tensor& in : t->input_tensors())
           if (in->tag == "conv2d_nchwc") anchors[in.get()] = id;
@@ -184,10 +230,37 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     if (t->is_placeholder() || keep_root.count(t.get())) continue;
     if (!st->is_output && t->reduce_axis.empty()) st.compute_inline();
   }
+  // A matrix product whose only consumer is the group's one output, elementwise and of
+  // its shape (a fused bias or activation), computes its tiles into that output's.
+  std::map<const te::OperationNode*, te::Tensor> epilogue_of;
+  if (outs.size() == 1 && outs[0]->tag != "matmul_packed" && outs[0]->reduce_axis.empty()) {
+    std::vector<const te::OperationNode*> products;
+    for (const schedule::Stage& st : s->stages)
+      if (st->op->tag == "matmul_packed" && st->attach_type != schedule::AttachType::Inline) products.push_back(st->op.get());
+    bool same_shape = products.size() == 1 && outs[0]->shape.size() == 2;
+    for (const schedule::Stage& st : s->stages)
+      if (same_shape && st->op->tag == "matmul_packed")
+        for (size_t d = 0; d < 2; ++d)
+          same_shape = same_shape && ir::as_const_int(st->op->shape[d]) && ir::as_const_int(outs[0]->shape[d]) &&
+                       *ir::as_const_int(st->op->shape[d]) == *ir::as_const_int(outs[0]->shape[d]);
+    if (same_shape) epilogue_of[products[0]] = outs[0];
+  }
+  std::set<const schedule::StageNode*> scheduled;  // epilogues scheduled with their product
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
-    if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline) continue;
+    if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline || scheduled.count(st.get())) continue;
     auto anchor = anchors.find(st->op.get());
-    if (anchor != anchors.end() && hook(AnchorStage{g, anchor->second, s, st->op})) continue;
+    auto e = epilogue_of.find(st->op.get());
+    te::Tensor epilogue = e != epilogue_of.end() ? e->second : te::Tensor();
+    if (anchor != anchors.end() && hook && hook(AnchorStage{g, anchor->second, s, st->op, epilogue})) {
+      if (epilogue.defined()) scheduled.insert(s[epilogue].get());
+      continue;
+    }
+    if (st->op->tag == "matmul_packed") {
+      te::Tensor out = epilogue.defined() ? epilogue : st->op;
+      schedule_matmul_packed(s, st->op, out, default_gemm_tile(st->op, machine));
+      scheduled.insert(s[out].get());
+      continue;
+    }
     if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8") schedule_conv_nchwc(s, st->op);
     // Packing int8 data into words reads 4 channels per word: gathers if vectorized.
     else schedule_root(s, st->op, st->op->tag != "pack_int8_data");
@@ -207,15 +280,23 @@ ConstData evaluate_op(const Graph& g, NodeId node) {
     const Node& c = g.node(i);
     if (!c.is_constant()) throw CompileError("evaluate_op: input '" + c.name + "' is not a constant");
     bufs.push_back(te_buffer(c.type));
-    std::memcpy(bufs.back().data(), c.value->data(), static_cast<size_t>(c.type.size() * c.type.dtype.storage_bytes()));
+    size_t bytes = static_cast<size_t>(c.type.size() * c.type.dtype.storage_bytes());
+    if (bytes) std::memcpy(bufs.back().data(), c.value->data(), bytes);  // no data() for zero elements
   }
   const TensorType& ot = g.type(node);
   bufs.push_back(te_buffer(ot));
   std::vector<interp::HostBuffer*> ptrs;
   for (auto& b : bufs) ptrs.push_back(&b);
-  interp::run(lg.func, ptrs);
+  try {
+    interp::run(lg.func, ptrs);
+  } catch (const interp::InterpError& e) {
+    // Folding a malformed model's constants must fail as a compile error, naming the node.
+    const Node& n = g.node(node);
+    throw CompileError(fmt::format("node '{}' ({}): cannot be evaluated on its constant inputs: {}", n.name, n.op, e.what()));
+  }
   auto out = std::make_shared<interp::HostBuffer>(ot.dtype, ot.shape);
-  std::memcpy(out->data(), bufs.back().data(), static_cast<size_t>(ot.size() * ot.dtype.storage_bytes()));
+  size_t bytes = static_cast<size_t>(ot.size() * ot.dtype.storage_bytes());
+  if (bytes) std::memcpy(out->data(), bufs.back().data(), bytes);
   return out;
 }
 

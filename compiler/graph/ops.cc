@@ -14,6 +14,8 @@
 // | conv2d | data [N,C,H,W], weight [O,C/g,KH,KW] | strides, pads [t,l,b,r], dilations, groups, out_dtype | out_elemwise_fusable |
 // | conv2d_nchwc | data NCHW, weight [O/b,C,KH,KW,b] (AlterLayout) | strides, pads, dilations | out_elemwise_fusable |
 // | pack_conv_weight | weight OIHW | block | injective |
+// | matmul_packed | x [M,K], weight [N/b,K,b] (AlterLayout) | - | out_elemwise_fusable |
+// | pack_matmul_weight | w [N,K] or [K,N] | block, layout (nk, kn) | injective |
 // | conv2d_transpose | data, weight [C,O,KH,KW] | strides, pads, dilations, output_padding | out_elemwise_fusable |
 // | dense | x [N,K], w [M,K] | out_dtype | out_elemwise_fusable |
 // | matmul | a [...,M,K], b [...,K,N] (batch dims broadcast) | out_dtype | out_elemwise_fusable |
@@ -575,8 +577,54 @@ Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const
                      "conv2d_nchw_view", "injective");
 }
 
+// A constant matrix product's weight in panels of b columns, [N/b, K, b] (AlterLayout),
+// from a dense weight W[N, K] (layout "nk") or a matmul operand B[K, N] ("kn"): a
+// register tile of b columns then reads one contiguous row of b values per k.
+TensorType infer_pack_matmul_weight(const std::vector<TensorType>& in, const Attrs& a) {
+  int64_t b = a.get_int("block", 16);
+  std::string l = a.get_string("layout", "nk");
+  const auto& w = in[0].shape;
+  if (l != "nk" && l != "kn") fail("layout must be nk or kn, not '" + l + "'");
+  if (w.size() != 2) fail("pack_matmul_weight takes a matrix, not " + in[0].to_string());
+  int64_t n = l == "nk" ? w[0] : w[1], k = l == "nk" ? w[1] : w[0];
+  if (b <= 0 || n % b) fail(fmt::format("cannot pack {} columns into panels of {}", n, b));
+  return TensorType{in[0].dtype, {n / b, k, b}};
+}
+
+Tensor compute_pack_matmul_weight(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
+  int b = static_cast<int>(out.shape[2]);
+  bool nk = a.get_string("layout", "nk") == "nk";
+  return te::compute(te_shape(out),
+                     [&](const std::vector<Var>& i) {
+                       Expr col = i[0] * b + i[2];
+                       return nk ? in[0](col, i[1]) : in[0](i[1], col);
+                     },
+                     "pack_matmul_weight", "injective");
+}
+
+// y[M, N] = x[M, K] . the packed weight [N/b, K, b] (stage tag "matmul_packed").
+TensorType infer_matmul_packed(const std::vector<TensorType>& in, const Attrs&) {
+  const auto& x = in[0].shape;
+  const auto& w = in[1].shape;
+  if (x.size() != 2 || w.size() != 3) fail("matmul_packed takes a matrix and a [N/b, K, b] weight");
+  if (x[1] != w[1]) fail(fmt::format("reduction sizes differ ({} and {})", x[1], w[1]));
+  if (in[0].dtype != in[1].dtype || !in[0].dtype.is_float()) fail("matmul_packed takes float operands of one type");
+  return TensorType{in[0].dtype, {x[0], w[0] * w[2]}};
+}
+
+Tensor compute_matmul_packed(const std::vector<Tensor>& in, const Attrs&, const TensorType& out) {
+  TensorType wt = type_of(in[1]);
+  int b = static_cast<int>(wt.shape[2]);
+  ir::IterVar k = te::reduce_axis(static_cast<int>(wt.shape[1]), "k");
+  return te::compute(te_shape(out),
+                     [&](const std::vector<Var>& i) { return te::sum(in[0](i[0], k->var) * in[1](i[1] / b, k->var, i[1] % b), {k}); },
+                     "matmul_packed", "matmul_packed");
+}
+
 void register_nn() {
   reg({"conv2d_nchwc", OpPattern::OutEWiseFusable, 2, 0, infer_conv2d_nchwc, compute_conv2d_nchwc});
+  reg({"pack_matmul_weight", OpPattern::Injective, 1, 0, infer_pack_matmul_weight, compute_pack_matmul_weight});
+  reg({"matmul_packed", OpPattern::OutEWiseFusable, 2, 0, infer_matmul_packed, compute_matmul_packed});
   reg({"pack_conv_weight", OpPattern::Injective, 1, 0,
        [](const std::vector<TensorType>& in, const Attrs& a) {
          int64_t b = a.get_int("block", 16);
@@ -740,6 +788,7 @@ void register_injective() {
   reg({"concatenate", OpPattern::Injective, -1, 0,
        [](const std::vector<TensorType>& in, const Attrs& a) {
          if (in.empty()) fail("nothing to concatenate");
+         if (in[0].ndim() == 0) fail("cannot concatenate scalars (rank 0)");
          int axis = normalize_axis(a.get_int("axis", 0), in[0].ndim());
          TensorType out = in[0];
          out.shape[axis] = 0;
@@ -811,6 +860,7 @@ void register_injective() {
 
   reg({"take", OpPattern::Injective, 2, 0,
        [](const std::vector<TensorType>& in, const Attrs& a) {
+         if (in[0].ndim() == 0) fail("cannot take from a scalar (rank 0)");
          int axis = normalize_axis(a.get_int("axis", 0), in[0].ndim());
          if (!in[1].dtype.is_integer()) fail("indices must be integers");
          TensorType out{in[0].dtype, {}};
@@ -868,6 +918,10 @@ void register_injective() {
            after.push_back(Expr(static_cast<int>(p[d + n])));
          }
          if (n == 0) before = after = {Expr(0)};
+         Expr value = ir::make_const(out.dtype, a.get_float("value", 0));
+         // Padding an empty tensor: every element is padding (there is nothing to read).
+         if (type_of(in[0]).size() == 0)
+           return te::compute(te_shape(out), [&](const std::vector<Var>&) { return value; }, "pad", "injective");
          return te::pad(in[0], before, after, ir::make_const(out.dtype, a.get_float("value", 0)), "pad");
        }});
 }

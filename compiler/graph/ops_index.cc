@@ -135,6 +135,7 @@ Tensor scatter(const Tensor& data, const Tensor& updates, int64_t count, const s
 void register_scatter_elements() {
   reg({"scatter_elements", OpPattern::Opaque, 3, 0,
        [](const std::vector<TensorType>& in, const Attrs& a) {
+         if (in[0].ndim() == 0) fail("scatter_elements needs a rank of at least 1");
          int axis = normalize_axis(a.get_int("axis", 0), in[0].ndim());
          check_reduction(a);
          if (!in[1].dtype.is_integer()) fail("indices must be integers");

@@ -104,6 +104,7 @@ Tensor compute_pack(const std::vector<Tensor>& in, const Attrs& a, const TensorT
 
 TensorType infer_offset(const std::vector<TensorType>& in, const Attrs& a) {
   if (in[0].dtype != DataType::Int(8)) fail("int8_weight_offset takes int8 weights, not " + in[0].dtype.to_string());
+  if (in[0].ndim() == 0) fail("int8_weight_offset needs a rank of at least 1");
   int axis = normalize_axis(a.get_int("axis", 0), in[0].ndim());
   return TensorType{DataType::Int(32), {in[0].shape[axis]}};
 }

@@ -92,6 +92,7 @@ void register_tile() {
 void register_gather_elements() {
   reg({"gather_elements", OpPattern::Injective, 2, 0,
        [](const std::vector<TensorType>& in, const Attrs& a) {
+         if (in[0].ndim() == 0) fail("gather_elements needs a rank of at least 1");
          normalize_axis(a.get_int("axis", 0), in[0].ndim());
          if (!in[1].dtype.is_integer()) fail("indices must be integers");
          if (in[1].ndim() != in[0].ndim()) fail("data and indices differ in rank");

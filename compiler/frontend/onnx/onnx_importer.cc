@@ -481,6 +481,7 @@ std::vector<NodeId> gemm(Importer& c) {
 std::vector<NodeId> matmul(Importer& c) {
   NodeId a = c.in(0), b = c.in(1);
   TensorType at = c.in_type(0), bt = c.in_type(1);
+  if (at.ndim() == 0 || bt.ndim() == 0) fail("MatMul operands need at least one dimension (a scalar is not a matrix)");
   bool a1 = at.ndim() == 1, b1 = bt.ndim() == 1;
   if (a1) a = c.reshape(a, {1, at.shape[0]});
   if (b1) b = c.reshape(b, {bt.shape[0], 1});
