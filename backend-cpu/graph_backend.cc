@@ -91,6 +91,10 @@ class NoKernels : public target::KernelModule {
 class CpuBackend : public target::Backend {
  public:
   std::string name() const override { return "cpu"; }
+  target::MachineTraits traits(const std::string& options) const override {
+    cpu::Target t = cpu::Target::parse(options.empty() ? "llvm" : options);
+    return {t.vector_bits(), t.vector_registers(), t.l1d_cache(), t.l2_cache()};
+  }
   std::unique_ptr<target::KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const override {
     if (funcs.empty()) return std::make_unique<NoKernels>();

@@ -8,6 +8,7 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -82,6 +83,36 @@ int parse_int(const std::string& key, const std::string& value) {
   throw CompileError("target: " + key + " expects an integer, got '" + value + "'");
 }
 
+// "48K", "2M", "32768": a size in bytes.
+int64_t parse_bytes(const std::string& key, const std::string& value) {
+  std::string digits = value;
+  int64_t scale = 1;
+  if (!digits.empty() && (digits.back() == 'K' || digits.back() == 'k')) scale = 1 << 10;
+  if (!digits.empty() && (digits.back() == 'M' || digits.back() == 'm')) scale = 1 << 20;
+  if (scale != 1) digits.pop_back();
+  int64_t v = parse_int(key, digits);
+  if (v <= 0 || v > (int64_t{1} << 30) / scale) throw CompileError("target: " + key + " expects a size such as 48K or 2M, got '" + value + "'");
+  return v * scale;
+}
+
+// The size of the host's cache of `level` holding data (Linux's /sys), or 0.
+int64_t host_cache(int level) {
+  for (int i = 0; i < 8; ++i) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream lf(dir + "level"), tf(dir + "type"), sf(dir + "size");
+    int l = 0;
+    std::string type, size;
+    if (!(lf >> l) || !(tf >> type) || !(sf >> size)) break;
+    if (l != level || type == "Instruction") continue;
+    try {
+      return parse_bytes("cache", size);
+    } catch (const CompileError&) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 Target Target::host() { return parse("llvm"); }
@@ -121,8 +152,13 @@ Target Target::parse(const std::string& text) {
       t.fp_contract = parse_int(key, value) != 0;
     } else if (key == "-vector-libm") {
       t.vector_libm = parse_int(key, value) != 0;
+    } else if (key == "-l1d-cache") {
+      t.l1d_bytes = parse_bytes(key, value);
+    } else if (key == "-l2-cache") {
+      t.l2_bytes = parse_bytes(key, value);
     } else {
-      throw CompileError("target: unknown option '" + key + "' (known: -mtriple -mcpu -mattr -num-cores -opt-level -fast-math-contract -vector-libm)");
+      throw CompileError("target: unknown option '" + key +
+                         "' (known: -mtriple -mcpu -mattr -num-cores -opt-level -fast-math-contract -vector-libm -l1d-cache -l2-cache)");
     }
   }
   std::string host_triple = llvm::sys::getProcessTriple();
@@ -167,6 +203,23 @@ int Target::vector_bits() const {
   return 128;
 }
 
+int Target::vector_registers() const {
+  if (has_feature("avx512f") || llvm::Triple(triple).isAArch64()) return 32;
+  return 16;
+}
+
+int64_t Target::l1d_cache() const {
+  if (l1d_bytes) return l1d_bytes;
+  int64_t h = is_host() ? host_cache(1) : 0;
+  return h ? h : 32 << 10;
+}
+
+int64_t Target::l2_cache() const {
+  if (l2_bytes) return l2_bytes;
+  int64_t h = is_host() ? host_cache(2) : 0;
+  return h ? h : 1 << 20;
+}
+
 std::string Target::to_string() const {
   std::string s = "llvm -mtriple=" + triple + " -mcpu=" + cpu;
   if (!attrs.empty()) {
@@ -177,6 +230,8 @@ std::string Target::to_string() const {
   if (opt_level != 3) s += " -opt-level=" + std::to_string(opt_level);
   if (!fp_contract) s += " -fast-math-contract=0";
   if (vector_libm) s += " -vector-libm=1";
+  if (l1d_bytes) s += " -l1d-cache=" + std::to_string(l1d_bytes);
+  if (l2_bytes) s += " -l2-cache=" + std::to_string(l2_bytes);
   return s;
 }
 

@@ -3,6 +3,7 @@
 // plus `-num-cores=N` (parallel loops' task count), `-opt-level=0..3` and
 // `-fast-math-contract=0|1` (fuse a*b+c into FMA; on by default as in TVM). A plain
 // `llvm` is the host CPU with all its features.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ struct Target {
   int opt_level = 3;
   bool fp_contract = true;
   bool vector_libm = false;
+  // -l1d-cache=48K, -l2-cache=2M: the cache sizes the default schedules block for;
+  // 0: the host's own (from /sys), or 32K and 1M for another CPU.
+  int64_t l1d_bytes = 0;
+  int64_t l2_bytes = 0;
 
   // Throws CompileError naming the offending option.
   static Target parse(const std::string& text);
@@ -29,6 +34,11 @@ struct Target {
   bool is_x86() const;
   // Widest native vector, in bits (512 with AVX-512, 256 with AVX2, 128 otherwise).
   int vector_bits() const;
+  // Architectural vector registers (32 with AVX-512 or on AArch64, else 16).
+  int vector_registers() const;
+  // The L1 data and L2 cache sizes in bytes (the options, else as described above).
+  int64_t l1d_cache() const;
+  int64_t l2_cache() const;
   // The canonical text form, parseable again.
   std::string to_string() const;
 

@@ -1,5 +1,6 @@
 // The built-in CPU templates: matmul/dense as a register-tiled GEMM (bench/gemm's
-// schedule with its tile sizes, loop order, unrolling and parallel loop as knobs) and
+// schedule with its tile sizes, loop order, unrolling and parallel loop as knobs),
+// matmul_packed (the compiler's default GEMM of constant weights, with knobs) and
 // conv2d NCHWc (lower_group's blocked convolution with its register tile, reduction
 // split and order as knobs).
 #include <algorithm>
@@ -92,6 +93,24 @@ void gemm_apply(const graph::AnchorStage& a, const Workload& w, const Config& cf
   ls.vectorize(cc->axis[1]);
 }
 
+// ------------------------------------------------------------------ matmul_packed
+
+// A constant matrix product with its weight packed at compile time (AlterLayout): the
+// compiler's own GEMM schedule (graph::schedule_matmul_packed, which is also the
+// default without records) with its row tile, k unrolling and parallel loop as knobs.
+ConfigSpace gemm_packed_space(const Workload& w) {
+  ConfigSpace s;
+  s.define_split_list("tile_i", w.at("M"), divisors_upto(w.at("M"), 12));
+  s.define_split_list("tile_k", w.at("K"), divisors_upto(w.at("K"), 8, {1, 2, 4, 8}));
+  s.define_knob("parallel", {"panels", "panels_rows"});
+  return s;
+}
+
+void gemm_packed_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
+  graph::GemmTile t{cfg.factor("tile_i"), cfg.factor("tile_k"), cfg.name("parallel") == "panels_rows"};
+  graph::schedule_matmul_packed(a.schedule, a.stage, a.epilogue.defined() ? a.epilogue : a.stage, t);
+}
+
 // ------------------------------------------------------------------ conv2d NCHWc
 
 int64_t conv_out(const Workload& w, const char* in, const char* k) {
@@ -158,6 +177,7 @@ void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg)
 void register_cpu_templates() {
   register_template(Template{"matmul.cpu", "matmul", "cpu", gemm_space, gemm_apply, {}});
   register_template(Template{"dense.cpu", "dense", "cpu", gemm_space, gemm_apply, {}});
+  register_template(Template{"matmul_packed.cpu", "matmul_packed", "cpu", gemm_packed_space, gemm_packed_apply, {}});
   register_template(Template{"conv2d_nchwc.cpu", "conv2d", "cpu", conv_space, conv_apply, {}});
 }
 

@@ -21,6 +21,7 @@ const std::map<std::string, OpParams>& op_params() {
   static const std::map<std::string, OpParams> m = {
       {"matmul", {{"M", "N", "K"}, {}}},
       {"dense", {{"M", "N", "K"}, {}}},
+      {"matmul_packed", {{"M", "N", "K"}, {"block"}}},
       {"conv2d", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "block"}}},
   };
   return m;
@@ -28,6 +29,7 @@ const std::map<std::string, OpParams>& op_params() {
 
 std::vector<std::string> key_order(const std::string& op) {
   if (op == "conv2d") return {"N", "C", "H", "W", "O", "KH", "KW", "stride", "pad", "block"};
+  if (op == "matmul_packed") return {"M", "N", "K", "block"};
   return {"M", "N", "K"};
 }
 
@@ -63,7 +65,7 @@ Workload parse_workload(const std::string& spec) {
   std::string op = spec.substr(0, colon);
   auto it = op_params().find(op);
   if (it == op_params().end())
-    throw std::invalid_argument(fmt::format("--op '{}': unknown operator '{}' (matmul, dense or conv2d)", spec, op));
+    throw std::invalid_argument(fmt::format("--op '{}': unknown operator '{}' (matmul, dense, matmul_packed or conv2d)", spec, op));
   if (colon == std::string::npos) throw std::invalid_argument(fmt::format("--op '{}': give the shape after ':', e.g. matmul:M=64,N=64,K=64", spec));
   Workload w{op, {}};
   std::stringstream ss(spec.substr(colon + 1));
@@ -88,6 +90,12 @@ Workload parse_workload(const std::string& spec) {
   }
   for (const auto& k : it->second.required)
     if (!w.params.count(k)) throw std::invalid_argument(fmt::format("--op '{}': {} needs {}", spec, op, k));
+  if (op == "matmul_packed") {
+    // The panel width AlterLayout picks with AVX-512 when it is not given.
+    int64_t n = w.params["N"];
+    w.params.try_emplace("block", n <= 64 ? n : n % 64 == 0 ? 64 : n % 48 == 0 ? 48 : n % 32 == 0 ? 32 : 16);
+    if (n % w.params["block"]) throw std::invalid_argument(fmt::format("--op '{}': N={} is not a multiple of block={}", spec, n, w.params["block"]));
+  }
   if (op == "conv2d") {
     w.params.try_emplace("N", 1);
     w.params.try_emplace("KW", w.params["KH"]);
@@ -127,6 +135,11 @@ std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node) {
     int64_t n_ = n.op == "matmul" ? b[1] : b[0];
     return Workload{n.op, {{"M", a[0]}, {"N", n_}, {"K", a[1]}}};
   }
+  if (n.op == "matmul_packed") {
+    const auto& a = g.type(n.inputs[0]).shape;
+    const auto& w = g.type(n.inputs[1]).shape;  // [N/b, K, b]
+    return Workload{n.op, {{"M", a[0]}, {"N", w[0] * w[2]}, {"K", a[1]}, {"block", w[2]}}};
+  }
   if (n.op == "conv2d_nchwc" && !n.attrs.get_int("depthwise", 0)) {
     const auto& x = g.type(n.inputs[0]).shape;
     const auto& w = g.type(n.inputs[1]).shape;
@@ -155,6 +168,11 @@ graph::Graph workload_graph(const Workload& w, graph::NodeId* op_node) {
     graph::NodeId x = g.add_input("X", TensorType{f32, {w.at("M"), w.at("K")}});
     graph::NodeId wt = g.add_input("W", TensorType{f32, {w.at("N"), w.at("K")}});
     out = g.add_op("dense", {x, wt}, {}, "dense");
+  } else if (w.op == "matmul_packed") {
+    int64_t b = w.at("block");
+    graph::NodeId x = g.add_input("X", TensorType{f32, {w.at("M"), w.at("K")}});
+    graph::NodeId wt = g.add_input("W", TensorType{f32, {w.at("N") / b, w.at("K"), b}});
+    out = g.add_op("matmul_packed", {x, wt}, {}, "matmul_packed");
   } else if (w.op == "conv2d") {
     int64_t b = w.at("block");
     graph::NodeId x = g.add_input("data", TensorType{f32, {w.at("N"), w.at("C"), w.at("H"), w.at("W")}});

@@ -2,11 +2,11 @@
 // LLVM) against OpenBLAS's cblas_sgemm at the same thread count, in one process; and
 // an int8 GEMM (u8 x s8 -> s32) against oneDNN's dnnl_gemm_u8s8s32.
 //
-//   gemm_bench [--json] [--sizes 256,512,1024,2048] [--threads 1,2] [--min-time 0.3]
+//   gemm_bench [--json] [--sizes 256,512,1024,2048] [--threads 1,2] [--min-time 0.3] [--no-int8] [--peer-only]
 //
-// The machine's environment sets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, which slow
-// OpenBLAS down; they must be gone before OpenBLAS initializes (at load), so the
-// bench re-executes itself once without them. Kiln does not read them.
+// OpenBLAS runs with the fastest of its kernels for this CPU, chosen by measuring them
+// (choose_openblas_kernel); the machine's OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are
+// not kept. Kiln does not read them.
 #include <cblas.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -33,14 +34,58 @@ namespace {
 using kiln::cpu::NDArray;
 using kiln::ir::DataType;
 
-void reexec_without_openblas_overrides(char** argv) {
-  if (!std::getenv("OPENBLAS_CORETYPE") && !std::getenv("OPENBLAS_L2_SIZE")) return;
-  if (std::getenv("KILN_BENCH_REEXEC")) return;  // once only
-  unsetenv("OPENBLAS_CORETYPE");
+// OpenBLAS picks its kernel from CPUID at load time, and on some machines (a guest
+// that hides its CPU model) it picks badly: "Prescott", an SSE3 kernel at a fifth of
+// the AVX-512 one's speed. The peer must run at its best, so the bench measures the
+// kernels that could fit this CPU, each in a child process (the kernel is fixed at
+// load), and re-executes itself with the fastest. KILN_OPENBLAS_CHOSEN carries the
+// probe's figures to the final process, which prints them.
+const char* const kCoreTypes[] = {"", "SkylakeX", "Cooperlake", "Haswell"};  // "": OpenBLAS's own choice
+
+double time_best(const std::function<void()>& fn, double min_time);
+
+// The child's work: one-thread sgemm 512 and 1024 in GFLOP/s, the better of the two.
+int openblas_probe() {
+  openblas_set_num_threads(1);
+  double best = 0;
+  for (int n : {512, 1024}) {
+    std::vector<float> a(static_cast<size_t>(n) * n, 0.5f), b(a), c(a.size());
+    double t = time_best([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    }, 0.2);
+    best = std::max(best, 2.0 * n * n * n / t * 1e-9);
+  }
+  std::printf("%s %.1f\n", openblas_get_corename(), best);
+  return 0;
+}
+
+void choose_openblas_kernel(char** argv) {
+  if (std::getenv("KILN_OPENBLAS_CHOSEN")) return;  // the re-executed process
+  std::string table, best_type;
+  double best = -1;
+  for (const char* type : kCoreTypes) {
+    std::string cmd = std::string(*type ? "OPENBLAS_CORETYPE=" + std::string(type) + " " : "env -u OPENBLAS_CORETYPE ") +
+                      "env -u OPENBLAS_L2_SIZE /proc/" + std::to_string(getpid()) + "/exe --openblas-probe";
+    FILE* f = popen(cmd.c_str(), "r");
+    char core[64] = {0};
+    double gflops = 0;
+    bool ok = f && std::fscanf(f, "%63s %lf", core, &gflops) == 2;
+    if (f) pclose(f);
+    if (!ok) continue;
+    std::string name = *type ? type : std::string("auto:") + core;
+    table += (table.empty() ? "" : ", ") + name + " " + std::to_string(static_cast<int>(gflops + 0.5));
+    if (gflops > best) {
+      best = gflops;
+      best_type = type;
+    }
+  }
+  if (best < 0) return;  // no probe ran: keep whatever this process has
+  if (best_type.empty()) unsetenv("OPENBLAS_CORETYPE");
+  else setenv("OPENBLAS_CORETYPE", best_type.c_str(), 1);
   unsetenv("OPENBLAS_L2_SIZE");
-  setenv("KILN_BENCH_REEXEC", "1", 1);
+  setenv("KILN_OPENBLAS_CHOSEN", table.c_str(), 1);
   execv("/proc/self/exe", argv);
-  std::perror("gemm_bench: re-exec failed; OpenBLAS keeps the overrides");
+  std::perror("gemm_bench: re-exec failed; OpenBLAS keeps the kernel it chose");
 }
 
 std::vector<int> parse_list(const char* s) {
@@ -81,11 +126,12 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  reexec_without_openblas_overrides(argv);
+  if (argc == 2 && std::string(argv[1]) == "--openblas-probe") return openblas_probe();
+  choose_openblas_kernel(argv);
   bool json = false;
   std::vector<int> sizes{256, 512, 1024, 2048}, threads{1, 2};
   double min_time = 0.3;
-  bool int8 = true;
+  bool int8 = true, peer_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json") json = true;
@@ -93,22 +139,26 @@ int main(int argc, char** argv) {
     else if (a == "--threads" && i + 1 < argc) threads = parse_list(argv[++i]);
     else if (a == "--min-time" && i + 1 < argc) min_time = std::atof(argv[++i]);
     else if (a == "--no-int8") int8 = false;
+    else if (a == "--peer-only") peer_only = true;
     else {
-      std::fprintf(stderr, "usage: %s [--json] [--sizes a,b] [--threads 1,2] [--min-time s] [--no-int8]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--json] [--sizes a,b] [--threads 1,2] [--min-time s] [--no-int8] [--peer-only]\n", argv[0]);
       return 2;
     }
   }
   kiln::cpu::Target target = kiln::cpu::Target::host();
   if (!json) {
-    std::printf("target: %s\nOpenBLAS: %s (core %s); OPENBLAS_CORETYPE %s\n", target.to_string().c_str(),
-                openblas_get_config(), openblas_get_corename(), std::getenv("OPENBLAS_CORETYPE") ? "set" : "unset");
+    const char* probe = std::getenv("KILN_OPENBLAS_CHOSEN");
+    std::printf("target: %s\nOpenBLAS: %s\nOpenBLAS kernel: %s, the fastest of the probe (GFLOP/s, one thread: %s)\n",
+                target.to_string().c_str(), openblas_get_config(), openblas_get_corename(), probe ? probe : "not run");
     std::printf("%-6s %6s %8s %12s %12s %8s %10s\n", "kind", "n", "threads", "kiln GF/s", "peer GF/s", "ratio", "max err");
   }
   std::vector<Row> rows;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1, 1);
   for (int n : sizes) {
-    auto mod = kiln::bench::build_sgemm(n, n, n, target);
+    // --peer-only: OpenBLAS alone (bench/models compares `kiln run` on an ONNX MatMul with it).
+    std::optional<kiln::cpu::Module> mod;
+    if (!peer_only) mod = kiln::bench::build_sgemm(n, n, n, target);
     NDArray a = NDArray::empty({n, n}, DataType::Float(32));
     NDArray b = NDArray::empty({n, n}, DataType::Float(32));
     NDArray c = NDArray::zeros({n, n}, DataType::Float(32));
@@ -120,14 +170,15 @@ int main(int argc, char** argv) {
       kiln_set_num_threads(t);
       openblas_set_num_threads(t);
       void* args[3] = {a.data(), b.data(), c.data()};
-      double tk = time_best([&] { mod.call_packed("sgemm", args); }, min_time);
+      double tk = peer_only ? 0 : time_best([&] { mod->call_packed("sgemm", args); }, min_time);
       double tp = time_best([&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data_as<float>(), n, b.data_as<float>(), n,
                     0.0f, ref.data(), n);
       }, min_time);
       double err = 0;
-      for (size_t i = 0; i < ref.size(); ++i) err = std::max(err, static_cast<double>(std::fabs(ref[i] - c.data_as<float>()[i])));
-      rows.push_back({"sgemm", n, t, flops / tk * 1e-9, flops / tp * 1e-9, err});
+      for (size_t i = 0; i < ref.size() && !peer_only; ++i)
+        err = std::max(err, static_cast<double>(std::fabs(ref[i] - c.data_as<float>()[i])));
+      rows.push_back({"sgemm", n, t, peer_only ? 0 : flops / tk * 1e-9, flops / tp * 1e-9, err});
       const Row& r = rows.back();
       if (!json) {
         std::printf("%-6s %6d %8d %12.1f %12.1f %8.2f %10.2e\n", r.kind.c_str(), n, t, r.kiln, r.peer, r.kiln / r.peer, err);
@@ -135,7 +186,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (int8) {
+  if (int8 && !peer_only) {
     // u8 x s8 -> s32, the quantized GEMM, at 1024 single-thread and both thread counts.
     int n = 1024;
     auto mod = kiln::bench::build_gemm_u8s8s32(n, n, n, target);
@@ -168,7 +219,9 @@ int main(int argc, char** argv) {
     }
   }
   if (json) {
-    std::printf("{\"target\": \"%s\", \"peer\": \"OpenBLAS %s\", \"rows\": [", target.to_string().c_str(), openblas_get_corename());
+    const char* probe = std::getenv("KILN_OPENBLAS_CHOSEN");
+    std::printf("{\"target\": \"%s\", \"peer\": \"OpenBLAS %s\", \"openblas_probe\": \"%s\", \"rows\": [",
+                target.to_string().c_str(), openblas_get_corename(), probe ? probe : "not run");
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       std::printf("%s\n  {\"kind\": \"%s\", \"n\": %d, \"threads\": %d, \"kiln_gflops\": %.2f, \"peer_gflops\": %.2f, "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -18,7 +19,13 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
   CompiledModel m;
   std::unique_ptr<Strategy> strategy = make_strategy(options.target.kind());
   m.target = strategy ? strategy->resolve(options.target) : options.target;
-  m.graph = options.optimize ? optimize(input) : input;
+  // The host's machine, for the default schedules (the interpreter has none).
+  target::MachineTraits machine;
+  if (m.target.kind() != "interp") {
+    std::vector<std::string> have = target::backend_names();
+    if (std::find(have.begin(), have.end(), "cpu") != have.end()) machine = target::make_backend("cpu")->traits(m.target.host());
+  }
+  m.graph = options.optimize ? optimize(input, machine) : input;
   if (strategy) {
     // Placement: what the accelerator computes becomes its own operators; the packing
     // of constant weights is folded right away.
@@ -63,7 +70,7 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
       m.kernels.push_back(strategy->lower(g, groups[k].root(), name, m.target, options.knob_hook));
       m.kernels.back().on_accelerator = true;
     } else {
-      m.kernels.push_back(lower_group(g, groups[k].nodes, name, {}, options.schedule_hook));
+      m.kernels.push_back(lower_group(g, groups[k].nodes, name, {}, options.schedule_hook, machine));
     }
     io.push_back(KernelIO{m.kernels.back().inputs, m.kernels.back().outputs, m.kernels.back().on_accelerator});
   }

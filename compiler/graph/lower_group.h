@@ -9,6 +9,7 @@
 
 #include "compiler/graph/graph.h"
 #include "compiler/schedule/lower.h"
+#include "compiler/target/backend.h"
 
 namespace kiln::graph {
 
@@ -21,7 +22,7 @@ struct LoweredGroup {
 
 // A schedule for one anchor stage that someone outside compiler/ provides (the
 // tuner's records; compiler/ knows no tuner). Anchors are the reductions of
-// conv2d_nchwc (not depthwise), dense and 2-d matmul nodes. The hook schedules
+// conv2d_nchwc (not depthwise), dense, matmul_packed and 2-d matmul nodes. The hook schedules
 // `stage` (a root stage of `schedule`; its consumers are scheduled by default) and
 // returns true, or returns false to keep the default schedule.
 struct AnchorStage {
@@ -29,13 +30,36 @@ struct AnchorStage {
   NodeId node;                   // the operator node
   schedule::Schedule& schedule;  // the group's schedule
   te::Tensor stage;              // the reduction to schedule
+  // Where defined: the group's output, elementwise on `stage` and of its shape (a fused
+  // bias or activation), into whose tiles a matmul_packed's tiles can be computed; a
+  // hook that returns true has scheduled it too.
+  te::Tensor epilogue = {};
 };
 using ScheduleHook = std::function<bool(const AnchorStage&)>;
+
+// The register-tiled GEMM of a matmul_packed stage (AlterLayout's constant matrix
+// products, weight [N/b, K, b]): a `rows` x b tile of the output accumulates in
+// registers while k runs around it (rows unrolled, the b columns as vectors, k unrolled
+// by `k_unroll`). Panels of columns run outermost, so a panel of the weight stays in
+// cache while every row tile uses it, in parallel (with the row tiles fused in when
+// `parallel_rows`). `out`: the stage that writes memory, `mm` itself or its epilogue
+// (AnchorStage::epilogue), which then reads the tile from registers.
+struct GemmTile {
+  int64_t rows = 4;
+  int64_t k_unroll = 4;
+  bool parallel_rows = false;
+};
+void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile);
+// The default without tuning: half the vector registers hold accumulators (4 x 64 with
+// AVX-512's 32), rows and k as the largest divisors that fit, rows in parallel too when
+// there are fewer than 8 panels.
+GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& machine);
 
 // `nodes`: operator nodes of `g` in topological order. Outputs are the nodes used
 // outside the group or as graph outputs (or the last node when `outputs` is empty).
 LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const std::string& name,
-                         std::vector<NodeId> outputs = {}, const ScheduleHook& hook = {});
+                         std::vector<NodeId> outputs = {}, const ScheduleHook& hook = {},
+                         const target::MachineTraits& machine = {});
 
 // Evaluates one operator on constant inputs with the reference interpreter
 // (FoldConstant and the frontend's folding of shape arithmetic use it).

@@ -2,6 +2,8 @@
 // The backend registry (as TVM's target registry): compiler/ knows no backend, so a
 // backend registers a factory here under a name ("cpu", ...) and the graph executor
 // asks for it by that name. The reference interpreter is always there as "interp".
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,10 +53,27 @@ struct KernelSignature {
   int num_args = 0;
 };
 
+// What the graph compiler's default schedules need to know of the machine a backend
+// compiles for (register tiles from the vector width and register count, cache
+// blocking from the cache sizes). The defaults describe a plain 128-bit SIMD core.
+struct MachineTraits {
+  int vector_bits = 128;
+  int vector_registers = 16;
+  int64_t l1d_bytes = 32 << 10;
+  int64_t l2_bytes = 256 << 10;
+  int lanes(int element_bits) const { return std::max(1, vector_bits / element_bits); }
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  // The machine that `options` (a backend-specific target string) compiles for;
+  // CompileError on a malformed string. The default: MachineTraits{}.
+  virtual MachineTraits traits(const std::string& options) const {
+    (void)options;
+    return {};
+  }
   // `options`: a backend-specific target string ("llvm -mcpu=znver4", "").
   virtual std::unique_ptr<KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const = 0;

@@ -59,6 +59,22 @@ TEST(Target, NamedX86CpusAndAttrs) {
   EXPECT_NE(off.to_string().find("-mattr=-avx512f,+avx2"), std::string::npos);
 }
 
+TEST(Target, RegistersAndCachesForTheDefaultSchedules) {
+  Target skx = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -l1d-cache=48K -l2-cache=2M");
+  EXPECT_EQ(skx.vector_registers(), 32);
+  EXPECT_EQ(skx.l1d_cache(), 48 << 10);
+  EXPECT_EQ(skx.l2_cache(), 2 << 20);
+  EXPECT_EQ(Target::parse(skx.to_string()).l2_cache(), 2 << 20) << "the sizes survive the text form";
+  Target hsw = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell");
+  EXPECT_EQ(hsw.vector_registers(), 16);
+  EXPECT_EQ(hsw.l1d_cache(), 32 << 10) << "another machine's caches are not read from this one";
+  EXPECT_EQ(Target::parse("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72").vector_registers(), 32);
+  // The host's own sizes, from /sys where Linux has them.
+  Target host = Target::parse("llvm");
+  EXPECT_GE(host.l1d_cache(), 4 << 10);
+  EXPECT_GE(host.l2_cache(), host.l1d_cache());
+}
+
 TEST(Target, ErrorsNameTheOption) {
   auto message = [](const std::string& text) {
     try {
@@ -74,6 +90,8 @@ TEST(Target, ErrorsNameTheOption) {
   EXPECT_NE(message("llvm -mattr=avx2").find("avx2"), std::string::npos);
   EXPECT_NE(message("llvm -mtriple=nonsense-none-none").find("nonsense"), std::string::npos);
   EXPECT_NE(message("llvm -num-cores=x").find("-num-cores"), std::string::npos);
+  EXPECT_NE(message("llvm -l2-cache=big").find("-l2-cache"), std::string::npos);
+  EXPECT_NE(message("llvm -l1d-cache=0").find("-l1d-cache"), std::string::npos);
 }
 
 // ---------------------------------------------------------------- NDArray

@@ -164,6 +164,34 @@ TEST(Passes, AlterLayoutBlocksDepthwiseConvolutions) {
             1e-6);
 }
 
+TEST(Passes, AlterLayoutPacksConstantMatrixProducts) {
+  target::MachineTraits avx512{512, 32, 48 << 10, 2 << 20};
+  // Columns -> panel width: whole vectors where they divide, else half vectors, else none.
+  EXPECT_EQ(register_tile_columns(1024, avx512), 64);
+  EXPECT_EQ(register_tile_columns(768, avx512), 64);
+  EXPECT_EQ(register_tile_columns(1000, avx512), 40);
+  EXPECT_EQ(register_tile_columns(10, avx512), 10);
+  EXPECT_EQ(register_tile_columns(1009, avx512), 0);
+  EXPECT_EQ(register_tile_columns(1024, target::MachineTraits{256, 16}), 16);
+  for (int64_t n : {96, 10, 1009}) {
+    // dense(x, W) + bias -> relu, and a 2-d matmul by a constant [K, N].
+    Graph g;
+    NodeId x = g.add_input("x", {f32, {6, 40}});
+    NodeId d = g.add_op("dense", {x, g.add_constant("w", const_f32({n, 40}, 1))});
+    NodeId y = g.add_op("relu", {g.add_op("add", {d, g.add_constant("b", const_f32({n}, 2))})});
+    g.add_output(y, "y");
+    g.add_output(g.add_op("matmul", {x, g.add_constant("m", const_f32({40, n}, 3))}), "z");
+    Graph a = fold_constant(alter_layout(g, avx512));
+    EXPECT_EQ(count_op(a, "matmul_packed"), n == 1009 ? 0 : 2) << n;
+    EXPECT_EQ(count_op(a, "pack_matmul_weight"), 0) << "the packing is folded at compile time";
+    auto xv = test::random_floats(6 * 40, 4);
+    for (size_t out : {0, 1}) {
+      auto want = test::run_graph(g, {xv}, "interp", {false, true}, out);
+      EXPECT_LT(test::rel_error(test::run_graph(a, {xv}, "interp", {false, true}, out), want), 1e-6) << n;
+    }
+  }
+}
+
 TEST(MemoryPlan, ReusesDeadBuffers) {
   Graph g;
   NodeId x = g.add_input("x", {f32, {1024}});

@@ -135,7 +135,7 @@ TEST(TuneCli, TunesAModelAndRunAppliesTheRecords) {
   std::set<std::string> workloads;
   for (const Record& x : load_records(rec.string())) workloads.insert(x.workload);
   EXPECT_EQ(workloads, (std::set<std::string>{"conv2d:N=1,C=16,H=8,W=8,O=32,KH=3,KW=3,stride=1,pad=1,block=16",
-                                              "matmul:M=8,N=32,K=64"}));
+                                              "matmul_packed:M=8,N=32,K=64,block=32"}));
 
   Result run = kiln("run " + model.string() + " --repeat 1 --records " + rec.string());
   ASSERT_EQ(run.status, 0) << run.out;
@@ -144,7 +144,7 @@ TEST(TuneCli, TunesAModelAndRunAppliesTheRecords) {
   std::ofstream(empty) << "";
   Result cold = kiln("run " + model.string() + " --repeat 1 --records " + empty.string());
   ASSERT_EQ(cold.status, 0) << cold.out;
-  EXPECT_NE(cold.out.find("warning: no tuning record in " + empty.string() + " for matmul:M=8,N=32,K=64"), std::string::npos) << cold.out;
+  EXPECT_NE(cold.out.find("warning: no tuning record in " + empty.string() + " for matmul_packed:M=8,N=32,K=64,block=32"), std::string::npos) << cold.out;
   EXPECT_NE(cold.out.find("for conv2d:N=1,C=16"), std::string::npos) << cold.out;
 
   fs::path saved = temp("model.kiln");

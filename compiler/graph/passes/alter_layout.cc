@@ -3,12 +3,26 @@
 // 8) output channels as one vector: its weight is packed to [O/b, C, KH, KW, b] by a
 // pack_conv_weight node that FoldConstant evaluates at compile time. Activations stay
 // NCHW between operators (the blocked result is viewed as NCHW inside the kernel).
-// Dense layers with constant weights become matmuls with the weight pre-transposed.
+// Dense layers and 2-d matmuls with a constant float weight become matmul_packed,
+// their weight packed at compile time in panels of b columns, b from the target's
+// vector width and register count (register_tile_columns); where no panel width
+// divides the columns, a dense layer becomes a matmul with the weight transposed.
 #include "compiler/graph/passes/passes.h"
 
 namespace kiln::graph {
 
-Graph alter_layout(const Graph& old) {
+int64_t register_tile_columns(int64_t n, const target::MachineTraits& m) {
+  int64_t lanes = m.lanes(32), widest = (m.vector_registers >= 32 ? 4 : 2) * lanes;
+  if (n <= widest) return n;
+  int64_t best = 0;
+  for (int64_t d = widest; d >= 1 && !best; --d)
+    if (n % d == 0 && d % lanes == 0) best = d;
+  for (int64_t d = widest; d >= std::max<int64_t>(1, lanes / 2) && !best; --d)
+    if (n % d == 0 && d % std::max<int64_t>(1, lanes / 2) == 0) best = d;
+  return best;
+}
+
+Graph alter_layout(const Graph& old, const target::MachineTraits& machine) {
   GraphRewriter rw(old);
   for (NodeId id = 0; id < old.size(); ++id) {
     const Node& n = old.node(id);
@@ -27,6 +41,17 @@ Graph alter_layout(const Graph& old) {
           if (k != "groups") b.set(k, v);
         if (depthwise) b.set("depthwise", int64_t{1});
         rw.set(id, g.add_op("conv2d_nchwc", {rw.map(n.inputs[0]), w}, b, n.name));
+        continue;
+      }
+    }
+    bool dense = n.op == "dense", matmul = n.op == "matmul" && n.type.ndim() == 2 && old.type(n.inputs[1]).ndim() == 2;
+    if ((dense || matmul) && old.node(n.inputs[1]).is_constant() && n.type.dtype == DataType::Float(32) &&
+        old.type(n.inputs[0]).dtype == n.type.dtype && old.type(n.inputs[1]).dtype == n.type.dtype) {
+      if (int64_t b = register_tile_columns(n.type.shape[1], machine)) {
+        Graph& g = rw.graph();
+        NodeId w = g.add_op("pack_matmul_weight", {rw.map(n.inputs[1])}, {{"block", b}, {"layout", std::string(dense ? "nk" : "kn")}},
+                            n.name + ".packed_weight");
+        rw.set(id, g.add_op("matmul_packed", {rw.map(n.inputs[0]), w}, {}, n.name));
         continue;
       }
     }

@@ -16,13 +16,13 @@ Graph logged(const char* pass, Graph g) {
 
 }  // namespace
 
-Graph optimize(const Graph& input) {
+Graph optimize(const Graph& input, const target::MachineTraits& machine) {
   Graph g = logged("import", input);
   if (has_quantization(g)) g = logged("quantize_realize", quantize_realize(g));
   g = logged("simplify_inference", simplify_inference(g));
   g = logged("fold_constant", fold_constant(g));
   g = logged("fold_scale_axis", fold_scale_axis(g));
-  g = logged("alter_layout", alter_layout(g));
+  g = logged("alter_layout", alter_layout(g, machine));
   g = logged("fold_constant", fold_constant(g));
   g = logged("common_subexpression_elimination", common_subexpression_elimination(g));
   g = logged("dead_code_elimination", dead_code_elimination(g));

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "compiler/graph/graph.h"
+#include "compiler/target/backend.h"
 
 namespace kiln::graph {
 
@@ -18,8 +19,12 @@ Graph simplify_inference(const Graph& g);
 Graph fold_constant(const Graph& g);
 // A per-channel multiply after conv2d/dense is folded into the (constant) weights.
 Graph fold_scale_axis(const Graph& g);
-// CPU convolutions compute blocks of output channels as vectors, weights pre-packed.
-Graph alter_layout(const Graph& g);
+// CPU convolutions compute blocks of output channels as vectors, weights pre-packed;
+// constant matrix products take their weight in panels sized for `machine`.
+Graph alter_layout(const Graph& g, const target::MachineTraits& machine = {});
+// The panel width alter_layout packs a constant matrix product of n columns into
+// (0: none fits).
+int64_t register_tile_columns(int64_t n, const target::MachineTraits& machine);
 // Host int8 conv2d/dense/matmul compute on 4-byte words (VNNI's layout), weights packed
 // and folded; after placement, so accelerator nodes keep theirs.
 Graph alter_layout_int8(const Graph& g);
@@ -37,6 +42,6 @@ struct FusedGroup {
 std::vector<FusedGroup> fuse_ops(const Graph& g);
 
 // The standard pipeline: simplify, fold, fold scales, alter layouts, fold again, eliminate.
-Graph optimize(const Graph& g);
+Graph optimize(const Graph& g, const target::MachineTraits& machine = {});
 
 }  // namespace kiln::graph
