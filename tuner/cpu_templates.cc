@@ -132,44 +132,23 @@ ConfigSpace conv_space(const Workload& w) {
   return s;
 }
 
-// The blocked convolution [N, O/b, OH, OW, b]: a (tile_oh x tile_ow) tile of output
-// pixels times tile_oc channel blocks accumulates in a local buffer while the
-// reduction runs around it; a channel block is one vector, the rest is unrolled.
+// The blocked convolution [N, O/b, OH, OW, b]: the compiler's own schedule
+// (graph::schedule_conv2d_nchwc, also the default without records) with its tiles,
+// reduction split and order, kw unrolling and parallel loop as knobs.
 void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
-  schedule::Schedule& s = a.schedule;
-  te::Tensor t = a.stage;
-  int yb = static_cast<int>(cfg.factor("tile_oh")), xb = static_cast<int>(cfg.factor("tile_ow"));
-  int rb = static_cast<int>(cfg.factor("tile_rc")), ob = static_cast<int>(cfg.factor("tile_oc"));
-  te::Tensor local = s.cache_write(t, "local");
-  schedule::Stage out = s[t];
-  const auto& ax = out->op->axis;
-  auto [yo, yi] = out.split(ax[2], yb);
-  auto [xo, xi] = out.split(ax[3], xb);
-  auto [oco, oci] = out.split(ax[1], ob);
-  out.reorder({ax[0], oco, yo, xo, oci, yi, xi, ax[4]});
-  out.vectorize(ax[4]);
-  IterVar par = out.fuse(ax[0], oco);
-  if (cfg.name("parallel") == "n_oc_oh") par = out.fuse(par, yo);
-  out.parallel(par);
-  schedule::Stage ls = s[local];
-  ls.compute_at(out, xo);
-  const auto& la = local->axis;
-  const auto& ra = local->reduce_axis;  // rc, ry, rx
-  auto [rco, rci] = ls.split(ra[0], rb);
-  std::vector<IterVar> red = {rco, ra[1], ra[2], rci};
-  std::vector<IterVar> order = {la[0]};
-  for (int64_t p : cfg["reduce_order"].ints) order.push_back(red[p]);
-  order.push_back(la[1]);
-  order.push_back(la[2]);
-  order.push_back(la[3]);
-  order.push_back(la[4]);
-  ls.reorder(order);
-  if (rb > 1) ls.unroll(rci);
-  if (cfg.name("unroll_kw") == "unroll") ls.unroll(ra[2]);
-  ls.unroll(la[1]);
-  ls.unroll(la[2]);
-  ls.unroll(la[3]);
-  ls.vectorize(la[4]);
+  graph::ConvTile t;
+  t.oh = cfg.factor("tile_oh");
+  t.ow = cfg.factor("tile_ow");
+  t.oc = cfg.factor("tile_oc");
+  t.rc = cfg.factor("tile_rc");
+  t.reduce_order = 0;
+  const std::vector<int64_t>& order = cfg["reduce_order"].ints;
+  static const std::vector<std::vector<int64_t>> orders = {{0, 1, 2, 3}, {1, 2, 0, 3}, {0, 3, 1, 2}};
+  for (size_t k = 0; k < orders.size(); ++k)
+    if (order == orders[k]) t.reduce_order = static_cast<int>(k);
+  t.unroll_kw = cfg.name("unroll_kw") == "unroll";
+  t.parallel_oh = cfg.name("parallel") == "n_oc_oh";
+  graph::schedule_conv2d_nchwc(a.schedule, a.stage, t);
 }
 
 }  // namespace

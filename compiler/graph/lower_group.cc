@@ -128,6 +128,55 @@ GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& ma
   return t;
 }
 
+ConvTile default_conv_tile(const te::Tensor& t, const target::MachineTraits& machine) {
+  // [N, O/b, OH, OW, b]; reductions rc, ry, rx.
+  int64_t blocks = extent_of(t->axis[1]), oh = extent_of(t->axis[2]), ow = extent_of(t->axis[3]);
+  int64_t lanes = machine.lanes(t->dtype.bits()), b = extent_of(t->axis[4]);
+  int64_t per_block = (b + lanes - 1) / lanes;  // vectors per channel block
+  int64_t budget = std::max<int64_t>(1, machine.vector_registers * 3 / 4 / per_block);  // accumulators, in blocks
+  ConvTile c;
+  // Two channel blocks per tile where the registers allow (two weight loads feed every
+  // broadcast of the input), up to 8 pixels of a row, rows only with registers left.
+  c.oc = fit(blocks, budget >= 16 ? 2 : 1);
+  c.ow = fit(ow, std::min<int64_t>(8, budget / c.oc));
+  c.oh = fit(oh, std::max<int64_t>(1, budget / c.oc / c.ow));
+  // rc not unrolled: on ResNet-18 here, unrolling it by 4 or 8 measured 10-20% slower.
+  c.rc = 1;
+  c.parallel_oh = blocks / c.oc < 8;
+  return c;
+}
+
+void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& t, const ConvTile& c) {
+  te::Tensor local = s.cache_write(t, "local");
+  schedule::Stage out = s[t];
+  const auto& ax = out->op->axis;
+  auto [yo, yi] = out.split(ax[2], static_cast<int>(c.oh));
+  auto [xo, xi] = out.split(ax[3], static_cast<int>(c.ow));
+  auto [oco, oci] = out.split(ax[1], static_cast<int>(c.oc));
+  out.reorder({ax[0], oco, yo, xo, oci, yi, xi, ax[4]});
+  out.vectorize(ax[4]);
+  ir::IterVar par = out.fuse(ax[0], oco);
+  if (c.parallel_oh) par = out.fuse(par, yo);
+  out.parallel(par);
+  schedule::Stage ls = s[local];
+  ls.compute_at(out, xo);
+  const auto& la = local->axis;
+  const auto& ra = local->reduce_axis;  // rc, ry, rx
+  auto [rco, rci] = ls.split(ra[0], static_cast<int>(c.rc));
+  // 0: rc.o, ry, rx, rc.i; 1: ry, rx, rc.o, rc.i; 2: rc.o, rc.i, ry, rx.
+  static const int orders[3][4] = {{0, 1, 2, 3}, {1, 2, 0, 3}, {0, 3, 1, 2}};
+  std::vector<ir::IterVar> red = {rco, ra[1], ra[2], rci}, order = {la[0]};
+  for (int p : orders[std::clamp(c.reduce_order, 0, 2)]) order.push_back(red[p]);
+  for (int d = 1; d < 5; ++d) order.push_back(la[d]);
+  ls.reorder(order);
+  if (c.rc > 1) ls.unroll(rci);
+  if (c.unroll_kw) ls.unroll(ra[2]);
+  ls.unroll(la[1]);
+  ls.unroll(la[2]);
+  ls.unroll(la[3]);
+  ls.vectorize(la[4]);
+}
+
 void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile) {
   int64_t nr = *ir::as_const_int(mm->input_tensors().at(1)->shape[2]);
   te::Tensor acc = mm;
@@ -261,7 +310,9 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
       scheduled.insert(s[out].get());
       continue;
     }
-    if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8") schedule_conv_nchwc(s, st->op);
+    if (st->op->tag == "conv2d_nchwc" && st->op->reduce_axis.size() == 3)  // not depthwise
+      schedule_conv2d_nchwc(s, st->op, default_conv_tile(st->op, machine));
+    else if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8") schedule_conv_nchwc(s, st->op);
     // Packing int8 data into words reads 4 channels per word: gathers if vectorized.
     else schedule_root(s, st->op, st->op->tag != "pack_int8_data");
   }

@@ -55,6 +55,21 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
 // there are fewer than 8 panels.
 GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& machine);
 
+// The blocked float convolution of AlterLayout (conv2d_nchwc, not depthwise: the stage
+// [N, O/b, OH, OW, b] with reductions rc, ry, rx): an (oh x ow) tile of output pixels
+// times `oc` channel blocks accumulates in registers while the reduction runs around
+// it (rc split by `rc` and unrolled; reduce_order 0: rc.o, ry, rx, rc.i; 1: ry, rx,
+// rc.o, rc.i; 2: rc.o, rc.i, ry, rx); a channel block is one vector, the rest unrolled.
+// Batch and channel-block tiles run in parallel (with rows too when `parallel_oh`).
+struct ConvTile {
+  int64_t oh = 1, ow = 8, oc = 1, rc = 1;
+  int reduce_order = 0;
+  bool unroll_kw = false;
+  bool parallel_oh = false;
+};
+void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& blocked, const ConvTile& tile);
+ConvTile default_conv_tile(const te::Tensor& blocked, const target::MachineTraits& machine);
+
 // `nodes`: operator nodes of `g` in topological order. Outputs are the nodes used
 // outside the group or as graph outputs (or the last node when `outputs` is empty).
 LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const std::string& name,

@@ -76,6 +76,18 @@ void upgrade_opset(onnx::ModelProto& model, const OnnxOptions& options, const st
       if (n.op_type() == "Scan" && from < 9)
         throw CompileError(fmt::format("{}: node '{}' (Scan, opset {}): the batched Scan of opset 8 is not converted; "
                                        "export at opset 9 or later", source, n.name(), from));
+      // ONNX's shape inference reads required attributes without looking (MaxPool with no
+      // kernel_shape crashed it, found by tests/fuzz/onnx_fuzz).
+      if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), from, n.domain())) {
+        for (const auto& [name, attr] : schema->attributes()) {
+          if (!attr.required) continue;
+          bool given = false;
+          for (const auto& a : n.attribute()) given = given || a.name() == name;
+          if (!given)
+            throw CompileError(fmt::format("{}: node '{}' ({}) lacks its required attribute '{}'", source, n.name(),
+                                           n.op_type(), name));
+        }
+      }
       for (const auto& a : n.attribute()) {
         if (a.has_g()) check_subgraph(a.g(), from, to, source);
         for (const auto& g : a.graphs()) check_subgraph(g, from, to, source);
