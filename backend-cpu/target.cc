@@ -1,5 +1,6 @@
 #include "backend-cpu/target.h"
 
+#include <dlfcn.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -116,6 +117,17 @@ int64_t host_cache(int level) {
 }  // namespace
 
 Target Target::host() { return parse("llvm"); }
+
+std::string Target::default_host_string() {
+  static const std::string s = [] {
+    llvm::Triple host(llvm::sys::getProcessTriple());
+    if (!host.isX86() || !host.isArch64Bit() || !host.isOSLinux()) return std::string("llvm");
+    void* mvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+    if (!mvec) mvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL);
+    return std::string(mvec ? "llvm -vector-libm=1" : "llvm");
+  }();
+  return s;
+}
 
 Target Target::parse(const std::string& text) {
   std::istringstream in(text);

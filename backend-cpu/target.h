@@ -25,6 +25,10 @@ struct Target {
   // Throws CompileError naming the offending option.
   static Target parse(const std::string& text);
   static Target host();
+  // The host as `kiln` compiles for it by default ("cpu"): "llvm", plus -vector-libm=1
+  // where glibc's libmvec is there (x86-64 Linux), so that exp, erf, tanh, ... are
+  // vector calls (within a few ulp) rather than exact scalar ones.
+  static std::string default_host_string();
 
   // The -mattr list merged over the CPU's features ("+a,+b,-c") for LLVM.
   std::string feature_string() const;

@@ -5,13 +5,18 @@ ONNX Runtime 1.30 (its CPU build from npm, on the same ONNX file Kiln reads), ea
 the same number of threads; prints the latencies and the ratios Kiln / peer.
 
 Usage: /usr/bin/python3 bench/models/bench_models.py --kiln PATH_TO_KILN
-           [--threads 1,2] [--repeat N] [--models resnet18,mobilenet_v2,bert_tiny]
-           [--ort PREFIX] [--no-ort] [--json]
+           [--threads 1,2] [--repeat N]
+           [--models resnet18,mobilenet_v2,bert_tiny,bert_base,matmul1024,matmul4096]
+           [--ort PREFIX] [--no-ort] [--gemm-bench PATH] [--json]
 
 PATH_TO_KILN: the `kiln` program, build/tools/kiln/kiln. The models are exported with
 random weights by examples/models/export_models.py into a temporary directory
-(bert_tiny: the 2-layer encoder, hidden 64, 32 tokens). --ort PREFIX: where
-onnxruntime-node is (installed there by npm when missing; default build/peers).
+(bert_tiny: the 2-layer encoder, hidden 64, 32 tokens; bert_base: BERT-base's encoder,
+12 layers, hidden 768, 12 heads, 128 tokens). matmulN: one ONNX MatMul of an N x N
+input by a constant N x N weight, also timed with OpenBLAS's cblas_sgemm at its best
+kernel (bench/gemm's gemm_bench --peer-only, PATH default build/bench/gemm/gemm_bench).
+--ort PREFIX: where onnxruntime-node is (installed there by npm when missing; default
+build/peers).
 """
 import argparse
 import json
@@ -58,6 +63,45 @@ def torch_latency(name, x, threads, repeat):
     return stats(times)
 
 
+def matmul_model(n, d):
+    """An ONNX MatMul of an n x n input by a constant n x n weight, and its input."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.RandomState(0)
+    w = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["input", "W"], ["output"])], f"matmul{n}",
+                          [helper.make_tensor_value_info("input", TensorProto.FLOAT, [n, n])],
+                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, [n, n])],
+                          [numpy_helper.from_array(w, "W")])
+    path, x_path = os.path.join(d, f"matmul{n}.onnx"), os.path.join(d, f"matmul{n}.input.npy")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    x = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    np.save(x_path, x)
+    return path, x_path, x, w
+
+
+def torch_matmul_latency(x, w, threads, repeat):
+    torch.set_num_threads(threads)
+    xt, wt = torch.from_numpy(x), torch.from_numpy(w)
+    times = []
+    with torch.no_grad():
+        for _ in range(3):
+            torch.matmul(xt, wt)
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            torch.matmul(xt, wt)
+            times.append((time.perf_counter() - t0) * 1e3)
+    return stats(times)
+
+
+def openblas_latency(gemm_bench, n, threads):
+    """OpenBLAS at its fastest kernel for this CPU, as gemm_bench chooses it: (stats, kernel, probe)."""
+    out = subprocess.run([gemm_bench, "--peer-only", "--no-int8", "--sizes", str(n), "--threads", str(threads), "--json",
+                          "--min-time", "1"], check=True, capture_output=True, text=True).stdout
+    r = json.loads(out)
+    ms = 2.0 * n ** 3 / (r["rows"][0]["peer_gflops"] * 1e9) * 1e3
+    return {"median": ms, "min": ms, "max": ms}, r["peer"], r["openblas_probe"]
+
+
 def kiln_latency(kiln, onnx_path, x_path, threads, repeat):
     env = dict(os.environ, KILN_NUM_THREADS=str(threads))
     out = subprocess.run([kiln, "run", onnx_path, "--target", "cpu", "--input", f"input={x_path}", "--repeat",
@@ -71,7 +115,8 @@ def main():
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--repeat", type=int, default=20)
-    ap.add_argument("--models", default="resnet18,mobilenet_v2,bert_tiny")
+    ap.add_argument("--models", default="resnet18,mobilenet_v2,bert_tiny,bert_base,matmul1024,matmul4096")
+    ap.add_argument("--gemm-bench", default=os.path.join(HERE, "..", "..", "build", "bench", "gemm", "gemm_bench"))
     ap.add_argument("--ort", default=os.path.join(HERE, "..", "..", "build", "peers"))
     ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
     ap.add_argument("--json", action="store_true")
@@ -80,36 +125,56 @@ def main():
     threads = [int(t) for t in a.threads.split(",")]
     node_modules = None if a.no_ort else ort_peer.ensure(a.ort)
     rows = []
+    started = time.time()
     with tempfile.TemporaryDirectory() as d:
-        subprocess.run([sys.executable, os.path.join(MODELS, "export_models.py"), d] + models, check=True,
-                       capture_output=True)
+        exported = [m for m in models if not m.startswith("matmul")]
+        if exported:
+            subprocess.run([sys.executable, os.path.join(MODELS, "export_models.py"), d] + exported, check=True,
+                           capture_output=True)
+        steps, done = len(models) * len(threads), 0
         for m in models:
-            path, x_path = os.path.join(d, m + ".onnx"), os.path.join(d, m + ".input.npy")
-            x = np.load(x_path)
-            input_name = onnx.load(path).graph.input[0].name
+            w = None
+            if m.startswith("matmul"):
+                path, x_path, x, w = matmul_model(int(m[len("matmul"):]), d)
+            else:
+                path, x_path = os.path.join(d, m + ".onnx"), os.path.join(d, m + ".input.npy")
+                x = np.load(x_path)
+            input_name = onnx.load(path, load_external_data=False).graph.input[0].name
             for t in threads:
                 k, kernels, compile_ms = kiln_latency(a.kiln, path, x_path, t, a.repeat)
                 row = {"model": m, "threads": t, "kernels": kernels, "compile_ms": compile_ms, "kiln_ms": k,
-                       "pytorch_ms": torch_latency(m, x, t, a.repeat)}
+                       "pytorch_ms": torch_matmul_latency(x, w, t, a.repeat) if w is not None else
+                       torch_latency(m, x, t, a.repeat)}
                 if node_modules:
                     row["ort_ms"] = ort_peer.latency(node_modules, path, t, a.repeat, {input_name: x})
-                row["ratio_pytorch"] = k["median"] / row["pytorch_ms"]["median"]
-                if "ort_ms" in row:
-                    row["ratio_ort"] = k["median"] / row["ort_ms"]["median"]
+                if w is not None and os.path.exists(a.gemm_bench):
+                    row["openblas_ms"], row["openblas_kernel"], row["openblas_probe"] = openblas_latency(
+                        a.gemm_bench, w.shape[0], t)
+                for peer in ("pytorch", "ort", "openblas"):
+                    if peer + "_ms" in row:
+                        row["ratio_" + peer] = k["median"] / row[peer + "_ms"]["median"]
                 rows.append(row)
+                done += 1
                 if not a.json:
-                    print(f"  {m}, {t} thread(s) done", file=sys.stderr, flush=True)
+                    left = (time.time() - started) / done * (steps - done)
+                    print(f"  {m}, {t} thread(s) done ({done}/{steps}, ETA {left:.0f} s)", file=sys.stderr, flush=True)
     if a.json:
         print(json.dumps({"benchmark": "models", "batch": 1, "repeat": a.repeat, "results": rows}, indent=2))
         return
     print(f"batch 1, median of {a.repeat} runs; ratio = Kiln / peer (lower is better for Kiln)")
-    print(f"{'model':<14}{'threads':>8}{'kernels':>8}{'Kiln ms':>10}{'PyTorch ms':>12}{'ORT ms':>9}"
-          f"{'/PyTorch':>10}{'/ORT':>7}")
+    print(f"{'model':<14}{'threads':>8}{'kernels':>8}{'Kiln ms':>10}{'PyTorch ms':>12}{'ORT ms':>9}{'BLAS ms':>9}"
+          f"{'/PyTorch':>10}{'/ORT':>7}{'/BLAS':>7}")
+
+    def cell(r, key, width, fmt=".2f"):
+        return f"{r[key]['median'] if isinstance(r.get(key), dict) else r[key]:>{width}{fmt}}" if key in r else f"{'-':>{width}}"
+
     for r in rows:
-        ort = f"{r['ort_ms']['median']:>9.2f}" if "ort_ms" in r else f"{'-':>9}"
-        ro = f"{r['ratio_ort']:>7.2f}" if "ratio_ort" in r else f"{'-':>7}"
         print(f"{r['model']:<14}{r['threads']:>8}{r['kernels']:>8}{r['kiln_ms']['median']:>10.2f}"
-              f"{r['pytorch_ms']['median']:>12.2f}{ort}{r['ratio_pytorch']:>10.2f}{ro}")
+              f"{cell(r, 'pytorch_ms', 12)}{cell(r, 'ort_ms', 9)}{cell(r, 'openblas_ms', 9)}"
+              f"{cell(r, 'ratio_pytorch', 10)}{cell(r, 'ratio_ort', 7)}{cell(r, 'ratio_openblas', 7)}")
+    blas = [r for r in rows if "openblas_kernel" in r]
+    if blas:
+        print(f"OpenBLAS: {blas[0]['openblas_kernel']}, the fastest of: {blas[0]['openblas_probe']}")
 
 
 if __name__ == "__main__":

@@ -274,6 +274,10 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   for (const schedule::Stage& st : s->stages)
     if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8" || st->op->tag == "dense_int8")
       for (const te::Tensor& in : st->op->input_tensors()) keep_root.insert(in.get());
+  // Softmax's exponentials are computed once, as vectors, and then summed and divided;
+  // inlined, each would be computed twice, as scalars inside the row's sum.
+  for (const schedule::Stage& st : s->stages)
+    if (st->op->name == "softmax.exp") keep_root.insert(st->op.get());
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     const te::Tensor& t = st->op;
     if (t->is_placeholder() || keep_root.count(t.get())) continue;

@@ -742,13 +742,16 @@ void register_reduce() {
            idx[axis] = v;
            return idx;
          };
-         Tensor mx = te::compute(shape, [&](const std::vector<Var>& i) { return te::max_reduce(in[0](with(i, k1->var)), {k1}); },
+         // The row's maximum and sum once per row (the axis kept with extent 1), not per element.
+         std::vector<Expr> row = shape;
+         row[axis] = Expr(1);
+         Tensor mx = te::compute(row, [&](const std::vector<Var>& i) { return te::max_reduce(in[0](with(i, k1->var)), {k1}); },
                                  "softmax.max", "reduce");
-         Tensor e = te::compute(shape, [&](const std::vector<Var>& i) { return ir::exp(in[0](as_exprs(i)) - mx(as_exprs(i))); },
+         Tensor e = te::compute(shape, [&](const std::vector<Var>& i) { return ir::exp(in[0](as_exprs(i)) - mx(with(i, Expr(0)))); },
                                 "softmax.exp", "elemwise");
-         Tensor s = te::compute(shape, [&](const std::vector<Var>& i) { return te::sum(e(with(i, k2->var)), {k2}); },
+         Tensor s = te::compute(row, [&](const std::vector<Var>& i) { return te::sum(e(with(i, k2->var)), {k2}); },
                                 "softmax.sum", "reduce");
-         return te::compute(shape, [&](const std::vector<Var>& i) { return e(as_exprs(i)) / s(as_exprs(i)); }, "softmax",
+         return te::compute(shape, [&](const std::vector<Var>& i) { return e(as_exprs(i)) / s(with(i, Expr(0))); }, "softmax",
                             "elemwise");
        }});
 }

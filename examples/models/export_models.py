@@ -8,7 +8,7 @@ writes, into the output directory:
   NAME.output.npy      PyTorch's output for that input (float32)
 
 Usage: /usr/bin/python3 export_models.py OUTDIR [NAME ...]
-NAME: resnet18 mobilenet_v2 bert_tiny (the default set), vgg11 squeezenet1_1
+NAME: resnet18 mobilenet_v2 bert_tiny (the default set), bert_base, vgg11 squeezenet1_1
 shufflenet_v2_x0_5 densenet121 googlenet efficientnet_b0 convnext_tiny rnn_tiny; resnet18@SIZE
 is ResNet-18 on a SIZE x SIZE image, written as resnet18_SIZE.
 Needs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy.
@@ -110,6 +110,10 @@ def build(name):
         return zoo[name](weights=None), torch.randn(1, 3, 224, 224), 13
     if name == "bert_tiny":
         return TinyBert(), torch.randint(0, 1000, (1, 32)), 17
+    if name == "bert_base":
+        # BERT-base's encoder (12 layers, hidden 768, 12 heads, feed-forward 3072) on 128
+        # tokens; a 1000-word vocabulary keeps the file small (the embedding is a gather).
+        return TinyBert(seq=128, hidden=768, heads=12, ffn=3072, layers=12), torch.randint(0, 1000, (1, 128)), 17
     if name == "rnn_tiny":
         return TinyRnn(), torch.randn(1, 12, 8), 14
     raise SystemExit(f"unknown model {name}")

@@ -12,6 +12,7 @@
 
 #include "backend-cpu/graph_backend.h"
 #include "compiler/graph/executor.h"
+#include "compiler/graph/passes/passes.h"
 
 namespace kiln::graph {
 namespace {
@@ -104,12 +105,30 @@ TEST_P(GemmKernels, MatchTheInterpreter) {
   }
 }
 
+std::string target_name(const ::testing::TestParamInfo<std::string>& i) {
+  static const char* const names[] = {"host", "avx2", "sse", "small_l2"};
+  return names[i.index];
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, GemmKernels,
                          ::testing::Values("llvm", "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell",
-                                           "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64"),
-                         [](const ::testing::TestParamInfo<std::string>& i) {
-                           return std::string(i.index == 0 ? "host" : i.index == 1 ? "avx2" : "sse");
-                         });
+                                           "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64", "llvm -l2-cache=64K"),
+                         target_name);
+
+TEST(GemmKernels, LongReductionsAreSplitInChunks) {
+  cpu::register_graph_backend();
+  target::MachineTraits small{512, 32, 32 << 10, 64 << 10};
+  EXPECT_EQ(reduction_chunk(128, 768, target::MachineTraits{512, 32, 48 << 10, 2 << 20}), 768);
+  EXPECT_EQ(reduction_chunk(128, 3072, target::MachineTraits{512, 32, 48 << 10, 2 << 20}), 1536);
+  EXPECT_EQ(reduction_chunk(16, 1024, small), 512);
+  EXPECT_EQ(reduction_chunk(4096, 4096, small), 4096) << "no chunk of 256 or more fits: not split";
+  Graph g = gemm_graph(16, 96, 1024, true, Epilogue::BiasRelu);
+  std::vector<std::vector<float>> in{random_floats(16 * 1024, 5)};
+  int packed = 0;
+  std::vector<float> got = run(g, in, "cpu", "llvm -l2-cache=64K", &packed);
+  EXPECT_EQ(packed, 2) << "two chunks of 512";
+  EXPECT_LT(max_error(got, run(g, in, "interp", "")), 1e-5);
+}
 
 }  // namespace
 }  // namespace kiln::graph

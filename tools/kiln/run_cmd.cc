@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backend-cpu/runtime/tensor.h"
+#include "backend-cpu/target.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
@@ -82,11 +83,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// "cpu" -> backend "cpu" with target "llvm"; "llvm -mcpu=..." -> the CPU backend with
+// "cpu" -> backend "cpu" with the host's default target (cpu::Target::default_host_string:
+// vector libm where glibc has it); "llvm -mcpu=..." -> the CPU backend with
 // that target string; "interp" the interpreter; an accelerator ("vta ...") -> its host
 // on the CPU backend.
 std::pair<std::string, std::string> backend_of(const std::string& target) {
-  if (target == "cpu") return {"cpu", "llvm"};
+  if (target == "cpu") return {"cpu", cpu::Target::default_host_string()};
   if (target.rfind("llvm", 0) == 0) return {"cpu", target};
   if (target == "interp") return {"interp", ""};
   return {"cpu", target::Target::parse(target).host()};

@@ -6,7 +6,10 @@
 // Dense layers and 2-d matmuls with a constant float weight become matmul_packed,
 // their weight packed at compile time in panels of b columns, b from the target's
 // vector width and register count (register_tile_columns); where no panel width
-// divides the columns, a dense layer becomes a matmul with the weight transposed.
+// divides the columns, a dense layer becomes a matmul with the weight transposed. A
+// reduction too long for the rows to stay in L2 is split into chunks (reduction_chunk).
+#include <fmt/format.h>
+
 #include "compiler/graph/passes/passes.h"
 
 namespace kiln::graph {
@@ -20,6 +23,19 @@ int64_t register_tile_columns(int64_t n, const target::MachineTraits& m) {
   for (int64_t d = widest; d >= std::max<int64_t>(1, lanes / 2) && !best; --d)
     if (n % d == 0 && d % std::max<int64_t>(1, lanes / 2) == 0) best = d;
   return best;
+}
+
+int64_t reduction_chunk(int64_t m, int64_t k, const target::MachineTraits& machine) {
+  // The rows' chunk (m x chunk floats) should take at most half of L2, beside a panel.
+  int64_t budget = machine.l2_bytes / 2 / 4;
+  if (m * k <= budget) return k;
+  for (int64_t c = 2; c <= k; ++c) {
+    if (k % c) continue;
+    int64_t chunk = k / c;
+    if (chunk < 256) break;  // short reductions cost more in passes over the output
+    if (m * chunk <= budget) return chunk;
+  }
+  return k;
 }
 
 Graph alter_layout(const Graph& old, const target::MachineTraits& machine) {
@@ -51,7 +67,29 @@ Graph alter_layout(const Graph& old, const target::MachineTraits& machine) {
         Graph& g = rw.graph();
         NodeId w = g.add_op("pack_matmul_weight", {rw.map(n.inputs[1])}, {{"block", b}, {"layout", std::string(dense ? "nk" : "kn")}},
                             n.name + ".packed_weight");
-        rw.set(id, g.add_op("matmul_packed", {rw.map(n.inputs[0]), w}, {}, n.name));
+        NodeId x = rw.map(n.inputs[0]);
+        int64_t m = n.type.shape[0], k = old.type(n.inputs[0]).shape[1];
+        int64_t chunk = reduction_chunk(m, k, machine);
+        if (chunk == k) {
+          rw.set(id, g.add_op("matmul_packed", {x, w}, {}, n.name));
+          continue;
+        }
+        // Too long a reduction for the rows to stay in L2 while every panel of the weight
+        // passes them: partial products over chunks of k, each added to the last (the add
+        // is the next product's fused epilogue).
+        NodeId y = -1;
+        for (int64_t c = 0; c < k / chunk; ++c) {
+          Attrs xs{{"begin", std::vector<int64_t>{0, c * chunk}}, {"end", std::vector<int64_t>{m, (c + 1) * chunk}},
+                   {"steps", std::vector<int64_t>{1, 1}}};
+          int64_t panels = n.type.shape[1] / b;
+          Attrs ws{{"begin", std::vector<int64_t>{0, c * chunk, 0}}, {"end", std::vector<int64_t>{panels, (c + 1) * chunk, b}},
+                   {"steps", std::vector<int64_t>{1, 1, 1}}};
+          std::string part = fmt::format("{}.k{}", n.name, c);
+          NodeId p = g.add_op("matmul_packed", {g.add_op("strided_slice", {x}, xs, part + ".x"), g.add_op("strided_slice", {w}, ws, part + ".w")},
+                              {}, part);
+          y = y < 0 ? p : g.add_op("add", {p, y}, {}, part + ".sum");
+        }
+        rw.set(id, y);
         continue;
       }
     }
