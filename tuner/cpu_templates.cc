@@ -103,11 +103,13 @@ ConfigSpace gemm_packed_space(const Workload& w) {
   s.define_split_list("tile_i", w.at("M"), divisors_upto(w.at("M"), 12));
   s.define_split_list("tile_k", w.at("K"), divisors_upto(w.at("K"), 8, {1, 2, 4, 8}));
   s.define_knob("parallel", {"panels", "panels_rows"});
+  s.define_knob("row_block", {"0", "8", "32", "128"});  // row tiles per cache block (0: none)
   return s;
 }
 
 void gemm_packed_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
-  graph::GemmTile t{cfg.factor("tile_i"), cfg.factor("tile_k"), cfg.name("parallel") == "panels_rows"};
+  graph::GemmTile t{cfg.factor("tile_i"), cfg.factor("tile_k"), cfg.name("parallel") == "panels_rows",
+                    std::stoll(cfg.name("row_block"))};
   graph::schedule_matmul_packed(a.schedule, a.stage, a.epilogue.defined() ? a.epilogue : a.stage, t);
 }
 

@@ -185,11 +185,19 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
   schedule::Stage os = s[out];
   const auto& ax = os->op->axis;
   std::vector<ir::IterVar> t = os.tile(ax[0], ax[1], static_cast<int>(tile.rows), static_cast<int>(nr));  // io, jo, ii, ji
-  os.reorder({t[1], t[0], t[2], t[3]});
-  os.vectorize(t[3]);
+  int64_t row_tiles = extent_of(mm->axis[0]) / tile.rows;
   ir::IterVar at = t[0];
+  if (tile.row_block > 0 && tile.row_block < row_tiles && row_tiles % tile.row_block == 0) {
+    // Blocks of rows outermost: a block's rows stay in L2 while every panel passes them.
+    auto [ib, it] = os.split(t[0], static_cast<int>(tile.row_block));
+    os.reorder({ib, t[1], it, t[2], t[3]});
+    at = it;
+  } else {
+    os.reorder({t[1], t[0], t[2], t[3]});
+  }
+  os.vectorize(t[3]);
   if (tile.parallel_rows) {
-    at = os.fuse(t[1], t[0]);
+    at = os.fuse(t[1], at);
     os.parallel(at);
   } else {
     os.parallel(t[1]);

@@ -120,13 +120,13 @@ TEST(GemmKernels, LongReductionsAreSplitInChunks) {
   target::MachineTraits small{512, 32, 32 << 10, 64 << 10};
   EXPECT_EQ(reduction_chunk(128, 768, target::MachineTraits{512, 32, 48 << 10, 2 << 20}), 768);
   EXPECT_EQ(reduction_chunk(128, 3072, target::MachineTraits{512, 32, 48 << 10, 2 << 20}), 1536);
-  EXPECT_EQ(reduction_chunk(16, 1024, small), 512);
+  EXPECT_EQ(reduction_chunk(16, 2048, small), 512);
   EXPECT_EQ(reduction_chunk(4096, 4096, small), 4096) << "no chunk of 256 or more fits: not split";
-  Graph g = gemm_graph(16, 96, 1024, true, Epilogue::BiasRelu);
-  std::vector<std::vector<float>> in{random_floats(16 * 1024, 5)};
+  Graph g = gemm_graph(16, 96, 2048, true, Epilogue::BiasRelu);
+  std::vector<std::vector<float>> in{random_floats(16 * 2048, 5)};
   int packed = 0;
   std::vector<float> got = run(g, in, "cpu", "llvm -l2-cache=64K", &packed);
-  EXPECT_EQ(packed, 2) << "two chunks of 512";
+  EXPECT_EQ(packed, 4) << "four chunks of 512";
   EXPECT_LT(max_error(got, run(g, in, "interp", "")), 1e-5);
 }
 

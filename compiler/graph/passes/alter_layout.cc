@@ -32,7 +32,7 @@ int64_t reduction_chunk(int64_t m, int64_t k, const target::MachineTraits& machi
   for (int64_t c = 2; c <= k; ++c) {
     if (k % c) continue;
     int64_t chunk = k / c;
-    if (chunk < 256) break;  // short reductions cost more in passes over the output
+    if (chunk < 512) break;  // short reductions cost more in passes over the output
     if (m * chunk <= budget) return chunk;
   }
   return k;

@@ -26,7 +26,7 @@ Graph alter_layout(const Graph& g, const target::MachineTraits& machine = {});
 // (0: none fits).
 int64_t register_tile_columns(int64_t n, const target::MachineTraits& machine);
 // The reduction chunk it splits an m x k by k x n product into (k: none): the largest
-// divisor of k, at least 256, whose m x chunk rows fit in half the L2 cache.
+// divisor of k, at least 512, whose m x chunk rows fit in half the L2 cache.
 int64_t reduction_chunk(int64_t m, int64_t k, const target::MachineTraits& machine);
 // Host int8 conv2d/dense/matmul compute on 4-byte words (VNNI's layout), weights packed
 // and folded; after placement, so accelerator nodes keep theirs.
