@@ -119,6 +119,12 @@ int64_t conv_out(const Workload& w, const char* in, const char* k) {
   return (w.at(in) + 2 * w.at("pad") - w.at(k)) / w.at("stride") + 1;
 }
 
+// graph::ConvTile::reduce_order's orders, by index, as the knob's choices.
+const std::vector<std::vector<int64_t>>& conv_reduce_orders() {
+  static const std::vector<std::vector<int64_t>> orders = {{0, 1, 2, 3}, {1, 2, 0, 3}, {0, 3, 1, 2}};
+  return orders;
+}
+
 ConfigSpace conv_space(const Workload& w) {
   ConfigSpace s;
   int64_t oh = conv_out(w, "H", "KH"), ow = conv_out(w, "W", "KW");
@@ -128,7 +134,7 @@ ConfigSpace conv_space(const Workload& w) {
   s.define_split("tile_oc", w.at("O") / w.at("block"), 2, SplitPolicy::Factors, 4);
   s.define_split_list("tile_rc", w.at("C"), divisors_upto(w.at("C"), 8, {1, 2, 4, 8}));
   // Reduction order: 0: rc.o, ry, rx, rc.i; 1: ry, rx, rc.o, rc.i; 2: rc.o, rc.i, ry, rx.
-  s.define_reorder("reduce_order", {{0, 1, 2, 3}, {1, 2, 0, 3}, {0, 3, 1, 2}});
+  s.define_reorder("reduce_order", conv_reduce_orders());
   s.define_annotate("unroll_kw", {"none", "unroll"});
   s.define_knob("parallel", {"n_oc", "n_oc_oh"});
   return s;
@@ -145,9 +151,8 @@ void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg)
   t.rc = cfg.factor("tile_rc");
   t.reduce_order = 0;
   const std::vector<int64_t>& order = cfg["reduce_order"].ints;
-  static const std::vector<std::vector<int64_t>> orders = {{0, 1, 2, 3}, {1, 2, 0, 3}, {0, 3, 1, 2}};
-  for (size_t k = 0; k < orders.size(); ++k)
-    if (order == orders[k]) t.reduce_order = static_cast<int>(k);
+  for (size_t k = 0; k < conv_reduce_orders().size(); ++k)
+    if (order == conv_reduce_orders()[k]) t.reduce_order = static_cast<int>(k);
   t.unroll_kw = cfg.name("unroll_kw") == "unroll";
   t.parallel_oh = cfg.name("parallel") == "n_oc_oh";
   graph::schedule_conv2d_nchwc(a.schedule, a.stage, t);

@@ -1,6 +1,8 @@
 #include "compiler/support/parse.h"
 #include "tuner/workload.h"
 
+#include "compiler/graph/passes/passes.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -93,8 +95,9 @@ Workload parse_workload(const std::string& spec) {
   if (op == "matmul_packed") {
     // The panel width AlterLayout picks with AVX-512 when it is not given.
     int64_t n = w.params["N"];
-    w.params.try_emplace("block", n <= 64 ? n : n % 64 == 0 ? 64 : n % 48 == 0 ? 48 : n % 32 == 0 ? 32 : 16);
-    if (n % w.params["block"]) throw std::invalid_argument(fmt::format("--op '{}': N={} is not a multiple of block={}", spec, n, w.params["block"]));
+    w.params.try_emplace("block", graph::register_tile_columns(n, target::MachineTraits{512, 32}));
+    if (w.params["block"] < 1 || n % w.params["block"])
+      throw std::invalid_argument(fmt::format("--op '{}': N={} has no panel width; give block= (a divisor of N)", spec, n));
   }
   if (op == "conv2d") {
     w.params.try_emplace("N", 1);

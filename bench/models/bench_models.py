@@ -94,7 +94,9 @@ def torch_matmul_latency(x, w, threads, repeat):
 
 
 def openblas_latency(gemm_bench, n, threads):
-    """OpenBLAS at its fastest kernel for this CPU, as gemm_bench chooses it: (stats, kernel, probe)."""
+    """OpenBLAS at its fastest kernel for this CPU, as gemm_bench chooses it: (stats, kernel, probe).
+    gemm_bench reports its best run (at least 1 s of runs), so the peer's figure is its
+    best time where Kiln's is the median: the ratio leans towards the peer."""
     out = subprocess.run([gemm_bench, "--peer-only", "--no-int8", "--sizes", str(n), "--threads", str(threads), "--json",
                           "--min-time", "1"], check=True, capture_output=True, text=True).stdout
     r = json.loads(out)

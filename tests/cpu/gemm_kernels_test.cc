@@ -121,7 +121,7 @@ TEST(GemmKernels, LongReductionsAreSplitInChunks) {
   EXPECT_EQ(reduction_chunk(128, 768, target::MachineTraits{512, 32, 48 << 10, 2 << 20}), 768);
   EXPECT_EQ(reduction_chunk(128, 3072, target::MachineTraits{512, 32, 48 << 10, 2 << 20}), 1536);
   EXPECT_EQ(reduction_chunk(16, 2048, small), 512);
-  EXPECT_EQ(reduction_chunk(4096, 4096, small), 4096) << "no chunk of 256 or more fits: not split";
+  EXPECT_EQ(reduction_chunk(4096, 4096, small), 4096) << "no chunk of 512 or more fits: not split";
   Graph g = gemm_graph(16, 96, 2048, true, Epilogue::BiasRelu);
   std::vector<std::vector<float>> in{random_floats(16 * 2048, 5)};
   int packed = 0;
