@@ -132,7 +132,9 @@ ConfigSpace conv_space(const Workload& w) {
   s.define_split("tile_oh", oh, 2, SplitPolicy::Factors, 4);
   // Channel blocks (vectors) per output pixel in the register tile.
   s.define_split("tile_oc", w.at("O") / w.at("block"), 2, SplitPolicy::Factors, 4);
-  s.define_split_list("tile_rc", w.at("C"), divisors_upto(w.at("C"), 8, {1, 2, 4, 8}));
+  // The channels unrolled: of C on NCHW data, of a block's on NCHWc data.
+  int64_t rc = w.params.count("in_block") && w.at("in_block") > 0 ? w.at("in_block") : w.at("C");
+  s.define_split_list("tile_rc", rc, divisors_upto(rc, 8, {1, 2, 4, 8}));
   // Reduction order: 0: rc.o, ry, rx, rc.i; 1: ry, rx, rc.o, rc.i; 2: rc.o, rc.i, ry, rx.
   s.define_reorder("reduce_order", conv_reduce_orders());
   s.define_annotate("unroll_kw", {"none", "unroll"});
@@ -155,7 +157,7 @@ void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg)
     if (order == conv_reduce_orders()[k]) t.reduce_order = static_cast<int>(k);
   t.unroll_kw = cfg.name("unroll_kw") == "unroll";
   t.parallel_oh = cfg.name("parallel") == "n_oc_oh";
-  graph::schedule_conv2d_nchwc(a.schedule, a.stage, t);
+  graph::schedule_conv2d_nchwc(a.schedule, a.stage, a.epilogue.defined() ? a.epilogue : a.stage, t);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ const std::map<std::string, OpParams>& op_params() {
       {"matmul", {{"M", "N", "K"}, {}}},
       {"dense", {{"M", "N", "K"}, {}}},
       {"matmul_packed", {{"M", "N", "K"}, {"block"}}},
-      {"conv2d", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "block"}}},
+      {"conv2d", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "block", "in_block"}}},
   };
   return m;
 }
@@ -50,6 +50,8 @@ int64_t Workload::at(const std::string& key) const {
 std::string Workload::key() const {
   std::vector<std::string> parts;
   for (const auto& k : key_order(op)) parts.push_back(fmt::format("{}={}", k, at(k)));
+  // NCHWc data (CarryLayout): its channel block; NCHW data's key has none.
+  if (op == "conv2d" && params.count("in_block") && at("in_block") > 0) parts.push_back(fmt::format("in_block={}", at("in_block")));
   return op + ":" + fmt::format("{}", fmt::join(parts, ","));
 }
 
@@ -107,6 +109,9 @@ Workload parse_workload(const std::string& spec) {
     int64_t o = w.params["O"];
     w.params.try_emplace("block", default_block(o));
     if (o % w.params["block"]) throw std::invalid_argument(fmt::format("--op '{}': O={} is not a multiple of block={}", spec, o, w.params["block"]));
+    auto ib = w.params.find("in_block");
+    if (ib != w.params.end() && (ib->second < 0 || (ib->second > 0 && w.params["C"] % ib->second)))
+      throw std::invalid_argument(fmt::format("--op '{}': C={} is not a multiple of in_block={}", spec, w.params["C"], ib->second));
     if (w.params["H"] + 2 * w.params["pad"] < w.params["KH"] || w.params["W"] + 2 * w.params["pad"] < w.params["KW"])
       throw std::invalid_argument(fmt::format("--op '{}': the kernel is larger than the padded input", spec));
   }
@@ -151,9 +156,14 @@ std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node) {
     auto d = n.attrs.get_ints("dilations", {1, 1});
     if (s.size() != 2 || s[0] != s[1] || p.size() != 4 || p[0] != p[1] || p[0] != p[2] || p[0] != p[3] || d != std::vector<int64_t>{1, 1})
       return std::nullopt;
-    return Workload{"conv2d",
-                    {{"N", x[0]}, {"C", x[1]}, {"H", x[2]}, {"W", x[3]}, {"O", w[0] * w[4]}, {"KH", w[2]}, {"KW", w[3]},
-                     {"stride", s[0]}, {"pad", p[0]}, {"block", w[4]}}};
+    Workload wl{"conv2d",
+                {{"N", x[0]}, {"C", x[1]}, {"H", x[2]}, {"W", x[3]}, {"O", w[0] * w[4]}, {"KH", w[2]}, {"KW", w[3]},
+                 {"stride", s[0]}, {"pad", p[0]}, {"block", w[4]}}};
+    if (x.size() == 5) {  // NCHWc data [N, C/c, H, W, c]
+      wl.params["C"] = x[1] * x[4];
+      wl.params["in_block"] = x[4];
+    }
+    return wl;
   }
   return std::nullopt;
 }
@@ -178,12 +188,17 @@ graph::Graph workload_graph(const Workload& w, graph::NodeId* op_node) {
     out = g.add_op("matmul_packed", {x, wt}, {}, "matmul_packed");
   } else if (w.op == "conv2d") {
     int64_t b = w.at("block");
-    graph::NodeId x = g.add_input("data", TensorType{f32, {w.at("N"), w.at("C"), w.at("H"), w.at("W")}});
+    int64_t ib = w.params.count("in_block") ? w.at("in_block") : 0;
+    std::vector<int64_t> data = {w.at("N"), w.at("C"), w.at("H"), w.at("W")};
+    if (ib > 0) data = {w.at("N"), w.at("C") / ib, w.at("H"), w.at("W"), ib};
+    graph::NodeId x = g.add_input("data", TensorType{f32, data});
     graph::NodeId wt = g.add_input("weight", TensorType{f32, {w.at("O") / b, w.at("C"), w.at("KH"), w.at("KW"), b}});
     int64_t s = w.at("stride"), p = w.at("pad");
+    // NCHWc out, as CarryLayout hands a model's convolutions on.
     graph::Attrs attrs{{"strides", std::vector<int64_t>{s, s}},
                        {"pads", std::vector<int64_t>{p, p, p, p}},
-                       {"dilations", std::vector<int64_t>{1, 1}}};
+                       {"dilations", std::vector<int64_t>{1, 1}},
+                       {"blocked_out", int64_t{1}}};
     out = g.add_op("conv2d_nchwc", {x, wt}, attrs, "conv2d");
   } else {
     throw std::invalid_argument("no graph for workload op '" + w.op + "'");

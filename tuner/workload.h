@@ -24,7 +24,8 @@ struct Workload {
 
 // Parses an --op spec: "matmul:M=..,N=..,K=..", "dense:M=..,N=..,K=.." (x[M,K] times
 // w[N,K] transposed), "conv2d:N=1,C=..,H=..,W=..,O=..,KH=3[,KW=3][,stride=1][,pad=1]
-// [,block=16]". Throws std::invalid_argument naming the bad part.
+// [,block=16][,in_block=16]" (in_block: NCHWc data in blocks of that many channels, as
+// CarryLayout hands a model's convolutions their data). Throws std::invalid_argument naming the bad part.
 Workload parse_workload(const std::string& spec);
 
 // The workload of a graph node, if it is one a template serves (2-d matmul, dense,

@@ -31,8 +31,8 @@ struct AnchorStage {
   schedule::Schedule& schedule;  // the group's schedule
   te::Tensor stage;              // the reduction to schedule
   // Where defined: the group's output, elementwise on `stage` and of its shape (a fused
-  // bias or activation), into whose tiles a matmul_packed's tiles can be computed; a
-  // hook that returns true has scheduled it too.
+  // bias, activation or residual add), into whose tiles a matmul_packed's or an NCHWc
+  // convolution's tiles can be computed; a hook that returns true has scheduled it too.
   te::Tensor epilogue = {};
 };
 using ScheduleHook = std::function<bool(const AnchorStage&)>;
@@ -60,18 +60,22 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
 GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& machine);
 
 // The blocked float convolution of AlterLayout (conv2d_nchwc, not depthwise: the stage
-// [N, O/b, OH, OW, b] with reductions rc, ry, rx): an (oh x ow) tile of output pixels
-// times `oc` channel blocks accumulates in registers while the reduction runs around
-// it (rc split by `rc` and unrolled; reduce_order 0: rc.o, ry, rx, rc.i; 1: ry, rx,
-// rc.o, rc.i; 2: rc.o, rc.i, ry, rx); a channel block is one vector, the rest unrolled.
-// Batch and channel-block tiles run in parallel (with rows too when `parallel_oh`).
+// [N, O/b, OH, OW, b] with reductions rc, ry, rx on NCHW data, rc, ry, rx, rci on NCHWc
+// data): an (oh x ow) tile of output pixels times `oc` channel blocks accumulates in
+// registers while the reduction runs around it (the channels split by `rc`, the inner
+// part unrolled; reduce_order 0: rc.o, ry, rx, rc.i; 1: ry, rx, rc.o, rc.i; 2: rc.o,
+// rc.i, ry, rx, where on NCHWc data rc.o is the blocks, then the block's channels
+// split); a channel block is one vector, the rest unrolled. Batch and channel-block
+// tiles run in parallel (with rows too when `parallel_oh`). `out`: the stage that
+// writes memory, the convolution itself or its epilogue (AnchorStage::epilogue, NCHWc
+// out), which then reads the tile from registers.
 struct ConvTile {
   int64_t oh = 1, ow = 8, oc = 1, rc = 1;
   int reduce_order = 0;
   bool unroll_kw = false;
   bool parallel_oh = false;
 };
-void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& blocked, const ConvTile& tile);
+void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out, const ConvTile& tile);
 ConvTile default_conv_tile(const te::Tensor& blocked, const target::MachineTraits& machine);
 
 // `nodes`: operator nodes of `g` in topological order. Outputs are the nodes used

@@ -12,15 +12,17 @@
 // | where | cond, a, b | - | broadcast |
 // | batch_norm | x, gamma, beta, mean, var | epsilon | broadcast (SimplifyInference removes it) |
 // | conv2d | data [N,C,H,W], weight [O,C/g,KH,KW] | strides, pads [t,l,b,r], dilations, groups, out_dtype | out_elemwise_fusable |
-// | conv2d_nchwc | data NCHW, weight [O/b,C,KH,KW,b] (AlterLayout) | strides, pads, dilations | out_elemwise_fusable |
+// | conv2d_nchwc | data NCHW or NCHWc, weight [O/b,C,KH,KW,b] (AlterLayout) | strides, pads, dilations, depthwise, blocked_out | out_elemwise_fusable |
+// | to_nchwc | x NCHW | block | injective |
+// | from_nchwc | x NCHWc [N,C/b,H,W,b] | - | injective |
 // | pack_conv_weight | weight OIHW | block | injective |
 // | matmul_packed | x [M,K], weight [N/b,K,b] (AlterLayout) | - | out_elemwise_fusable |
 // | pack_matmul_weight | w [N,K] or [K,N] | block, layout (nk, kn) | injective |
 // | conv2d_transpose | data, weight [C,O,KH,KW] | strides, pads, dilations, output_padding | out_elemwise_fusable |
 // | dense | x [N,K], w [M,K] | out_dtype | out_elemwise_fusable |
 // | matmul | a [...,M,K], b [...,K,N] (batch dims broadcast) | out_dtype | out_elemwise_fusable |
-// | max_pool2d avg_pool2d | x | kernel, strides, pads, dilations, ceil_mode, count_include_pad | out_elemwise_fusable |
-// | global_avg_pool2d | x | - | comm_reduce |
+// | max_pool2d avg_pool2d | x NCHW or NCHWc | kernel, strides, pads, dilations, ceil_mode, count_include_pad | out_elemwise_fusable |
+// | global_avg_pool2d | x NCHW or NCHWc | - | comm_reduce |
 // | sum mean max min | x | axes, keepdims | comm_reduce |
 // | softmax | x | axis | opaque |
 // | reshape | x | shape (static, resolved) | injective |
@@ -447,13 +449,14 @@ Tensor compute_matmul(const std::vector<Tensor>& in, const Attrs&, const TensorT
 
 TensorType infer_pool(const std::vector<TensorType>& in, const Attrs& a) {
   const auto& x = in[0].shape;
-  if (x.size() != 4) fail("pooling takes 4-d NCHW data");
+  if (x.size() != 4 && x.size() != 5) fail("pooling takes 4-d NCHW data (or NCHWc, 5-d)");
   Window w = window(a, a.get_ints("kernel"));
   bool ceil_mode = a.get_int("ceil_mode", 0) != 0;
   if (w.pt >= w.kh || w.pb >= w.kh || w.pl >= w.kw || w.pr >= w.kw) fail("pads must be smaller than the window");
-  return TensorType{in[0].dtype,
-                    {x[0], x[1], conv_out(x[2], w.kh, w.sh, w.pt, w.pb, w.dh, ceil_mode),
-                     conv_out(x[3], w.kw, w.sw, w.pl, w.pr, w.dw, ceil_mode)}};
+  std::vector<int64_t> shape = x;
+  shape[2] = conv_out(x[2], w.kh, w.sh, w.pt, w.pb, w.dh, ceil_mode);
+  shape[3] = conv_out(x[3], w.kw, w.sw, w.pl, w.pr, w.dw, ceil_mode);
+  return TensorType{in[0].dtype, shape};
 }
 
 Tensor compute_pool(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out, bool is_max) {
@@ -467,7 +470,9 @@ Tensor compute_pool(const std::vector<Tensor>& in, const Attrs& a, const TensorT
     Expr y = i[2] * I(w.sh) - I(w.pt) + ry->var * I(w.dh);
     Expr x = i[3] * I(w.sw) - I(w.pl) + rx->var * I(w.dw);
     *ok = y >= 0 && y < I(H) && x >= 0 && x < I(W);
-    return in[0](i[0], i[1], ir::min(ir::max(y, 0), I(H - 1)), ir::min(ir::max(x, 0), I(W - 1)));
+    std::vector<Expr> at = {i[0], i[1], ir::min(ir::max(y, 0), I(H - 1)), ir::min(ir::max(x, 0), I(W - 1))};
+    if (xt.ndim() == 5) at.push_back(i[4]);  // NCHWc: the channel inside the block
+    return in[0](at);
   };
   if (is_max)
     return te::compute(te_shape(out),
@@ -505,49 +510,75 @@ Tensor compute_pool(const std::vector<Tensor>& in, const Attrs& a, const TensorT
 
 // Conv2d with weights pre-packed as [O/b, C, KH, KW, b] (AlterLayout): the output is
 // computed in blocks of b channels (stage tag "conv2d_nchwc", [N, O/b, OH, OW, b], so
-// the channel block is the vector), then viewed as NCHW for the ops that follow.
+// the channel block is the vector). The data is NCHW or already blocked, NCHWc
+// [N, C/c, H, W, c] (CarryLayout); the result is viewed as NCHW for the ops that follow,
+// or with `blocked_out` stays NCHWc, so the next convolution reads it as it is.
 TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const Attrs& a) {
   const auto& x = in[0].shape;
   const auto& w = in[1].shape;
-  if (x.size() != 4 || w.size() != 5) fail("conv2d_nchwc takes NCHW data and a [O/b, C, KH, KW, b] weight");
+  if ((x.size() != 4 && x.size() != 5) || w.size() != 5)
+    fail("conv2d_nchwc takes NCHW or NCHWc data and a [O/b, C, KH, KW, b] weight");
+  int64_t channels = x.size() == 5 ? x[1] * x[4] : x[1];
   if (a.get_int("depthwise", 0)) {
-    if (w[1] != 1 || w[0] * w[4] != x[1]) fail(fmt::format("a depthwise weight for {} channels cannot have shape [{}]", x[1], fmt::join(w, ", ")));
-  } else if (w[1] != x[1]) {
-    fail(fmt::format("weight expects {} input channels, data has {}", w[1], x[1]));
+    if (w[1] != 1 || w[0] * w[4] != channels)
+      fail(fmt::format("a depthwise weight for {} channels cannot have shape [{}]", channels, fmt::join(w, ", ")));
+    if (x.size() == 5 && x[4] != w[4]) fail(fmt::format("depthwise data in blocks of {} needs a weight in blocks of {}, not {}", x[4], x[4], w[4]));
+  } else if (w[1] != channels) {
+    fail(fmt::format("weight expects {} input channels, data has {}", w[1], channels));
   }
   Window win = window(a, {w[2], w[3]});
-  return TensorType{in[0].dtype,
-                    {x[0], w[0] * w[4], conv_out(x[2], win.kh, win.sh, win.pt, win.pb, win.dh),
-                     conv_out(x[3], win.kw, win.sw, win.pl, win.pr, win.dw)}};
+  int64_t oh = conv_out(x[2], win.kh, win.sh, win.pt, win.pb, win.dh), ow = conv_out(x[3], win.kw, win.sw, win.pl, win.pr, win.dw);
+  if (a.get_int("blocked_out", 0)) return TensorType{in[0].dtype, {x[0], w[0], oh, ow, w[4]}};
+  return TensorType{in[0].dtype, {x[0], w[0] * w[4], oh, ow}};
 }
 
-// Depthwise: the padded input is first copied into channel blocks [N, C/b, H', W', b]
-// (so the convolution's loads are vectors too), then each channel block is filtered.
+// Blocked data [N, C/b, H, W, b] with zero rows and columns around its image.
+Tensor pad_blocked(const Tensor& x, const Window& w) {
+  if (!w.pt && !w.pl && !w.pb && !w.pr) return x;
+  return te::pad(x, {0, 0, static_cast<int>(w.pt), static_cast<int>(w.pl), 0}, {0, 0, static_cast<int>(w.pb), static_cast<int>(w.pr), 0},
+                 Expr(), "pad");
+}
+
+// The blocked result as the op's output: itself, or viewed as NCHW.
+Tensor view_blocked(const Tensor& blocked, int64_t b, const TensorType& out) {
+  if (out.ndim() == 5) return blocked;
+  auto I = [](int64_t v) { return Expr(static_cast<int>(v)); };
+  return te::compute(te_shape(out),
+                     [&](const std::vector<Var>& i) { return blocked(i[0], i[1] / I(b), i[2], i[3], i[1] % I(b)); },
+                     "conv2d_nchw_view", "injective");
+}
+
+// Depthwise: the padded input in channel blocks [N, C/b, H', W', b] (so the
+// convolution's loads are vectors too; NCHW data is copied into them), then each
+// channel block is filtered.
 Tensor compute_depthwise_nchwc(const std::vector<Tensor>& in, const Window& w, int64_t b, const TensorType& out) {
   auto I = [](int64_t v) { return Expr(static_cast<int>(v)); };
   TensorType xt = type_of(in[0]);
   int64_t H = xt.shape[2], W = xt.shape[3];
-  Tensor xb = te::compute(
-      {I(xt.shape[0]), I(xt.shape[1] / b), I(H + w.pt + w.pb), I(W + w.pl + w.pr), I(b)},
-      [&](const std::vector<Var>& i) {
-        Expr y = i[2] - I(w.pt), x = i[3] - I(w.pl);
-        Expr ok = y >= 0 && y < I(H) && x >= 0 && x < I(W);
-        Expr v = in[0](i[0], i[1] * I(b) + i[4], ir::min(ir::max(y, 0), I(H - 1)), ir::min(ir::max(x, 0), I(W - 1)));
-        return ir::select(ok, v, ir::make_const(xt.dtype, 0));
-      },
-      "pack_nchwc", "injective");
+  Tensor xb;
+  if (xt.ndim() == 5) {
+    xb = pad_blocked(in[0], w);
+  } else {
+    xb = te::compute(
+        {I(xt.shape[0]), I(xt.shape[1] / b), I(H + w.pt + w.pb), I(W + w.pl + w.pr), I(b)},
+        [&](const std::vector<Var>& i) {
+          Expr y = i[2] - I(w.pt), x = i[3] - I(w.pl);
+          Expr ok = y >= 0 && y < I(H) && x >= 0 && x < I(W);
+          Expr v = in[0](i[0], i[1] * I(b) + i[4], ir::min(ir::max(y, 0), I(H - 1)), ir::min(ir::max(x, 0), I(W - 1)));
+          return ir::select(ok, v, ir::make_const(xt.dtype, 0));
+        },
+        "pack_nchwc", "injective");
+  }
   ir::IterVar ry = te::reduce_axis(I(w.kh), "ry"), rx = te::reduce_axis(I(w.kw), "rx");
   Tensor blocked = te::compute(
-      {I(out.shape[0]), I(out.shape[1] / b), I(out.shape[2]), I(out.shape[3]), I(b)},
+      {I(out.shape[0]), I(type_of(in[1]).shape[0]), I(out.shape[2]), I(out.shape[3]), I(b)},
       [&](const std::vector<Var>& i) {
         Expr y = i[2] * I(w.sh) + ry->var * I(w.dh);
         Expr x = i[3] * I(w.sw) + rx->var * I(w.dw);
         return te::sum(xb(i[0], i[1], y, x, i[4]) * in[1](i[1], 0, ry->var, rx->var, i[4]), {ry, rx});
       },
       "depthwise_conv2d_nchwc", "conv2d_nchwc");
-  return te::compute(te_shape(out),
-                     [&](const std::vector<Var>& i) { return blocked(i[0], i[1] / I(b), i[2], i[3], i[1] % I(b)); },
-                     "conv2d_nchw_view", "injective");
+  return view_blocked(blocked, b, out);
 }
 
 Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
@@ -557,24 +588,68 @@ Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const
   int64_t b = wt.shape[4];
   const Tensor& weight = in[1];
   if (a.get_int("depthwise", 0)) return compute_depthwise_nchwc(in, w, b, out);
+  ir::IterVar ry = te::reduce_axis(I(w.kh), "ry");
+  ir::IterVar rx = te::reduce_axis(I(w.kw), "rx");
+  std::vector<Expr> shape = {I(out.shape[0]), I(wt.shape[0]), I(out.shape[2]), I(out.shape[3]), I(b)};
+  Tensor blocked;
+  if (in[0]->shape.size() == 5) {
+    // Blocked data: the reduction over channels is one over blocks (rc) and one inside
+    // a block (rci), so every load of the data is at a constant offset.
+    Tensor data = pad_blocked(in[0], w);
+    int64_t c = *ir::as_const_int(in[0]->shape[4]);
+    ir::IterVar rc = te::reduce_axis(I(*ir::as_const_int(in[0]->shape[1])), "rc");
+    ir::IterVar rci = te::reduce_axis(I(c), "rci");
+    blocked = te::compute(
+        shape,
+        [&](const std::vector<Var>& i) {
+          Expr y = i[2] * I(w.sh) + ry->var * I(w.dh);
+          Expr x = i[3] * I(w.sw) + rx->var * I(w.dw);
+          return te::sum(data(i[0], rc->var, y, x, rci->var) * weight(i[1], rc->var * I(c) + rci->var, ry->var, rx->var, i[4]),
+                         {rc, ry, rx, rci});
+        },
+        "conv2d_nchwc", "conv2d_nchwc");
+    return view_blocked(blocked, b, out);
+  }
   Tensor data = in[0];
   if (w.pt || w.pl || w.pb || w.pr)
     data = te::pad(data, {0, 0, static_cast<int>(w.pt), static_cast<int>(w.pl)},
                    {0, 0, static_cast<int>(w.pb), static_cast<int>(w.pr)}, Expr(), "pad");
   ir::IterVar rc = te::reduce_axis(I(wt.shape[1]), "rc");
-  ir::IterVar ry = te::reduce_axis(I(w.kh), "ry");
-  ir::IterVar rx = te::reduce_axis(I(w.kw), "rx");
-  Tensor blocked = te::compute(
-      {I(out.shape[0]), I(wt.shape[0]), I(out.shape[2]), I(out.shape[3]), I(b)},
+  blocked = te::compute(
+      shape,
       [&](const std::vector<Var>& i) {
         Expr y = i[2] * I(w.sh) + ry->var * I(w.dh);
         Expr x = i[3] * I(w.sw) + rx->var * I(w.dw);
         return te::sum(data(i[0], rc->var, y, x) * weight(i[1], rc->var, ry->var, rx->var, i[4]), {rc, ry, rx});
       },
       "conv2d_nchwc", "conv2d_nchwc");
-  return te::compute(te_shape(out),
-                     [&](const std::vector<Var>& i) { return blocked(i[0], i[1] / I(b), i[2], i[3], i[1] % I(b)); },
-                     "conv2d_nchw_view", "injective");
+  return view_blocked(blocked, b, out);
+}
+
+// Activations between NCHW and NCHWc [N, C/b, H, W, b] (CarryLayout's edges).
+TensorType infer_to_nchwc(const std::vector<TensorType>& in, const Attrs& a) {
+  int64_t b = a.get_int("block", 0);
+  const auto& x = in[0].shape;
+  if (x.size() != 4 || b <= 0 || x[1] % b) fail(fmt::format("cannot block {} into channel blocks of {}", in[0].to_string(), b));
+  return TensorType{in[0].dtype, {x[0], x[1] / b, x[2], x[3], b}};
+}
+
+Tensor compute_to_nchwc(const std::vector<Tensor>& in, const Attrs&, const TensorType& out) {
+  int b = static_cast<int>(out.shape[4]);
+  return te::compute(te_shape(out), [&](const std::vector<Var>& i) { return in[0](i[0], i[1] * b + i[4], i[2], i[3]); }, "to_nchwc",
+                     "injective");
+}
+
+TensorType infer_from_nchwc(const std::vector<TensorType>& in, const Attrs&) {
+  const auto& x = in[0].shape;
+  if (x.size() != 5) fail("from_nchwc takes NCHWc data [N, C/b, H, W, b], not " + in[0].to_string());
+  return TensorType{in[0].dtype, {x[0], x[1] * x[4], x[2], x[3]}};
+}
+
+Tensor compute_from_nchwc(const std::vector<Tensor>& in, const Attrs&, const TensorType& out) {
+  int b = static_cast<int>(*ir::as_const_int(in[0]->shape[4]));
+  return te::compute(te_shape(out), [&](const std::vector<Var>& i) { return in[0](i[0], i[1] / b, i[2], i[3], i[1] % b); },
+                     "from_nchwc", "injective");
 }
 
 // A constant matrix product's weight in panels of b columns, [N/b, K, b] (AlterLayout),
@@ -623,6 +698,8 @@ Tensor compute_matmul_packed(const std::vector<Tensor>& in, const Attrs&, const 
 
 void register_nn() {
   reg({"conv2d_nchwc", OpPattern::OutEWiseFusable, 2, 0, infer_conv2d_nchwc, compute_conv2d_nchwc});
+  reg({"to_nchwc", OpPattern::Injective, 1, 0, infer_to_nchwc, compute_to_nchwc});
+  reg({"from_nchwc", OpPattern::Injective, 1, 0, infer_from_nchwc, compute_from_nchwc});
   reg({"pack_matmul_weight", OpPattern::Injective, 1, 0, infer_pack_matmul_weight, compute_pack_matmul_weight});
   reg({"matmul_packed", OpPattern::OutEWiseFusable, 2, 0, infer_matmul_packed, compute_matmul_packed});
   reg({"pack_conv_weight", OpPattern::Injective, 1, 0,
@@ -648,15 +725,21 @@ void register_nn() {
        [](const std::vector<Tensor>& in, const Attrs& a, const TensorType& o) { return compute_pool(in, a, o, false); }});
   reg({"global_avg_pool2d", OpPattern::CommReduce, 1, 0,
        [](const std::vector<TensorType>& in, const Attrs&) {
-         if (in[0].ndim() != 4) fail("global pooling takes 4-d NCHW data");
-         return TensorType{in[0].dtype, {in[0].shape[0], in[0].shape[1], 1, 1}};
+         if (in[0].ndim() != 4 && in[0].ndim() != 5) fail("global pooling takes 4-d NCHW data (or NCHWc, 5-d)");
+         std::vector<int64_t> shape = in[0].shape;
+         shape[2] = shape[3] = 1;
+         return TensorType{in[0].dtype, shape};
        },
        [](const std::vector<Tensor>& in, const Attrs&, const TensorType& out) {
          TensorType xt = type_of(in[0]);
          ir::IterVar ry = te::reduce_axis(static_cast<int>(xt.shape[2]), "ry");
          ir::IterVar rx = te::reduce_axis(static_cast<int>(xt.shape[3]), "rx");
          Tensor s = te::compute(te_shape(out),
-                                [&](const std::vector<Var>& i) { return te::sum(in[0](i[0], i[1], ry->var, rx->var), {ry, rx}); },
+                                [&](const std::vector<Var>& i) {
+                                  std::vector<Expr> at = {i[0], i[1], ry->var, rx->var};
+                                  if (xt.ndim() == 5) at.push_back(i[4]);
+                                  return te::sum(in[0](at), {ry, rx});
+                                },
                                 "global_avg_pool2d.sum", "reduce");
          double inv = 1.0 / static_cast<double>(xt.shape[2] * xt.shape[3]);
          return te::compute(te_shape(out),

@@ -120,7 +120,7 @@ Config Config::from_json(std::string_view text, std::string_view source) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number too large
     throw Error(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
   if (!j.is_object()) throw Error(fmt::format("{}: a configuration must be a JSON object", source));

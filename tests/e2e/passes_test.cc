@@ -164,6 +164,78 @@ TEST(Passes, AlterLayoutBlocksDepthwiseConvolutions) {
             1e-6);
 }
 
+// CarryLayout: a small ResNet/MobileNet mix (conv, bias, relu6, depthwise, residual add,
+// max pooling, global pooling, a dense layer) stays NCHWc from the first convolution to
+// the pooling; NCHW comes back once, after it. Results unchanged (the CPU's kernels for
+// it: tests/cpu/conv_kernels_test.cc).
+TEST(Passes, CarryLayoutKeepsConvolutionsBlocked) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 3, 12, 10}});
+  Attrs pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  auto bias = [&](NodeId t, int64_t c, uint32_t seed) { return g.add_op("add", {t, g.add_constant("b", const_f32({c, 1, 1}, seed))}); };
+  auto relu6 = [&](NodeId t) { return g.add_op("clip", {t}, {{"min", 0.0}, {"max", 6.0}}); };
+  NodeId c1 = relu6(bias(g.add_op("conv2d", {x, g.add_constant("w1", const_f32({32, 3, 3, 3}, 1))}, pad1), 32, 2));
+  Attrs dw = pad1;
+  dw.set("groups", int64_t{32});
+  NodeId d1 = relu6(bias(g.add_op("conv2d", {c1, g.add_constant("wd", const_f32({32, 1, 3, 3}, 3))}, dw), 32, 4));
+  NodeId c2 = bias(g.add_op("conv2d", {d1, g.add_constant("w2", const_f32({32, 32, 1, 1}, 5))}), 32, 6);
+  NodeId res = g.add_op("relu", {g.add_op("add", {c2, c1})});
+  NodeId c3 = g.add_op("conv2d", {res, g.add_constant("w3", const_f32({24, 32, 3, 3}, 7))},
+                       {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 2}}});
+  NodeId p = g.add_op("max_pool2d", {g.add_op("relu", {c3})},
+                      {{"kernel", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+  NodeId gap = g.add_op("global_avg_pool2d", {p});
+  NodeId flat = g.add_op("reshape", {gap}, {{"shape", std::vector<int64_t>{1, 24}}});
+  g.add_output(g.add_op("dense", {flat, g.add_constant("fc", const_f32({10, 24}, 8))}), "y");
+  g.add_output(p, "pooled");
+
+  Graph a = optimize(g);
+  EXPECT_EQ(count_op(a, "conv2d_nchwc"), 4) << a;
+  // Back to NCHW once per tensor that leaves the blocked region: the global pool (for
+  // the reshape) and the pooled output; nothing between the convolutions.
+  EXPECT_EQ(count_op(a, "from_nchwc"), 2) << a;
+  EXPECT_EQ(count_op(a, "to_nchwc"), 0) << "the biases' blocking is folded: " << a;
+  for (const Node& n : a.nodes())
+    if (n.op == "conv2d_nchwc") {
+      EXPECT_EQ(n.type.ndim(), 5) << n.name << " hands on NCHWc";
+    }
+  auto xv = test::random_floats(3 * 12 * 10, 9);
+  for (size_t out : {0, 1}) {
+    auto want = test::run_graph(g, {xv}, "interp", {false, true}, out);
+    EXPECT_LT(test::rel_error(test::run_graph(a, {xv}, "interp", {false, true}, out), want), 1e-5) << out;
+  }
+}
+
+// The edges of the blocked region: an NCHW operand of the same shape is blocked to
+// meet a blocked one (to_nchwc); an operand that broadcasts otherwise sends the blocked
+// one back to NCHW; a depthwise convolution whose weight has another block than its
+// data takes the data in NCHW; blocked graph outputs are NCHW.
+TEST(Passes, CarryLayoutConvertsAtTheEdges) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 16, 6, 6}});
+  NodeId z = g.add_input("z", {f32, {1, 16, 6, 6}});
+  NodeId rowwise = g.add_input("r", {f32, {1, 1, 6, 1}});
+  NodeId xb = g.add_op("conv2d_nchwc", {x, g.add_constant("w", const_f32({1, 16, 1, 1, 16}, 1))});
+  NodeId s = g.add_op("add", {xb, g.add_op("sigmoid", {z})});  // NCHW of the same shape: blocked
+  NodeId m = g.add_op("multiply", {s, rowwise});                  // broadcast over rows: back to NCHW
+  NodeId dw = g.add_op("conv2d_nchwc", {s, g.add_constant("wd", const_f32({2, 1, 3, 3, 8}, 2))},
+                       {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"depthwise", int64_t{1}}});
+  g.add_output(m, "m");
+  g.add_output(dw, "dw");
+  g.add_output(s, "s");
+  Graph a = carry_layout(g);
+  EXPECT_EQ(count_op(a, "to_nchwc"), 1) << a;
+  // s goes back to NCHW once, for the multiply, the depthwise convolution and the
+  // output; the depthwise result, only an output, stays NCHW (viewed in its kernel).
+  EXPECT_EQ(count_op(a, "from_nchwc"), 1) << a;
+  for (size_t k = 0; k < a.outputs().size(); ++k) EXPECT_EQ(a.type(a.outputs()[k]), g.type(g.outputs()[k])) << k;
+  std::vector<std::vector<float>> in = {test::random_floats(16 * 36, 3), test::random_floats(16 * 36, 4), test::random_floats(6, 5)};
+  for (size_t out : {0, 1, 2}) {
+    auto want = test::run_graph(g, in, "interp", {false, true}, out);
+    EXPECT_LT(test::rel_error(test::run_graph(a, in, "interp", {false, true}, out), want), 1e-6) << out;
+  }
+}
+
 TEST(Passes, AlterLayoutPacksConstantMatrixProducts) {
   target::MachineTraits avx512{512, 32, 48 << 10, 2 << 20};
   // Columns -> panel width: whole vectors where they divide, else half vectors, else none.

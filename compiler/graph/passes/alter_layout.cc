@@ -1,8 +1,9 @@
 // AlterLayout for CPU convolutions: conv2d with a constant weight, one group (or
 // depthwise) and a multiple of 8 output channels becomes conv2d_nchwc, which computes blocks of 16 (or
 // 8) output channels as one vector: its weight is packed to [O/b, C, KH, KW, b] by a
-// pack_conv_weight node that FoldConstant evaluates at compile time. Activations stay
-// NCHW between operators (the blocked result is viewed as NCHW inside the kernel).
+// pack_conv_weight node that FoldConstant evaluates at compile time. Its result is
+// viewed as NCHW inside the kernel; CarryLayout (carry_layout.cc) then keeps it blocked
+// where the operators after it can take it so.
 // Dense layers and 2-d matmuls with a constant float weight become matmul_packed,
 // their weight packed at compile time in panels of b columns, b from the target's
 // vector width and register count (register_tile_columns); where no panel width

@@ -22,6 +22,9 @@ Graph fold_scale_axis(const Graph& g);
 // CPU convolutions compute blocks of output channels as vectors, weights pre-packed;
 // constant matrix products take their weight in panels sized for `machine`.
 Graph alter_layout(const Graph& g, const target::MachineTraits& machine = {});
+// The blocked convolutions' results stay NCHWc through the activations, adds, pooling
+// and convolutions after them; NCHW comes back only where an operator needs it.
+Graph carry_layout(const Graph& g);
 // The panel width alter_layout packs a constant matrix product of n columns into
 // (0: none fits).
 int64_t register_tile_columns(int64_t n, const target::MachineTraits& machine);

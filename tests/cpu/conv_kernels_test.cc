@@ -1,0 +1,111 @@
+// The CPU's default convolutions in NCHWc (AlterLayout's conv2d_nchwc, carried between
+// operators by CarryLayout, scheduled by graph::schedule_conv2d_nchwc from the target's
+// registers, their bias, activation or residual add computed from the register tile):
+// a MobileNet/ResNet mix of regular, 1x1, strided and depthwise convolutions, channel
+// blocks of 16 and 8, pooling, on the host and on narrower targets (AVX2's 16
+// registers, SSE), against the reference interpreter on the unoptimized graph.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend-cpu/graph_backend.h"
+#include "compiler/graph/executor.h"
+#include "tests/e2e/test_util.h"
+
+namespace kiln::graph {
+namespace {
+
+const ir::DataType f32 = ir::DataType::Float(32);
+
+ConstData constant(std::vector<int64_t> shape, uint32_t seed) {
+  auto b = std::make_shared<interp::HostBuffer>(f32, shape);
+  auto v = test::random_floats(b->size(), seed);
+  std::memcpy(b->data(), v.data(), v.size() * sizeof(float));
+  return b;
+}
+
+struct Net {
+  int64_t batch, in_channels, h, w, width, narrow;  // width: 16-blocked channels; narrow: 8-blocked
+};
+
+// conv 3x3 /2 + bias + relu6 -> depthwise 3x3 + bias + relu6 -> 1x1 to `narrow` + bias
+// -> 1x1 back to `width` + relu, + the first conv's result (residual) -> depthwise 3x3
+// /2 (no padding on one side: pads [0, 0, 1, 1]) -> conv 3x3 to `narrow` + relu ->
+// max pool 2x2 -> global average pool.
+Graph net(const Net& n) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {n.batch, n.in_channels, n.h, n.w}});
+  uint32_t seed = 10;
+  auto conv = [&](NodeId t, int64_t out, int64_t in, int64_t k, std::vector<int64_t> pads, int64_t stride, int64_t groups = 1) {
+    Attrs a{{"pads", pads}, {"strides", std::vector<int64_t>{stride, stride}}};
+    if (groups > 1) a.set("groups", groups);
+    NodeId c = g.add_op("conv2d", {t, g.add_constant("w", constant({out, in / groups, k, k}, seed++))}, a);
+    return g.add_op("add", {c, g.add_constant("b", constant({out, 1, 1}, seed++))});
+  };
+  auto relu6 = [&](NodeId t) { return g.add_op("clip", {t}, {{"min", 0.0}, {"max", 6.0}}); };
+  std::vector<int64_t> same{1, 1, 1, 1};
+  NodeId c1 = relu6(conv(x, n.width, n.in_channels, 3, same, 2));
+  NodeId d1 = relu6(conv(c1, n.width, n.width, 3, same, 1, n.width));
+  NodeId p1 = conv(d1, n.narrow, n.width, 1, {0, 0, 0, 0}, 1);
+  NodeId e1 = g.add_op("relu", {conv(p1, n.width, n.narrow, 1, {0, 0, 0, 0}, 1)});
+  NodeId r = g.add_op("add", {e1, c1});
+  NodeId d2 = conv(r, n.width, n.width, 3, {0, 0, 1, 1}, 2, n.width);
+  NodeId c3 = g.add_op("relu", {conv(d2, n.narrow, n.width, 3, same, 1)});
+  NodeId mp = g.add_op("max_pool2d", {c3}, {{"kernel", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+  g.add_output(g.add_op("global_avg_pool2d", {mp}), "y");
+  g.add_output(mp, "pooled");
+  return g;
+}
+
+std::vector<float> run(const Graph& g, const std::vector<float>& x, const std::string& backend, const std::string& target,
+                       size_t output, int* blocked_convs = nullptr) {
+  CompileOptions o;
+  if (backend == "cpu") o.target = target::Target::parse(target);
+  else o.optimize = false;
+  CompiledModel m = compile(g, o);
+  if (blocked_convs) {
+    *blocked_convs = 0;
+    for (const auto& node : m.graph.nodes()) *blocked_convs += node.op == "conv2d_nchwc" && node.type.ndim() == 5;
+  }
+  Executor ex = make_executor(m, backend, backend == "cpu" ? target : "");
+  ex.set_input(0, x.data(), static_cast<int64_t>(x.size() * sizeof(float)));
+  ex.run();
+  std::vector<float> out(static_cast<size_t>(ex.output_bytes(output) / sizeof(float)));
+  std::memcpy(out.data(), ex.output(output), out.size() * sizeof(float));
+  return out;
+}
+
+class ConvKernels : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite() { cpu::register_graph_backend(); }
+};
+
+TEST_P(ConvKernels, MatchTheInterpreter) {
+  const std::string target = GetParam();
+  for (Net n : {Net{1, 3, 20, 18, 32, 16}, Net{2, 3, 15, 13, 48, 24}, Net{1, 8, 28, 28, 16, 8}}) {
+    Graph g = net(n);
+    auto x = test::random_floats(n.batch * n.in_channels * n.h * n.w, 3);
+    std::string what = ::testing::PrintToString(std::vector<int64_t>{n.batch, n.in_channels, n.h, n.w, n.width, n.narrow}) + " on " + target;
+    for (size_t out : {0, 1}) {
+      int blocked = 0;
+      std::vector<float> got = run(g, x, "cpu", target, out, &blocked);
+      EXPECT_EQ(blocked, 6) << "every convolution hands on NCHWc: " << what;
+      EXPECT_LT(test::rel_error(got, run(g, x, "interp", "", out)), 1e-5) << what << " output " << out;
+    }
+  }
+}
+
+std::string target_name(const ::testing::TestParamInfo<std::string>& i) {
+  static const char* const names[] = {"host", "avx2", "sse"};
+  return names[i.index];
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, ConvKernels,
+                         ::testing::Values("llvm", "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell",
+                                           "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64"),
+                         target_name);
+
+}  // namespace
+}  // namespace kiln::graph
