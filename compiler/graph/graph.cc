@@ -214,8 +214,17 @@ std::vector<double> constant_values(const Node& n) {
 std::vector<int64_t> constant_ints(const Node& n) {
   if (!n.is_constant()) throw CompileError("node '" + n.name + "' is not a constant");
   std::vector<int64_t> v(n.value->size());
-  for (int64_t i = 0; i < n.value->size(); ++i)
-    v[i] = n.value->dtype().is_float() ? static_cast<int64_t>(n.value->get(i)) : n.value->get_int(i);
+  for (int64_t i = 0; i < n.value->size(); ++i) {
+    if (!n.value->dtype().is_float()) {
+      v[i] = n.value->get_int(i);
+      continue;
+    }
+    double x = n.value->get(i);
+    // 2^63 is the first double past int64's range; NaN fails both comparisons.
+    if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0))
+      throw CompileError(fmt::format("constant '{}': element {} ({}) is not an integer value", n.name, i, x));
+    v[i] = static_cast<int64_t>(x);
+  }
   return v;
 }
 

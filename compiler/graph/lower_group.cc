@@ -217,6 +217,47 @@ void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const 
   ls.vectorize(la[4]);
 }
 
+bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const target::MachineTraits& machine) {
+  size_t r = mm->axis.size();
+  if (r < 2 || mm->reduce_axis.size() != 1) return false;
+  int64_t m = extent_of(mm->axis[r - 2]), n = extent_of(mm->axis[r - 1]), k = extent_of(mm->reduce_axis[0]);
+  int64_t lanes = machine.lanes(mm->dtype.bits());
+  if (n % lanes) return false;
+  // Columns: whole vectors, as many as half the registers hold with a few rows.
+  int64_t widest = (machine.vector_registers >= 32 ? 4 : 2) * lanes, cols = lanes;
+  for (int64_t c = std::min(widest, n); c >= lanes; c -= lanes)
+    if (n % c == 0) {
+      cols = c;
+      break;
+    }
+  int64_t rows = fit(m, std::clamp<int64_t>(machine.vector_registers / 2 / (cols / lanes), 1, 8));
+  te::Tensor acc = mm;
+  if (out.get() == mm.get()) acc = s.cache_write(mm, "local");
+  else s[mm].set_scope("local");
+  schedule::Stage os = s[out];
+  const auto& ax = os->op->axis;
+  std::vector<ir::IterVar> t = os.tile(ax[r - 2], ax[r - 1], static_cast<int>(rows), static_cast<int>(cols));  // io, jo, ii, ji
+  std::vector<ir::IterVar> order(ax.begin(), ax.begin() + static_cast<std::ptrdiff_t>(r - 2));
+  order.insert(order.end(), t.begin(), t.end());
+  os.reorder(order);
+  os.vectorize(t[3]);
+  // Batches and row tiles in parallel.
+  ir::IterVar par = t[0];
+  for (size_t d = r - 2; d-- > 0;) par = os.fuse(ax[d], par);
+  os.parallel(par);
+  schedule::Stage as = s[acc];
+  as.compute_at(os, t[1]);
+  const auto& la = acc->axis;
+  auto [ko, ki] = as.split(acc->reduce_axis[0], static_cast<int>(fit(k, 4)));
+  std::vector<ir::IterVar> inner(la.begin(), la.begin() + static_cast<std::ptrdiff_t>(r - 2));
+  inner.insert(inner.end(), {ko, ki, la[r - 2], la[r - 1]});
+  as.reorder(inner);
+  as.unroll(ki);
+  as.unroll(la[r - 2]);
+  as.vectorize(la[r - 1]);
+  return true;
+}
+
 void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile) {
   int64_t nr = *ir::as_const_int(mm->input_tensors().at(1)->shape[2]);
   te::Tensor acc = mm;
@@ -343,7 +384,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   // output, elementwise and of its shape (a fused bias, activation or residual add),
   // computes its tiles into that output's.
   std::map<const te::OperationNode*, te::Tensor> epilogue_of;
-  auto is_product = [](const te::Tensor& t) { return t->tag == "matmul_packed" || t->tag == "conv2d_nchwc"; };
+  auto is_product = [](const te::Tensor& t) { return t->tag == "matmul_packed" || t->tag == "conv2d_nchwc" || t->tag == "matmul"; };
   if (outs.size() == 1 && !is_product(outs[0]) && outs[0]->reduce_axis.empty()) {
     std::vector<const te::OperationNode*> products;
     for (const schedule::Stage& st : s->stages)
@@ -360,8 +401,11 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     auto anchor = anchors.find(st->op.get());
     auto e = epilogue_of.find(st->op.get());
     te::Tensor epilogue = e != epilogue_of.end() ? e->second : te::Tensor();
-    if (anchor != anchors.end() && hook && hook(AnchorStage{g, anchor->second, s, st->op, epilogue})) {
-      if (epilogue.defined()) scheduled.insert(s[epilogue].get());
+    // The tuner's matmul and dense templates schedule their own stage only: a plain
+    // matmul's epilogue is then scheduled as any other stage.
+    te::Tensor hook_epilogue = st->op->tag == "matmul" ? te::Tensor() : epilogue;
+    if (anchor != anchors.end() && hook && hook(AnchorStage{g, anchor->second, s, st->op, hook_epilogue})) {
+      if (hook_epilogue.defined()) scheduled.insert(s[hook_epilogue].get());
       continue;
     }
     if (st->op->tag == "matmul_packed") {
@@ -369,6 +413,13 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
       schedule_matmul_packed(s, st->op, out, default_gemm_tile(st->op, machine));
       scheduled.insert(s[out].get());
       continue;
+    }
+    if (st->op->tag == "matmul") {
+      te::Tensor out = epilogue.defined() ? epilogue : st->op;
+      if (schedule_matmul(s, st->op, out, machine)) {
+        scheduled.insert(s[out].get());
+        continue;
+      }
     }
     if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8") {
       te::Tensor out = epilogue.defined() ? epilogue : st->op;

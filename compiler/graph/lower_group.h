@@ -59,6 +59,14 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
 // with blocks of 256 rows: no gain above the machine's noise, so left to the tuner).
 GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& machine);
 
+// The register-tiled default of a matmul whose operands are both computed (attention's
+// Q.K^T and scores.V, batch dimensions included): a rows x cols tile of each batch's
+// output (cols: whole vectors, up to 4 with 32 registers, 2 with fewer; rows: what half
+// the registers hold, up to 8) accumulates in registers while k runs around it, into
+// `out` (`mm` itself or its epilogue); batches and row tiles in parallel. False (nothing
+// scheduled) where the columns are not whole vectors.
+bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const target::MachineTraits& machine);
+
 // The blocked float convolution of AlterLayout (conv2d_nchwc, not depthwise: the stage
 // [N, O/b, OH, OW, b] with reductions rc, ry, rx on NCHW data, rc, ry, rx, rci on NCHWc
 // data): an (oh x ow) tile of output pixels times `oc` channel blocks accumulates in

@@ -1,7 +1,8 @@
-// The CPU's default GEMM for constant weights (AlterLayout's matmul_packed, scheduled by
+// The CPU's default GEMMs: for constant weights (AlterLayout's matmul_packed, scheduled by
 // graph::schedule_matmul_packed from the target's registers): dense and MatMul layers
 // of many shapes, alone and with a fused epilogue (bias, relu, a residual), on the host
-// and on narrower targets (AVX2's 16 registers, SSE), against the reference interpreter.
+// and on narrower targets (AVX2's 16 registers, SSE), against the reference interpreter;
+// and for matmuls of two computed operands (graph::schedule_matmul).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -102,6 +103,32 @@ TEST_P(GemmKernels, MatchTheInterpreter) {
         EXPECT_LT(max_error(got, run(g, in, "interp", "")), 1e-5) << what;
       }
     }
+  }
+}
+
+// Both operands computed (attention's Q.K^T / sqrt(d) and scores.V): graph::schedule_matmul's
+// register tiles, batch dimensions in parallel, the epilogue computed from the tile;
+// columns that are not whole vectors keep the plain schedule.
+TEST_P(GemmKernels, BatchMatmulsMatchTheInterpreter) {
+  const std::string target = GetParam();
+  struct Case {
+    std::vector<int64_t> a, b;
+    bool scale;
+  };
+  for (const Case& c : {Case{{12, 32, 64}, {12, 64, 32}, true}, Case{{2, 3, 5, 16}, {2, 3, 16, 48}, false},
+                        Case{{4, 7, 9}, {9, 20}, true}, Case{{8, 128}, {128, 64}, true}, Case{{3, 6, 40}, {1, 40, 96}, false}}) {
+    Graph g;
+    NodeId a = g.add_input("a", {f32, c.a});
+    NodeId b = g.add_input("b", {f32, c.b});
+    NodeId y = g.add_op("matmul", {g.add_op("sigmoid", {a}), b});
+    if (c.scale) y = g.add_op("divide", {y, g.add_constant("d", constant({1}, 7))});
+    g.add_output(y, "y");
+    int64_t na = 1, nb = 1;
+    for (int64_t d : c.a) na *= d;
+    for (int64_t d : c.b) nb *= d;
+    std::vector<std::vector<float>> in{random_floats(na, 3), random_floats(nb, 4)};
+    std::string what = ::testing::PrintToString(c.a) + " x " + ::testing::PrintToString(c.b) + " on " + target;
+    EXPECT_LT(max_error(run(g, in, "cpu", target), run(g, in, "interp", "")), 1e-5) << what;
   }
 }
 
