@@ -168,9 +168,8 @@ def main():
                         row["ratio_" + peer] = k["median"] / row[peer + "_ms"]["median"]
                 rows.append(row)
                 done += 1
-                if not a.json:
-                    left = (time.time() - started) / done * (steps - done)
-                    print(f"  {m}, {t} thread(s) done ({done}/{steps}, ETA {left:.0f} s)", file=sys.stderr, flush=True)
+                left = (time.time() - started) / done * (steps - done)  # progress on stderr, with --json too
+                print(f"  {m}, {t} thread(s) done ({done}/{steps}, ETA {left:.0f} s)", file=sys.stderr, flush=True)
     if a.json:
         print(json.dumps({"benchmark": "models", "batch": 1, "repeat": a.repeat, "rounds": a.rounds, "results": rows}, indent=2))
         return
