@@ -7,7 +7,7 @@ the same number of threads; prints the latencies and the ratios Kiln / peer.
 Usage: /usr/bin/python3 bench/models/bench_models.py --kiln PATH_TO_KILN
            [--threads 1,2] [--repeat N] [--rounds R]
            [--models resnet18,mobilenet_v2,bert_tiny,bert_base,matmul1024,matmul4096]
-           [--ort PREFIX] [--no-ort] [--gemm-bench PATH] [--json]
+           [--ort PREFIX] [--no-ort] [--gemm-bench PATH] [--records MODEL=FILE ...] [--json]
 
 PATH_TO_KILN: the `kiln` program, build/tools/kiln/kiln. The models are exported with
 random weights by examples/models/export_models.py into a temporary directory
@@ -19,6 +19,8 @@ kernel (bench/gemm's gemm_bench --peer-only, PATH default build/bench/gemm/gemm_
 build/peers). Each system's latency is the median of N runs (default 10), measured in
 R rounds (default 3) that take Kiln, PyTorch and ONNX Runtime in turn; the best round
 counts for each, so a slow minute of a shared machine does not fall on one side only.
+--records MODEL=FILE: Kiln also runs MODEL with these `kiln tune` records (in the same
+rounds), reported with its gain over the default schedules.
 """
 import argparse
 import json
@@ -106,10 +108,12 @@ def openblas_latency(gemm_bench, n, threads):
     return {"median": ms, "min": ms, "max": ms}, r["peer"], r["openblas_probe"]
 
 
-def kiln_latency(kiln, onnx_path, x_path, threads, repeat):
+def kiln_latency(kiln, onnx_path, x_path, threads, repeat, records=None):
     env = dict(os.environ, KILN_NUM_THREADS=str(threads))
-    out = subprocess.run([kiln, "run", onnx_path, "--target", "cpu", "--input", f"input={x_path}", "--repeat",
-                          str(repeat), "--json"], env=env, check=True, capture_output=True, text=True).stdout
+    cmd = [kiln, "run", onnx_path, "--target", "cpu", "--input", f"input={x_path}", "--repeat", str(repeat), "--json"]
+    if records:
+        cmd += ["--records", records]
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
     r = json.loads(out)
     return r["latency_ms"], r["kernels"], r["compile_ms"]
 
@@ -124,8 +128,16 @@ def main():
     ap.add_argument("--gemm-bench", default=os.path.join(HERE, "..", "..", "build", "bench", "gemm", "gemm_bench"))
     ap.add_argument("--ort", default=os.path.join(HERE, "..", "..", "build", "peers"))
     ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
+    ap.add_argument("--records", action="append", default=[], metavar="MODEL=FILE",
+                    help="also time Kiln with these `kiln tune` records for MODEL (repeatable)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    records = {}
+    for r in a.records:
+        model, sep, path = r.partition("=")
+        if not sep or not os.path.exists(path):
+            ap.error(f"--records {r}: give MODEL=FILE with an existing records file")
+        records[model] = os.path.abspath(path)
     models = a.models.split(",")
     threads = [int(t) for t in a.threads.split(",")]
     node_modules = None if a.no_ort else ort_peer.ensure(a.ort)
@@ -152,6 +164,9 @@ def main():
                 for _ in range(a.rounds):
                     k, kernels, compile_ms = kiln_latency(a.kiln, path, x_path, t, a.repeat)
                     trials.setdefault("kiln_ms", []).append(k)
+                    if m in records:
+                        trials.setdefault("kiln_tuned_ms", []).append(
+                            kiln_latency(a.kiln, path, x_path, t, a.repeat, records[m])[0])
                     trials.setdefault("pytorch_ms", []).append(torch_matmul_latency(x, w, t, a.repeat) if w is not None else
                                                                torch_latency(m, x, t, a.repeat))
                     if node_modules:
@@ -166,6 +181,8 @@ def main():
                 for peer in ("pytorch", "ort", "openblas"):
                     if peer + "_ms" in row:
                         row["ratio_" + peer] = k["median"] / row[peer + "_ms"]["median"]
+                        if "kiln_tuned_ms" in row:
+                            row["ratio_tuned_" + peer] = row["kiln_tuned_ms"]["median"] / row[peer + "_ms"]["median"]
                 rows.append(row)
                 done += 1
                 left = (time.time() - started) / done * (steps - done)  # progress on stderr, with --json too
@@ -184,6 +201,13 @@ def main():
         print(f"{r['model']:<14}{r['threads']:>8}{r['kernels']:>8}{r['kiln_ms']['median']:>10.2f}"
               f"{cell(r, 'pytorch_ms', 12)}{cell(r, 'ort_ms', 9)}{cell(r, 'openblas_ms', 9)}"
               f"{cell(r, 'ratio_pytorch', 10)}{cell(r, 'ratio_ort', 7)}{cell(r, 'ratio_openblas', 7)}")
+    tuned = [r for r in rows if "kiln_tuned_ms" in r]
+    if tuned:
+        print("with `kiln tune` records:")
+        print(f"{'model':<14}{'threads':>8}{'default ms':>12}{'tuned ms':>10}{'gain':>7}{'/ORT':>7}")
+        for r in tuned:
+            print(f"{r['model']:<14}{r['threads']:>8}{r['kiln_ms']['median']:>12.2f}{r['kiln_tuned_ms']['median']:>10.2f}"
+                  f"{r['kiln_ms']['median'] / r['kiln_tuned_ms']['median']:>7.2f}{cell(r, 'ratio_tuned_ort', 7)}")
     blas = [r for r in rows if "openblas_kernel" in r]
     if blas:
         print(f"OpenBLAS: {blas[0]['openblas_kernel']}, the fastest of: {blas[0]['openblas_probe']}")
