@@ -176,6 +176,40 @@ TEST(OnnxErrors, ShapeMismatchNamesTheNode) {
   EXPECT_NE(e.find("weight expects 2 input channels, data has 3"), std::string::npos) << e;
 }
 
+// Older opsets go through ONNX's version converter and its shape inference, which
+// dereferences null on a convolution of rank-2 data (also behind a Relu): Kiln refuses
+// it by name before. A weight whose rank differs is named too. (From opset 11 on the
+// importer's own checks name these.)
+TEST(OnnxErrors, WindowedOpsOfLowRankData) {
+  for (bool through_relu : {false, true}) {
+    OnnxBuilder b(10);
+    b.input("x", {1, 8});
+    b.initializer("w", {4, 3, 3, 3}, test::random_floats(108, 1));
+    std::string data = "x";
+    if (through_relu) {
+      b.node("Relu", {"x"}, {"r"});
+      data = "r";
+    }
+    b.node("Conv", {data, "w"}, {"y"}, "conv_low");
+    b.output("y");
+    std::string e = import_error(b.bytes());
+    EXPECT_NE(e.find("node 'conv_low' (Conv) needs data of rank 3 or more"), std::string::npos) << e;
+  }
+  OnnxBuilder pool(10);
+  pool.input("x", {2, 8});
+  OnnxBuilder::attr(pool.node("MaxPool", {"x"}, {"y"}, "pool_low"), "kernel_shape", std::vector<int64_t>{2});
+  pool.output("y");
+  std::string e = import_error(pool.bytes());
+  EXPECT_NE(e.find("node 'pool_low' (MaxPool) needs data of rank 3"), std::string::npos) << e;
+  OnnxBuilder mixed(10);
+  mixed.input("x", {1, 3, 8, 8});
+  mixed.initializer("w", {4, 3, 3}, test::random_floats(36, 1));
+  mixed.node("Conv", {"x", "w"}, {"y"}, "conv_mixed");
+  mixed.output("y");
+  e = import_error(mixed.bytes());
+  EXPECT_NE(e.find("the weight 'w' has rank 3, the data 'x' rank 4"), std::string::npos) << e;
+}
+
 // Opset 9 is brought to 11 by ONNX's version converter: Upsample becomes Resize,
 // Relu stays; the model imports.
 TEST(OnnxImport, OldOpsetIsConverted) {

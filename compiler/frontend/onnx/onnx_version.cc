@@ -5,6 +5,7 @@
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include <map>
 #include <set>
 
 #include "compiler/support/error.h"
@@ -23,6 +24,49 @@ namespace {
 // ONNX's converter converts the nodes of the main graph only: a subgraph (a Loop's or
 // Scan's body, an If branch) is kept as it is, which is right only when each of its
 // operators means the same at both opsets.
+// The rank of a value's declared type, or -1 where it has none.
+int declared_rank(const onnx::TypeProto& t) {
+  return t.has_tensor_type() && t.tensor_type().has_shape() ? t.tensor_type().shape().dim_size() : -1;
+}
+
+// ONNX's shape inference for convolutions and pooling (convPoolShapeInference) crashes on
+// data of rank below 3 (a Conv of a [1, 8] input: a null dereference in libonnx, found by
+// tests/fuzz/onnx_fuzz; ONNX's Python inference crashes the same way). Ranks known before
+// inference (inputs, initializers, value_info, and through rank-keeping elementwise ops)
+// are checked here, so such a model is refused by name.
+void check_window_ranks(const onnx::GraphProto& g, const std::string& source) {
+  static const std::set<std::string> windowed = {"Conv", "ConvInteger", "QLinearConv", "ConvTranspose",
+                                                 "MaxPool", "AveragePool", "LpPool"};
+  static const std::set<std::string> rank_keeping = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "Identity", "Dropout",
+                                                     "Abs", "Neg", "Exp", "Log", "Sqrt", "Elu", "Selu", "HardSigmoid",
+                                                     "HardSwish", "Softplus", "Erf", "Cast", "BatchNormalization"};
+  std::map<std::string, int> rank;
+  for (const auto& v : g.input()) rank[v.name()] = declared_rank(v.type());
+  for (const auto& v : g.value_info()) rank[v.name()] = declared_rank(v.type());
+  for (const auto& t : g.initializer()) rank[t.name()] = t.dims_size();
+  auto rank_of = [&](const std::string& name) {
+    auto it = rank.find(name);
+    return it == rank.end() ? -1 : it->second;
+  };
+  for (const auto& n : g.node()) {
+    if (n.input_size() == 0) continue;
+    // QLinearConv's data is input 0, its weight input 3; the others' weight is input 1.
+    int data = rank_of(n.input(0));
+    if (windowed.count(n.op_type()) && n.domain().empty()) {
+      if (data >= 0 && data < 3)
+        throw CompileError(fmt::format("{}: node '{}' ({}) needs data of rank 3 or more (N, C, spatial axes), '{}' has rank {}",
+                                       source, n.name(), n.op_type(), n.input(0), data));
+      int w_index = n.op_type() == "QLinearConv" ? 3 : 1;
+      bool has_weight = n.op_type().find("Conv") != std::string::npos && n.input_size() > w_index;
+      int weight = has_weight ? rank_of(n.input(w_index)) : -1;
+      if (data >= 0 && weight >= 0 && weight != data)
+        throw CompileError(fmt::format("{}: node '{}' ({}): the weight '{}' has rank {}, the data '{}' rank {}; they must match",
+                                       source, n.name(), n.op_type(), n.input(w_index), weight, n.input(0), data));
+    }
+    if (rank_keeping.count(n.op_type()) && n.output_size() > 0 && !rank.count(n.output(0))) rank[n.output(0)] = data;
+  }
+}
+
 void check_subgraph(const onnx::GraphProto& g, int from, int to, const std::string& source) {
   auto& registry = *onnx::OpSchemaRegistry::Instance();
   for (const auto& n : g.node()) {
@@ -106,6 +150,7 @@ void upgrade_opset(onnx::ModelProto& model, const OnnxOptions& options, const st
       if (!defined.count(o.name()))
         throw CompileError(fmt::format("{}: graph output '{}' is not defined by any node or input", source, o.name()));
   }
+  check_window_ranks(model.graph(), source);
   try {
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
                                        onnx::ShapeInferenceOptions(false, 0, /*data_prop=*/true));
