@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/graph/op.h"
+#include "compiler/graph/passes/passes.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/op.h"
 #include "compiler/support/error.h"
@@ -70,6 +71,15 @@ void schedule_root(schedule::Schedule& s, const te::Tensor& t, bool vectorize = 
   if (work > 1) st.parallel(outer);
 }
 
+// The register tile's accumulator of a product computed into `out`: the product
+// itself, kept local, where `out` is its epilogue; else a local copy that `out`
+// (the product) is written from.
+te::Tensor accumulator(schedule::Schedule& s, const te::Tensor& product, const te::Tensor& out) {
+  if (out.get() == product.get()) return s.cache_write(product, "local");
+  s[product].set_scope("local");
+  return product;
+}
+
 // The blocked convolution of AlterLayout ([N, O/b, OH, OW, b] with reductions rc, ry,
 // rx; for int8, AlterLayoutInt8's words with one dot_u8s8x4 per lane): a register tile of up to 8 output pixels times one channel block accumulates
 // in a local buffer (kept in registers) while the reduction runs around it; the block
@@ -82,9 +92,7 @@ void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te
       xb = f;
       break;
     }
-  te::Tensor local = conv;
-  if (out_t.get() == conv.get()) local = s.cache_write(conv, "local");
-  else s[conv].set_scope("local");
+  te::Tensor local = accumulator(s, conv, out_t);
   schedule::Stage out = s[out_t];
   const auto& ax = out->op->axis;
   auto [xo, xi] = out.split(ax[3], xb);
@@ -162,9 +170,7 @@ ConvTile default_conv_tile(const te::Tensor& t, const target::MachineTraits& mac
 }
 
 void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out_t, const ConvTile& c) {
-  te::Tensor local = conv;
-  if (out_t.get() == conv.get()) local = s.cache_write(conv, "local");
-  else s[conv].set_scope("local");
+  te::Tensor local = accumulator(s, conv, out_t);
   schedule::Stage out = s[out_t];
   const auto& ax = out->op->axis;
   auto [yo, yi] = out.split(ax[2], static_cast<int>(c.oh));
@@ -227,18 +233,11 @@ bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tens
   if (r < 2 || mm->reduce_axis.size() != 1) return false;
   int64_t m = extent_of(mm->axis[r - 2]), n = extent_of(mm->axis[r - 1]), k = extent_of(mm->reduce_axis[0]);
   int64_t lanes = machine.lanes(mm->dtype.bits());
-  if (n % lanes) return false;
-  // Columns: whole vectors, as many as half the registers hold with a few rows.
-  int64_t widest = (machine.vector_registers >= 32 ? 4 : 2) * lanes, cols = lanes;
-  for (int64_t c = std::min(widest, n); c >= lanes; c -= lanes)
-    if (n % c == 0) {
-      cols = c;
-      break;
-    }
+  // Columns: AlterLayout's panel width for n, when it is whole vectors.
+  int64_t cols = register_tile_columns(n, machine);
+  if (cols == 0 || cols % lanes) return false;
   int64_t rows = fit(m, std::clamp<int64_t>(machine.vector_registers / 2 / (cols / lanes), 1, 8));
-  te::Tensor acc = mm;
-  if (out.get() == mm.get()) acc = s.cache_write(mm, "local");
-  else s[mm].set_scope("local");
+  te::Tensor acc = accumulator(s, mm, out);
   schedule::Stage os = s[out];
   const auto& ax = os->op->axis;
   std::vector<ir::IterVar> t = os.tile(ax[r - 2], ax[r - 1], static_cast<int>(rows), static_cast<int>(cols));  // io, jo, ii, ji
@@ -265,9 +264,7 @@ bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tens
 
 void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile) {
   int64_t nr = *ir::as_const_int(mm->input_tensors().at(1)->shape[2]);
-  te::Tensor acc = mm;
-  if (out.get() == mm.get()) acc = s.cache_write(mm, "local");
-  else s[mm].set_scope("local");
+  te::Tensor acc = accumulator(s, mm, out);
   schedule::Stage os = s[out];
   const auto& ax = os->op->axis;
   std::vector<ir::IterVar> t = os.tile(ax[0], ax[1], static_cast<int>(tile.rows), static_cast<int>(nr));  // io, jo, ii, ji

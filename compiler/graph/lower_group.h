@@ -61,8 +61,8 @@ GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& ma
 
 // The register-tiled default of a matmul whose operands are both computed (attention's
 // Q.K^T and scores.V, batch dimensions included): a rows x cols tile of each batch's
-// output (cols: whole vectors, up to 4 with 32 registers, 2 with fewer; rows: what half
-// the registers hold, up to 8) accumulates in registers while k runs around it, into
+// output (cols: AlterLayout's panel width, register_tile_columns, when it is whole
+// vectors; rows: what half the registers hold, up to 8) accumulates in registers while k runs around it, into
 // `out` (`mm` itself or its epilogue); batches and row tiles in parallel. False (nothing
 // scheduled) where the columns are not whole vectors.
 bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const target::MachineTraits& machine);
