@@ -49,6 +49,24 @@ struct Run {
   double wall_s;
 };
 
+// Progress on stderr with an ETA: the work is the layers' ideal cycles times the
+// accelerators of each run (the rtl and systemc runs of a layer take about as long).
+class Progress {
+ public:
+  void plan(double work) { total_ += work; }
+  void done(double work, const std::string& what) {
+    done_ += work;
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    double eta = done_ > 0 ? el * (total_ - done_) / done_ : 0;
+    std::cerr << fmt::format("[{:3.0f}%] {}: elapsed {:.0f} s, ETA {:.0f} s\n", 100 * done_ / total_, what, el,
+                             eta);
+  }
+
+ private:
+  double total_ = 0, done_ = 0;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
 // One run of `l` on a fresh device of `kind`; checks the output.
 Run run_layer(const std::string& kind, const hw::Config& cfg, const vta::Env& env, const Layer& l,
               const driver::DeviceOptions& opts) {
@@ -167,6 +185,19 @@ int run(int argc, char** argv) {
   }
   driver::DeviceOptions opts;
   opts.dram_bytes = uint64_t{256} << 20;
+  std::vector<int> counts;
+  std::stringstream as(accel_arg);
+  for (std::string a; std::getline(as, a, ',');) counts.push_back(std::stoi(a));
+
+  Progress progress;
+  for (const Layer& l : layers) {
+    double w = double(l.ideal);
+    int sets = 1 + (no_rtl ? 0 : 1) + (presets ? int(sim::sc::memory_presets().size()) : 0) + int(sweep.size());
+    progress.plan(w * sets);
+    if (!counts.empty()) progress.plan(w);  // alone
+    for (int n : counts)
+      if (n > 1) progress.plan(w * n);
+  }
 
   nlohmann::ordered_json j;
   j["config"] = cfg.name();
@@ -175,12 +206,14 @@ int run(int argc, char** argv) {
   double rtl_wall = 0, sc_wall = 0;
   for (const Layer& l : layers) {
     Run sc = run_layer("systemc", cfg, env, l, opts);
+    progress.done(double(l.ideal), l.wl.name + " on systemc");
     nlohmann::ordered_json row = {{"layer", l.wl.name}, {"systemc_cycles", sc.cycles},
                                   {"systemc_wall_s", sc.wall_s}, {"ideal_cycles", l.ideal}};
     sc_cycles += sc.cycles;
     sc_wall += sc.wall_s;
     if (!no_rtl) {
       Run rtl = run_layer("rtl", cfg, env, l, opts);
+      progress.done(double(l.ideal), l.wl.name + " on rtl");
       rtl_cycles += rtl.cycles;
       rtl_wall += rtl.wall_s;
       row["rtl_cycles"] = rtl.cycles;
@@ -218,6 +251,7 @@ int run(int argc, char** argv) {
       o.memory = p.name;
       for (const Layer& l : layers) {
         Run r = run_layer("systemc", cfg, env, l, o);
+        progress.done(double(l.ideal), fmt::format("{} with {}", l.wl.name, p.name));
         double util = double(l.ideal) / double(r.cycles);
         pj.push_back({{"preset", p.name}, {"layer", l.wl.name}, {"cycles", r.cycles}, {"utilization", util}});
         if (!json)
@@ -236,6 +270,7 @@ int run(int argc, char** argv) {
       o.dram_gbps = g;
       for (size_t i = 0; i < layers.size(); ++i) {
         Run r = run_layer("systemc", cfg, env, layers[i], o);
+        progress.done(double(layers[i].ideal), fmt::format("{} at {} GB/s", layers[i].wl.name, g));
         double u = double(layers[i].ideal) / double(r.cycles);
         util[i].push_back(u);
         sj.push_back({{"gbps", g}, {"layer", layers[i].wl.name}, {"cycles", r.cycles}, {"utilization", u}});
@@ -251,17 +286,16 @@ int run(int argc, char** argv) {
       if (!out) throw hw::Error(fmt::format("cannot write {}", svg));
     }
   }
-  if (!accel_arg.empty()) {
-    std::vector<int> counts;
-    std::stringstream as(accel_arg);
-    for (std::string a; std::getline(as, a, ',');) counts.push_back(std::stoi(a));
+  if (!counts.empty()) {
     driver::DeviceOptions o = opts;
     o.dram_bytes = uint64_t{64} << 20;
     nlohmann::ordered_json aj = nlohmann::ordered_json::array();
     for (const Layer& l : layers) {
       uint64_t alone = run_shared(cfg, env, l, o, 1).front();
+      progress.done(double(l.ideal), l.wl.name + " alone");
       for (int n : counts) {
         std::vector<uint64_t> c = n == 1 ? std::vector<uint64_t>{alone} : run_shared(cfg, env, l, o, n);
+        if (n > 1) progress.done(double(l.ideal) * n, fmt::format("{} on {} accelerators", l.wl.name, n));
         uint64_t worst = *std::max_element(c.begin(), c.end());
         double slowdown = double(worst) / double(alone);
         double throughput = 1e6 * n / double(worst);
@@ -288,6 +322,8 @@ int main(int argc, char** argv) {
   } catch (const kiln::CompileError& e) {
     std::cerr << "error: " << e.what() << "\n";
   } catch (const kiln::hw::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+  } catch (const std::exception& e) {  // a number that does not parse (--sweep, --accelerators)
     std::cerr << "error: " << e.what() << "\n";
   }
   return 1;

@@ -33,7 +33,8 @@ struct DeviceOptions {
   bool dram_backpressure = false;     // rtl: random AXI back-pressure
   uint64_t seed = 1;                  // rtl: back-pressure seed
   // systemc: the SystemC platform (docs/systemc.md) also takes wave_file (a VCD of its
-  // signals), watchdog_cycles, dram_latency, dram_bytes_per_cycle, dram_backpressure, seed.
+  // signals), trace_file (its timeline: the accelerators, their ports and the memory),
+  // watchdog_cycles, dram_latency, dram_bytes_per_cycle, dram_backpressure, seed.
   std::string memory;                 // systemc: memory preset ("": the rtl harness's timing)
   double dram_gbps = -1;              // systemc: memory bandwidth in GB/s (-1: the preset's)
   double clock_mhz = 100;             // systemc: the platform's clock

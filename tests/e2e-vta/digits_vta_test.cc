@@ -134,12 +134,15 @@ TEST_F(DigitsVta, TunedOnTinyTheRecordsApplyOnTinyOnly) {
   fs::remove(records);
 }
 
-TEST_F(DigitsVta, TraceIsOneTimelineOfHostAndAccelerator) {
-  // kiln run --trace on rtl: the device's module tracks and one run per accelerator
-  // kernel, and a host track with the host's kernels, in plan order, none overlapping.
-  fs::path trace = fs::temp_directory_path() / fmt::format("kiln_digits_trace_{}.json", ::getpid());
-  auto r = test::run_command(std::string(KILN_BIN) + " run " + (dir() / "digits.vta.q.onnx").string() +
-                             " --target vta --config tiny --device rtl --json --trace " + trace.string());
+// kiln run --trace on `device`: the device's module tracks and one run per accelerator
+// kernel, and a host track with the host's kernels, in plan order, none overlapping.
+// `accelerator` is the device's process name; `memory`, when not empty, a process of
+// counters beside it (systemc's memory).
+void expect_inference_trace(const fs::path& model, const std::string& device_kind, const std::string& accelerator,
+                            const std::string& memory) {
+  fs::path trace = fs::temp_directory_path() / fmt::format("kiln_digits_trace_{}_{}.json", device_kind, ::getpid());
+  auto r = test::run_command(std::string(KILN_BIN) + " run " + model.string() + " --target vta --config tiny --device " +
+                             device_kind + " --json --trace " + trace.string());
   ASSERT_EQ(r.status, 0) << r.output;
   nlohmann::json report = nlohmann::json::parse(r.output.substr(r.output.find('{')));
   size_t accel_kernels = report.at("accelerator").at("layers").size();
@@ -151,15 +154,20 @@ TEST_F(DigitsVta, TraceIsOneTimelineOfHostAndAccelerator) {
   for (const auto& e : t.at("traceEvents"))
     if (e.at("ph") == "M" && e.at("name") == "process_name") process[e.at("pid")] = e.at("args").at("name");
     else if (e.at("ph") == "M" && e.at("name") == "thread_name") thread[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
-  int host = -1, device = -1;
-  for (const auto& [pid, name] : process) (name == "host CPU" ? host : device) = pid;
+  int host = -1, device = -1, mem = -1;
+  for (const auto& [pid, name] : process) {
+    if (name == "host CPU") host = pid;
+    if (name == accelerator) device = pid;
+    if (!memory.empty() && name == memory) mem = pid;
+  }
   ASSERT_GE(host, 0);
-  ASSERT_GE(device, 0);
-  EXPECT_EQ(process[device], "kiln rtl (tiny)");
+  ASSERT_GE(device, 0) << "no process named " << accelerator;
+  EXPECT_EQ(process.size(), memory.empty() ? 2u : 3u);
   std::map<std::string, int> busy;  // events per device track
   std::vector<std::pair<double, double>> timeline;  // host kernels and device runs
-  size_t runs = 0, host_kernels = 0;
+  size_t runs = 0, host_kernels = 0, memory_counters = 0;
   for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") == "C" && e.at("pid") == mem) ++memory_counters;
     if (e.at("ph") != "X") continue;
     int pid = e.at("pid"), tid = e.at("tid");
     if (pid == device) ++busy[thread[{pid, tid}]];
@@ -170,12 +178,25 @@ TEST_F(DigitsVta, TraceIsOneTimelineOfHostAndAccelerator) {
   }
   EXPECT_EQ(runs, accel_kernels);
   EXPECT_GT(host_kernels, 0u);
+  if (!memory.empty()) {
+    EXPECT_GT(memory_counters, 0u) << "no counters of " << memory;
+  }
   for (const char* module : {"fetch", "load", "compute", "store"}) EXPECT_GT(busy[module], 0) << module;
   std::sort(timeline.begin(), timeline.end());
   for (size_t k = 1; k < timeline.size(); ++k)
     EXPECT_GE(timeline[k].first + 1e-6, timeline[k - 1].first + timeline[k - 1].second) << "event " << k << " overlaps";
   fs::remove(trace);
 }
+
+TEST_F(DigitsVta, TraceIsOneTimelineOfHostAndAccelerator) {
+  expect_inference_trace(dir() / "digits.vta.q.onnx", "rtl", "kiln rtl (tiny)", "");
+}
+
+#ifdef KILN_HAVE_SYSTEMC
+TEST_F(DigitsVta, TraceOnTheSystemcPlatform) {
+  expect_inference_trace(dir() / "digits.vta.q.onnx", "systemc", "accelerator 0 (tiny)", "memory (rtl-default)");
+}
+#endif
 
 TEST_F(DigitsVta, RunQuantizesOnTheFlyWithCalibrate) {
   // kiln run MODEL.onnx --calibrate DIR is kiln quantize's default model, run: the same

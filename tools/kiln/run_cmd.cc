@@ -108,8 +108,9 @@ target::Target target_of(const RunArgs& a) {
   if (!a.config.empty() && !t.has_option("config")) t.set_option("config", a.config);
   if (!a.device.empty() && !t.has_option("device")) t.set_option("device", a.device);
   if (!a.trace.empty()) {
-    if (t.option("device", "fsim") != "rtl")
-      throw CompileError("--trace needs a device with a clock: --device rtl (the target's is " + t.option("device", "fsim") + ")");
+    std::string device = t.option("device", "fsim");
+    if (device != "rtl" && device != "systemc")
+      throw CompileError("--trace needs a device with a clock: --device rtl or systemc (the target's is " + device + ")");
     t.set_option("trace", device_trace_path(a));
   }
   return t;
@@ -328,7 +329,8 @@ void write_inference_trace(const RunArgs& a, const graph::Executor& ex, const st
   for (const auto& e : dev["traceEvents"])
     if (e.value("cat", "") == "run") runs.emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
   nlohmann::json events = nlohmann::json::array();
-  const int host_pid = 2;
+  int host_pid = 1;  // after the device's processes (systemc: its accelerators and memory)
+  for (const auto& e : dev["traceEvents"]) host_pid = std::max(host_pid, e.value("pid", 0) + 1);
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", host_pid}, {"args", {{"name", "host CPU"}}}});
   events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", host_pid}, {"tid", 0}, {"args", {{"name", "kernels"}}}});
   // Walk the plan: host kernels advance the clock by their time, accelerator kernels by

@@ -141,9 +141,6 @@ void run_sim(const SimArgs& a) {
                                 "({} bytes at 0x{:x}) need {}",
                                 dram_bytes, image.size(), prog.size(), insn_addr, needed));
   }
-  if (!a.trace.empty() && a.device == "systemc")
-    throw hw::Error("--trace is the rtl device's module timeline; on systemc, --wave writes the "
-                    "platform's signals");
   if (!a.trace.empty() && a.device == "fsim")
     throw hw::Error("--trace records clock cycles: the fsim device has none; use --device rtl");
   driver::DeviceOptions opts;
@@ -245,7 +242,8 @@ void add_sim_command(CLI::App& app) {
   sim->add_option("--wave", a->wave,
                   "rtl: write an FST waveform of the run; systemc: a VCD of the platform's signals");
   sim->add_option("--trace", a->trace,
-                  "rtl: write a timeline of module activity as Chrome trace JSON (Perfetto)");
+                  "rtl: write a timeline of module activity as Chrome trace JSON (Perfetto); "
+                  "systemc: the same per accelerator, with its AXI port and the memory");
   sim->add_option("--watchdog", a->watchdog,
                   "rtl, systemc: cycles without progress that abort the run");
   sim->add_option("--dram-latency", a->dram_latency, "rtl, systemc: DRAM latency in cycles");

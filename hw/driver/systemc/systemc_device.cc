@@ -41,6 +41,7 @@ sim::sc::PlatformOptions platform_options(const DeviceOptions& opts) {
   o.seed = opts.seed;
   o.watchdog_cycles = opts.watchdog_cycles;
   o.wave_file = opts.wave_file;
+  o.trace_file = opts.trace_file;
   sim::sc::validate(o.memory);
   return o;
 }
@@ -92,10 +93,6 @@ uint32_t SystemcDevice::wait_done() {
 
 std::vector<std::unique_ptr<Device>> make_systemc_devices(const hw::Config& cfg,
                                                           const DeviceOptions& opts) {
-  if (!opts.trace_file.empty())
-    throw hw::Error(fmt::format("systemc device: no activity timeline ({}); use --wave for the "
-                                "platform's signals",
-                                opts.trace_file));
   auto platform = std::make_shared<sim::sc::Platform>(cfg, opts.dram_bytes, platform_options(opts));
   std::vector<std::unique_ptr<Device>> out;
   for (int i = 0; i < platform->accelerators(); ++i)

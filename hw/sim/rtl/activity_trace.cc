@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
+#include "hw/spec/regs.h"
 
 namespace kiln::sim {
 
@@ -16,7 +19,6 @@ namespace {
 using json = nlohmann::ordered_json;
 using State = ActivityTrace::State;
 
-constexpr int kPid = 1;
 constexpr int kRunsTid = 0;  // the runs themselves; module m is on tid m + 1
 const char* const kModuleNames[] = {"fetch", "load", "compute", "store"};
 // kiln_token_queue's DEPTH as kiln_top instantiates it: a full queue holds this many.
@@ -60,33 +62,96 @@ uint64_t le64(std::span<const uint8_t> b) {
 
 }  // namespace
 
-ActivityTrace::ActivityTrace(const std::string& path, const hw::Config& cfg)
-    : path_(path), layout_(cfg) {
+TraceFile::TraceFile(const std::string& path, const std::string& device,
+                     const std::string& other_data)
+    : path_(path), device_(device) {
   file_ = std::fopen(path.c_str(), "w");
   if (!file_) fail(std::strerror(errno));
+  std::fputs(fmt::format("{{\"otherData\":{},\n\"traceEvents\":[\n", other_data).c_str(), file_);
+  flush();
+}
+
+TraceFile::~TraceFile() {
+  if (!file_) return;
+  try {
+    flush();
+  } catch (const hw::Error&) {
+    // A destructor must not throw; the file is then incomplete.
+  }
+  std::fclose(file_);
+}
+
+void TraceFile::fail(const std::string& what) const {
+  throw hw::Error(fmt::format("{} device: cannot write the trace file '{}': {}", device_, path_, what));
+}
+
+void TraceFile::emit(const std::string& event) {
+  if (trailer_) {
+    if (std::fseek(file_, trailer_at_, SEEK_SET) != 0) fail(std::strerror(errno));
+    trailer_ = false;
+  }
+  if (!first_event_) std::fputs(",\n", file_);
+  std::fputs(event.c_str(), file_);
+  first_event_ = false;
+}
+
+void TraceFile::flush() {
+  if (trailer_) return;
+  trailer_at_ = std::ftell(file_);
+  std::fputs("\n]}\n", file_);
+  trailer_ = true;
+  if (std::fflush(file_) != 0 || std::ferror(file_)) fail(std::strerror(errno));
+}
+
+void TraceFile::name_process(int pid, const std::string& name, int sort_index) {
+  emit(json{{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", name}}}}.dump());
+  emit(json{{"name", "process_sort_index"},
+            {"ph", "M"},
+            {"pid", pid},
+            {"args", {{"sort_index", sort_index}}}}
+           .dump());
+}
+
+void TraceFile::name_thread(int pid, int tid, const std::string& name) {
+  emit(json{{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}}
+           .dump());
+  emit(json{{"name", "thread_sort_index"},
+            {"ph", "M"},
+            {"pid", pid},
+            {"tid", tid},
+            {"args", {{"sort_index", tid}}}}
+           .dump());
+}
+
+void TraceFile::counter(int pid, std::string_view track, uint64_t ts,
+                        std::span<const std::pair<std::string_view, double>> values) {
+  // fmt rather than json objects here and in close(): a long run has many events.
+  std::string args;
+  for (const auto& [k, v] : values) fmt::format_to(std::back_inserter(args), "{}\"{}\":{}", args.empty() ? "" : ",", k, v);
+  emit(fmt::format("{{\"name\":\"{}\",\"ph\":\"C\",\"pid\":{},\"ts\":{},\"args\":{{{}}}}}", track,
+                   pid, ts, args));
+}
+
+ActivityTrace::ActivityTrace(const std::string& path, const hw::Config& cfg) : layout_(cfg) {
   json other = {{"tool", "kiln"},
                 {"device", "rtl"},
                 {"config", cfg.name()},
                 {"time_unit", "1 us on the timeline is 1 clock cycle"}};
-  std::fputs(fmt::format("{{\"otherData\":{},\n\"traceEvents\":[\n", other.dump()).c_str(), file_);
-  emit(json{{"name", "process_name"},
-            {"ph", "M"},
-            {"pid", kPid},
-            {"args", {{"name", fmt::format("kiln rtl ({})", cfg.name())}}}}
-           .dump());
-  for (int t = 0; t <= kNumModules; ++t) {
-    std::string name = t == kRunsTid ? "runs" : kModuleNames[t - 1];
-    emit(json{
-        {"name", "thread_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", t}, {"args", {{"name", name}}}}
-             .dump());
-    emit(json{{"name", "thread_sort_index"},
-              {"ph", "M"},
-              {"pid", kPid},
-              {"tid", t},
-              {"args", {{"sort_index", t}}}}
-             .dump());
-  }
-  write_trailer();
+  file_ = std::make_shared<TraceFile>(path, "rtl", other.dump());
+  declare_tracks(fmt::format("kiln rtl ({})", cfg.name()));
+}
+
+ActivityTrace::ActivityTrace(std::shared_ptr<TraceFile> file, const hw::Config& cfg, int pid,
+                             const std::string& name)
+    : file_(std::move(file)), pid_(pid), layout_(cfg) {
+  declare_tracks(name);
+}
+
+void ActivityTrace::declare_tracks(const std::string& name) {
+  file_->name_process(pid_, name, pid_);
+  for (int t = 0; t <= kNumModules; ++t)
+    file_->name_thread(pid_, t, t == kRunsTid ? "runs" : kModuleNames[t - 1]);
+  file_->flush();
 }
 
 ActivityTrace::~ActivityTrace() {
@@ -95,23 +160,19 @@ ActivityTrace::~ActivityTrace() {
   } catch (const hw::Error&) {
     // A destructor must not throw; the file is then incomplete.
   }
-  if (file_) std::fclose(file_);
 }
 
-void ActivityTrace::fail(const std::string& what) const {
-  throw hw::Error(fmt::format("rtl device: cannot write the trace file '{}': {}", path_, what));
-}
-
-void ActivityTrace::emit(const std::string& event) {
-  if (!first_event_) std::fputs(",\n", file_);
-  std::fputs(event.c_str(), file_);
-  first_event_ = false;
-}
-
-void ActivityTrace::write_trailer() {
-  trailer_at_ = std::ftell(file_);
-  std::fputs("\n]}\n", file_);
-  if (std::fflush(file_) != 0 || std::ferror(file_)) fail(std::strerror(errno));
+void ActivityTrace::register_write(uint32_t offset, uint32_t value, std::span<const uint8_t> dram) {
+  namespace r = hw::regs;
+  if (offset == r::kInsnAddrLo) insn_addr_ = (insn_addr_ & ~uint64_t{0xffffffff}) | value;
+  if (offset == r::kInsnAddrHi) insn_addr_ = (insn_addr_ & 0xffffffff) | uint64_t{value} << 32;
+  if (offset == r::kInsnCount) insn_count_ = value;
+  if (offset != r::kCtrl || !(value & r::kCtrlStart)) return;
+  // The stream as the fetch module will read it (the part inside DRAM).
+  uint64_t end = std::min<uint64_t>(insn_addr_ + uint64_t{insn_count_} * hw::kInsnBytes, dram.size());
+  std::span<const uint8_t> stream;
+  if (insn_addr_ < end) stream = dram.subspan(insn_addr_, end - insn_addr_);
+  begin_run(stream, insn_count_);
 }
 
 ActivityTrace::InsnInfo ActivityTrace::describe(std::span<const uint8_t> stream, uint32_t i) const {
@@ -145,7 +206,6 @@ ActivityTrace::InsnInfo ActivityTrace::describe(std::span<const uint8_t> stream,
 
 void ActivityTrace::begin_run(std::span<const uint8_t> stream, uint32_t insn_count) {
   if (active_) end_run("");
-  if (std::fseek(file_, trailer_at_, SEEK_SET) != 0) fail(std::strerror(errno));
   insns_.clear();
   for (auto& r : routed_) r.clear();
   for (uint32_t i = 0; i < insn_count; ++i) {
@@ -159,10 +219,11 @@ void ActivityTrace::begin_run(std::span<const uint8_t> stream, uint32_t insn_cou
   }
   cycle_ = 0;
   tokens_ = ~uint64_t{0};
+  run_start_ = now_;
   active_ = true;
 }
 
-void ActivityTrace::sample_cycle(const TopOut& out) {
+void ActivityTrace::sample_cycle(const TopOut& out, uint64_t now) {
   // dbg_state_o = {store[3], compute[3], load[3], fetch[2], 5'(running)}
   unsigned st = out.dbg_state;
   unsigned fetch = st >> 5 & 3, load = st >> 7 & 7, compute = st >> 10 & 7, store = st >> 13 & 7;
@@ -173,6 +234,8 @@ void ActivityTrace::sample_cycle(const TopOut& out) {
   const unsigned module_state[kNumModules] = {fetch, load, compute, store};
 
   if (st & 1) {  // running: the counters count this cycle
+    now_ = now;
+    if (cycle_ == 0) run_start_ = now;
     auto insn = [&](Module m) -> const InsnInfo* {
       return current_[m] >= 0 ? &insns_[static_cast<size_t>(current_[m])] : nullptr;
     };
@@ -207,13 +270,13 @@ void ActivityTrace::sample_cycle(const TopOut& out) {
     if (out.dbg_tokens != tokens_) {
       tokens_ = out.dbg_tokens;
       // fmt rather than json objects here and in close(): a long run has many events.
-      emit(
-          fmt::format("{{\"name\":\"tokens\",\"ph\":\"C\",\"pid\":{},\"ts\":{},\"args\":{{"
-                      "\"load->compute\":{},\"compute->load\":{},\"compute->store\":{},"
-                      "\"store->compute\":{}}}}}",
-                      kPid, offset_ + cycle_, l2c, c2l, c2s, s2c));
+      const std::pair<std::string_view, double> values[] = {
+          {"load->compute", double(l2c)}, {"compute->load", double(c2l)},
+          {"compute->store", double(c2s)}, {"store->compute", double(s2c)}};
+      file_->counter(pid_, "tokens", now_, values);
     }
     ++cycle_;
+    now_ = now + 1;
   }
 
   // A module in IDLE with a command queued takes it at this edge (cmd_pop_o); each
@@ -230,12 +293,12 @@ void ActivityTrace::set_state(Module m, State s, int64_t insn) {
   Track& t = tracks_[m];
   if (t.state == s && t.insn == insn) return;
   close(m);
-  t = Track{s, insn, cycle_};
+  t = Track{s, insn, now_};
 }
 
 void ActivityTrace::close(Module m) {
   const Track& t = tracks_[m];
-  if (t.state == State::kIdle || t.state == State::kSync || cycle_ == t.since) return;
+  if (t.state == State::kIdle || t.state == State::kSync || now_ == t.since) return;
   std::string what = t.insn >= 0 && static_cast<size_t>(t.insn) < insns_.size()
                          ? insns_[static_cast<size_t>(t.insn)].name
                          : std::string(kModuleNames[m]);
@@ -244,11 +307,11 @@ void ActivityTrace::close(Module m) {
                                                      : "queue full: " + what;
   // Instruction names are plain ASCII (hw::opcode_name and friends): no escaping.
   std::string insn = t.insn >= 0 ? fmt::format(",\"insn\":{}", t.insn) : "";
-  emit(
+  file_->emit(
       fmt::format("{{\"name\":\"{}\",\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},"
                   "\"dur\":{},\"args\":{{\"state\":\"{}\"{}}}}}",
-                  name, state_key(t.state), kPid, static_cast<int>(m) + 1, offset_ + t.since,
-                  cycle_ - t.since, state_key(t.state), insn));
+                  name, state_key(t.state), pid_, static_cast<int>(m) + 1, t.since,
+                  now_ - t.since, state_key(t.state), insn));
 }
 
 void ActivityTrace::end_run(const std::string& error) {
@@ -261,17 +324,17 @@ void ActivityTrace::end_run(const std::string& error) {
   ++runs_;
   json args = {{"cycles", cycle_}, {"instructions", insns_.size()}};
   if (!error.empty()) args["error"] = error;
-  emit(json{{"name", fmt::format("run {}", runs_)},
-            {"cat", "run"},
-            {"ph", "X"},
-            {"pid", kPid},
-            {"tid", kRunsTid},
-            {"ts", offset_},
-            {"dur", cycle_},
-            {"args", args}}
-           .dump());
+  file_->emit(json{{"name", fmt::format("run {}", runs_)},
+                   {"cat", "run"},
+                   {"ph", "X"},
+                   {"pid", pid_},
+                   {"tid", kRunsTid},
+                   {"ts", run_start_},
+                   {"dur", cycle_},
+                   {"args", args}}
+                  .dump());
   offset_ += cycle_;
-  write_trailer();
+  file_->flush();
 }
 
 }  // namespace kiln::sim

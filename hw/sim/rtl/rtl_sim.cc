@@ -161,17 +161,7 @@ void RtlSim::tick() {
 }
 
 void RtlSim::write_reg(uint32_t offset, uint32_t value) {
-  if (offset == r::kInsnAddrLo) insn_addr_ = (insn_addr_ & ~uint64_t{0xffffffff}) | value;
-  if (offset == r::kInsnAddrHi) insn_addr_ = (insn_addr_ & 0xffffffff) | uint64_t{value} << 32;
-  if (offset == r::kInsnCount) insn_count_ = value;
-  if (trace_ && offset == r::kCtrl && (value & r::kCtrlStart)) {
-    // The stream as the fetch module will read it (the part inside DRAM).
-    uint64_t end = std::min<uint64_t>(insn_addr_ + uint64_t{insn_count_} * hw::kInsnBytes,
-                                      dram_bytes_.size());
-    std::span<const uint8_t> stream;
-    if (insn_addr_ < end) stream = dram_bytes_.subspan(insn_addr_, end - insn_addr_);
-    trace_->begin_run(stream, insn_count_);
-  }
+  if (trace_) trace_->register_write(offset, value, dram_bytes_);
   in_.s_awvalid = in_.s_wvalid = true;
   in_.s_awaddr = static_cast<uint8_t>(offset);
   in_.s_wdata = value;

@@ -75,8 +75,6 @@ class RtlSim {
   uint64_t last_progress_ = 0;
   std::string error_;
   std::unique_ptr<ActivityTrace> trace_;
-  uint64_t insn_addr_ = 0;   // as last written to the registers, for the trace
-  uint32_t insn_count_ = 0;
 };
 
 // What each of kiln_top's modules waits for, its token and command queues, decoded

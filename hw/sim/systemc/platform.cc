@@ -8,6 +8,7 @@
 
 #include "hw/sim/systemc/accelerator.h"
 #include "hw/sim/systemc/host.h"
+#include "hw/sim/systemc/platform_trace.h"
 #include "hw/sim/systemc/verilated_thread_context.h"
 #include "hw/spec/error.h"
 
@@ -120,6 +121,12 @@ Platform::Platform(const hw::Config& cfg, uint64_t dram_bytes, const PlatformOpt
     ctx_->modules.push_back(std::move(accel));
     ctx_->modules.push_back(std::move(host));
   }
+  if (!opts.trace_file.empty()) {
+    auto trace = std::make_unique<PlatformTrace>("trace", opts.trace_file, cfg, opts.memory.name,
+                                                 *ctx_->clock, accels_, *memory_, *interconnect_);
+    trace_ = trace.get();
+    ctx_->modules.push_back(std::move(trace));
+  }
   if (!opts.wave_file.empty()) {
     std::string base = opts.wave_file;
     if (base.size() > 4 && base.ends_with(".vcd")) base.resize(base.size() - 4);
@@ -180,6 +187,10 @@ void Platform::exec(int i, Host::Op op, uint32_t offset, uint32_t value) {
 }
 
 void Platform::write_reg(int i, uint32_t offset, uint32_t value) {
+  if (trace_) {
+    std::lock_guard<std::mutex> lock(mu_);
+    trace_->register_write(i, offset, value, dram(i));
+  }
   exec(i, Host::Op::kWriteReg, offset, value);
 }
 
@@ -189,7 +200,19 @@ uint32_t Platform::read_reg(int i, uint32_t offset) {
 }
 
 uint32_t Platform::run_until_done(int i) {
-  exec(i, Host::Op::kRun, 0, 0);
+  try {
+    exec(i, Host::Op::kRun, 0, 0);
+  } catch (const hw::Error& e) {
+    if (trace_) {
+      std::lock_guard<std::mutex> lock(mu_);
+      trace_->end_run(i, e.what());
+    }
+    throw;
+  }
+  if (trace_) {
+    std::lock_guard<std::mutex> lock(mu_);
+    trace_->end_run(i, error(i));
+  }
   return hosts_[size_t(i)]->result();
 }
 

@@ -35,6 +35,8 @@ struct PlatformOptions {
   uint64_t seed = 1;
   uint64_t watchdog_cycles = 100000;  // cycles without progress that count as a hang
   std::string wave_file;              // VCD of the platform's signals ("" for none)
+  std::string trace_file;             // Chrome trace JSON of the platform ("" for none):
+                                      //   platform_trace.h
 };
 
 struct PlatformStats {
@@ -44,6 +46,7 @@ struct PlatformStats {
 };
 
 class Accelerator;
+class PlatformTrace;
 
 class Platform {
  public:
@@ -82,6 +85,7 @@ class Platform {
   std::vector<Host*> hosts_;
   MemoryModel* memory_ = nullptr;
   Interconnect* interconnect_ = nullptr;
+  PlatformTrace* trace_ = nullptr;
   std::mutex mu_;  // one caller drives the simulation at a time
 };
 
