@@ -18,6 +18,8 @@
 #include "compiler/schedule/lower.h"
 #include "compiler/support/error.h"
 #include "compiler/target/backend.h"
+#include "backend-vta/ops.h"
+#include "hw/driver/device_settings.h"
 #include "hw/driver/runtime/device_buffer.h"
 #include "hw/spec/config_files.h"
 #include "hw/spec/error.h"
@@ -702,29 +704,21 @@ class VtaBackend : public target::Backend {
   }
 };
 
-int int_option(const target::Target& t, const std::string& key, int def) {
-  std::string v = t.option(key);
-  if (v.empty()) return def;
-  try {
-    size_t used = 0;
-    int r = std::stoi(v, &used);
-    if (used == v.size()) return r;
-  } catch (const std::exception&) {
-  }
-  throw CompileError(fmt::format("target '{}': -{}={} is not an integer", t.str(), key, v));
-}
-
 }  // namespace
 
 driver::DeviceOptions device_options_of(const std::string& target_string) {
   target::Target t = target::Target::parse(target_string);
-  driver::DeviceOptions o;
-  o.dram_bytes = static_cast<uint64_t>(int_option(t, "dram_mb", 256)) << 20;
-  o.core = t.option("core", o.core);
-  o.wave_file = t.option("wave");
-  o.trace_file = t.option("trace");
-  o.dram_latency = int_option(t, "dram_latency", -1);
-  o.dram_bytes_per_cycle = int_option(t, "dram_bytes_per_cycle", -1);
+  driver::DeviceOptions o = default_device_options();
+  std::string device = t.option("device", "fsim");
+  for (const auto& [key, value] : t.options()) {
+    const driver::DeviceSetting* s = driver::find_device_setting(key);
+    if (!s) continue;  // the backend's own (config, fingerprint, ...)
+    try {
+      driver::apply_device_setting(o, device, *s, value, "-" + key);
+    } catch (const hw::Error& e) {
+      throw CompileError(fmt::format("target '{}': {}", t.str(), e.what()));
+    }
+  }
   return o;
 }
 

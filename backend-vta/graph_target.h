@@ -27,8 +27,10 @@ namespace kiln::vta {
 // Registers the "vta" strategy and backend (idempotent).
 void register_graph_target();
 
-// Device options from a target's options: -device (fsim), -core, -dram_mb (256),
-// -dram_latency, -dram_bytes_per_cycle, -wave, -trace.
+// Device options from a target's options: default_device_options() with every option
+// that names a device setting (hw/driver/device_settings.h: -dram_mb, -core, -wave,
+// -trace, -dram_latency, -memory, ...) applied for the target's -device (default fsim);
+// a setting that device does not take is a CompileError naming it.
 driver::DeviceOptions device_options_of(const std::string& target_string);
 
 }  // namespace kiln::vta

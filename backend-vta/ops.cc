@@ -17,6 +17,12 @@ Program build_conv2d(const Env& env, const Conv2DWorkload& wl, const Requant& rq
   return codegen(env, schedule::lower(s, op.args(), wl.name));
 }
 
+driver::DeviceOptions default_device_options() {
+  driver::DeviceOptions o;
+  o.dram_bytes = uint64_t{256} << 20;
+  return o;
+}
+
 Conv2DResult run_conv2d(driver::Device& dev, const Program& p, const std::vector<int8_t>& data,
                         const std::vector<int8_t>& kernel, const std::vector<int32_t>& bias,
                         runtime::StreamOptions opts) {

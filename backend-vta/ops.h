@@ -18,6 +18,10 @@ struct Conv2DResult {
   driver::Counters counters;
 };
 
+// The options the backend's programs run with unless told otherwise: device DRAM of
+// 256 MiB, room for ResNet-18's largest layer with its double buffers.
+driver::DeviceOptions default_device_options();
+
 // Copies the packed tensors to device DRAM, runs, reads the packed output back.
 Conv2DResult run_conv2d(driver::Device& dev, const Program& p, const std::vector<int8_t>& data,
                         const std::vector<int8_t>& kernel, const std::vector<int32_t>& bias,

@@ -74,9 +74,7 @@ void register_vta_templates(const hw::Config& cfg) {
     vta::Requant rq = tuning_requant();
     vta::Program p = vta::build_conv2d(*env, wl, rq, vta_knobs(c));
     vta::Conv2DTensors in = vta::random_conv2d_tensors(wl, 1);
-    driver::DeviceOptions opts;
-    opts.dram_bytes = uint64_t{256} << 20;
-    auto dev = driver::make_device("rtl", env->config(), opts);
+    auto dev = driver::make_device("rtl", env->config(), vta::default_device_options());
     vta::Conv2DResult r = vta::run_conv2d(*dev, p, vta::pack_data(*env, wl, in.data),
                                           vta::pack_kernel(*env, wl, in.kernel), vta::pack_bias(*env, wl, in.bias));
     if (vta::unpack_out(*env, wl, r.out) != vta::reference_conv2d(wl, rq, in.data, in.kernel, in.bias))

@@ -183,8 +183,7 @@ int run(int argc, char** argv) {
     l.want = vta::reference_conv2d(wl, rq, l.data, l.kernel, l.bias);
     layers.push_back(std::move(l));
   }
-  driver::DeviceOptions opts;
-  opts.dram_bytes = uint64_t{256} << 20;
+  driver::DeviceOptions opts = vta::default_device_options();
   std::vector<int> counts;
   std::stringstream as(accel_arg);
   for (std::string a; std::getline(as, a, ',');) counts.push_back(std::stoi(a));

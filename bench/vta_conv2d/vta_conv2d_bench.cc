@@ -61,10 +61,9 @@ int run(int argc, char** argv) {
 
   hw::Config cfg = hw::Config::from_file(config);
   vta::Env env(cfg);
-  driver::DeviceOptions opts;
+  driver::DeviceOptions opts = vta::default_device_options();
   opts.dram_latency = latency;
   opts.dram_bytes_per_cycle = bandwidth;
-  opts.dram_bytes = uint64_t{256} << 20;
   auto dev = driver::make_device(device, cfg, opts);
   double bw = bandwidth > 0 ? bandwidth : 8.0;
   std::vector<std::string> wanted;

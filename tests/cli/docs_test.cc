@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tests/support/command.h"
+#include "hw/driver/device_settings.h"
 #include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
 
@@ -65,6 +66,24 @@ TEST(Docs, CliDocumentsEveryCommandAndOption) {
       if (o == "--help") continue;
       EXPECT_NE(cli.find(o), std::string::npos) << "option " << o << " of kiln " << c;
     }
+  }
+}
+
+// docs/cli.md's "Device flags" table has a row per device setting (hw/driver/
+// device_settings.cc) naming the devices that take it.
+TEST(Docs, CliListsEveryDeviceFlag) {
+  std::string cli = doc("cli.md");
+  size_t at = cli.find("## Device flags");
+  ASSERT_NE(at, std::string::npos);
+  std::string section = cli.substr(at, cli.find("\n## ", at + 1) - at);
+  for (const driver::DeviceSetting& s : driver::device_settings()) {
+    std::string flag = driver::flag_of(s);
+    size_t row = section.find("\n| `" + flag);
+    ASSERT_NE(row, std::string::npos) << flag << " has no row";
+    std::string line = section.substr(row + 1, section.find('\n', row + 1) - row - 1);
+    std::string devices;
+    for (char c : s.devices) devices += c == ',' ? std::string(", ") : std::string(1, c);
+    EXPECT_NE(line.find("` | " + devices + " | "), std::string::npos) << flag << ": " << line;
   }
 }
 

@@ -68,6 +68,29 @@ TEST(VtaCli, BadInputNamesTheProblem) {
 }
 
 #if KILN_HAVE_RTL_DEVICE
+// kiln vta takes the device flags every device command takes (docs/cli.md): a slower
+// DRAM costs cycles, the in-order core runs the same program, and a flag for another
+// device is refused by name.
+TEST(VtaCli, TakesTheDeviceFlags) {
+  std::string conv = "vta conv2d --in-channels 16 --out-channels 16 --height 8 --width 8 --device rtl --json";
+  auto cycles = [&](const std::string& flags) {
+    auto r = run(conv + flags);
+    EXPECT_EQ(r.status, 0) << flags << ": " << r.output;
+    nlohmann::json j = nlohmann::json::parse(r.output);
+    EXPECT_TRUE(j.at("matches_reference").get<bool>()) << flags;
+    return j.at("cycles").get<uint64_t>();
+  };
+  uint64_t base = cycles("");
+  EXPECT_GT(cycles(" --dram-latency 400 --dram-bytes-per-cycle 2"), base);
+  EXPECT_GT(cycles(" --core inorder"), 0u);
+  auto r = run(conv + " --memory ddr4-2400-x64");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("--memory applies to --device systemc"), std::string::npos) << r.output;
+  r = run(conv + " --dram-latency soon");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("--dram-latency soon: expected a whole number"), std::string::npos) << r.output;
+}
+
 TEST(VtaCli, TuneRecordsApplyToKilnVta) {
   auto records = std::filesystem::temp_directory_path() / ("kiln_vta_cli_" + std::to_string(::getpid()) + ".jsonl");
   std::filesystem::remove(records);

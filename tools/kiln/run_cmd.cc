@@ -25,6 +25,8 @@
 #include "compiler/support/parse.h"
 #include "compiler/target/target.h"
 #include "tools/kiln/common.h"
+#include "tools/kiln/device_flags.h"
+#include "hw/spec/error.h"
 #ifdef KILN_HAVE_TUNER
 #include <iostream>
 
@@ -42,6 +44,7 @@ struct RunArgs {
   std::string model, target = "cpu", output_model, records;
   std::string config, device;  // an accelerator target's -config and -device
   std::string trace;           // the whole inference's timeline (an accelerator on rtl)
+  DeviceFlags device_flags;    // the accelerator's device settings (--dram-latency, --memory, ...)
   std::string calibrate;       // quantize on the fly with these calibration inputs
   std::vector<std::string> input_shapes;  // NAME=1x3x224x224: fixes an input's (symbolic) shape
   std::vector<std::string> inputs, outputs;
@@ -99,14 +102,25 @@ std::string device_trace_path(const RunArgs& a) { return a.trace + ".device.json
 
 // The target of the compilation; --config and --device fill an accelerator's options.
 target::Target target_of(const RunArgs& a) {
+  auto given = a.device_flags.given();
   if (a.target == "interp" || a.target == "cpu" || a.target.rfind("llvm", 0) == 0) {
-    if (!a.config.empty() || !a.device.empty())
-      throw CompileError("--config and --device apply to an accelerator target (--target vta), not to " + a.target);
+    if (!a.config.empty() || !a.device.empty() || !given.empty())
+      throw CompileError("--config, --device and the device flags apply to an accelerator target (--target vta), not to " +
+                         a.target);
     return target::Target::parse(a.target == "interp" ? "cpu" : a.target);
   }
   target::Target t = target::Target::parse(a.target);
   if (!a.config.empty() && !t.has_option("config")) t.set_option("config", a.config);
   if (!a.device.empty() && !t.has_option("device")) t.set_option("device", a.device);
+  // The device flags become the target's options (-dram_latency=64), checked here so
+  // that an error names the flag as it was given.
+  try {
+    a.device_flags.options(t.option("device", "fsim"));
+  } catch (const hw::Error& e) {
+    throw CompileError(e.what());
+  }
+  for (const auto& [setting, value] : given)
+    if (!t.has_option(std::string(setting->name))) t.set_option(std::string(setting->name), value);
   if (!a.trace.empty()) {
     std::string device = t.option("device", "fsim");
     if (device != "rtl" && device != "systemc")
@@ -219,8 +233,9 @@ graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms)
     *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return ex;
   }
+  graph::CompileOptions options = compile_options(a);  // the target's errors before the model's
   graph::Graph g = import_model(a);
-  graph::CompiledModel m = graph::compile(g, compile_options(a));
+  graph::CompiledModel m = graph::compile(g, options);
   if (!a.json) print_placement(m);
   *num_kernels = m.kernels.size();
   graph::Executor ex = graph::make_executor(m, backend, target);
@@ -466,8 +481,9 @@ void run_model(const RunArgs& a) {
 void compile_model(const RunArgs& a) {
   if (a.output_model.empty()) throw CompileError("give the file to write with -o MODEL.kiln");
   auto [backend, target] = backend_of(a.target);
+  graph::CompileOptions options = compile_options(a);  // the target's errors before the model's
   graph::Graph g = import_model(a);
-  graph::CompiledModel m = graph::compile(g, compile_options(a));
+  graph::CompiledModel m = graph::compile(g, options);
   print_placement(m);
   graph::Executor ex = graph::make_executor(m, backend, target);
   graph::save_model(a.output_model, ex, backend, target);
@@ -495,8 +511,9 @@ void add_run_commands(CLI::App& app) {
   run->add_option("--calibrate", r->calibrate,
                   "DIR of .npy inputs: quantize the float model to int8 first, as `kiln quantize` does by default");
   run->add_option("--trace", r->trace,
-                  "with --target vta on rtl: FILE.json, one Perfetto timeline of the first inference (host and accelerator)");
+                  "with --target vta on rtl or systemc: FILE.json, one Perfetto timeline of the first inference (host and accelerator)");
   run->add_flag("--json", r->json, "print one JSON object (latency_ms: median, min, max; profile)");
+  r->device_flags.add_to(run, {"trace"});  // --trace above is the whole inference's
   run->callback([r] { run_model(*r); });
 
   auto c = std::make_shared<RunArgs>();
@@ -512,6 +529,7 @@ void add_run_commands(CLI::App& app) {
                    "NAME=1x3x224x224 (repeatable): an input's shape, for models with symbolic dimensions (which otherwise take 1)");
   comp->add_option("--calibrate", c->calibrate,
                    "DIR of .npy inputs: quantize the float model to int8 first, as `kiln quantize` does by default");
+  c->device_flags.add_to(comp, {"trace"});
   comp->callback([c] { compile_model(*c); });
 }
 

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <optional>
-#include <tuple>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -19,6 +17,7 @@
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
 #include "tools/kiln/common.h"
+#include "tools/kiln/device_flags.h"
 
 namespace kiln::cli {
 
@@ -26,24 +25,10 @@ namespace {
 
 struct SimArgs {
   std::string device = "fsim";
-  std::string core = "decoupled";
   std::string config;
-  std::string program, dram_in, dram_out, wave, trace;
+  std::string program, dram_in, dram_out;
   uint64_t dram_bytes = 0;
-  uint64_t watchdog = 0;
-  int dram_latency = -1;
-  int dram_bytes_per_cycle = -1;
-  std::string memory;
-  double dram_gbps = -1;
-  double clock_mhz = 100;
-  int accelerators = 1;
-  bool backpressure = false;
-  uint64_t seed = 1;
-  std::string uio_registers, uio_buffer;
-  std::optional<uint64_t> uio_buffer_phys;
-  double timeout = 0;
-  std::string uart_port;
-  int uart_baud = 0;
+  DeviceFlags flags;
   bool json = false;
 };
 
@@ -107,20 +92,6 @@ SystemcRun run_on_systemc(const hw::Config& cfg, const driver::DeviceOptions& op
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
-// "PATH" or "PATH@OFFSET" (an mmap offset: with /dev/mem, the physical address).
-std::pair<std::string, uint64_t> path_at(const std::string& arg, const char* option) {
-  size_t at = arg.rfind('@');
-  if (at == std::string::npos) return {arg, 0};
-  try {
-    size_t used = 0;
-    uint64_t offset = std::stoull(arg.substr(at + 1), &used, 0);
-    if (used == arg.size() - at - 1) return {arg.substr(0, at), offset};
-  } catch (const std::exception&) {
-  }
-  throw hw::Error(fmt::format("{} {}: expected PATH or PATH@OFFSET (say /dev/mem@0x43c00000)",
-                              option, arg));
-}
-
 void run_sim(const SimArgs& a) {
   hw::Config cfg = load_config(a.config);
   std::vector<uint8_t> prog = read_file(a.program);
@@ -141,40 +112,15 @@ void run_sim(const SimArgs& a) {
                                 "({} bytes at 0x{:x}) need {}",
                                 dram_bytes, image.size(), prog.size(), insn_addr, needed));
   }
-  if (!a.trace.empty() && a.device == "fsim")
-    throw hw::Error("--trace records clock cycles: the fsim device has none; use --device rtl");
-  driver::DeviceOptions opts;
-  opts.dram_bytes = dram_bytes;
-  opts.core = a.core;
-  opts.wave_file = a.wave;
-  opts.trace_file = a.trace;
-  if (a.watchdog) opts.watchdog_cycles = a.watchdog;
-  opts.dram_latency = a.dram_latency;
-  opts.dram_bytes_per_cycle = a.dram_bytes_per_cycle;
-  opts.dram_backpressure = a.backpressure;
-  opts.seed = a.seed;
-  opts.memory = a.memory;
-  opts.dram_gbps = a.dram_gbps;
-  opts.clock_mhz = a.clock_mhz;
-  opts.accelerators = a.accelerators;
-  if (a.device != "systemc" && (!a.memory.empty() || a.dram_gbps != -1 || a.accelerators != 1))
-    throw hw::Error(fmt::format("--memory, --dram-gbps and --accelerators are the systemc device's; "
-                                "--device is {}",
-                                a.device));
-  if (!a.uio_registers.empty())
-    std::tie(opts.uio_registers, opts.uio_registers_offset) = path_at(a.uio_registers, "--uio-registers");
-  if (!a.uio_buffer.empty())
-    std::tie(opts.uio_buffer, opts.uio_buffer_offset) = path_at(a.uio_buffer, "--uio-buffer");
-  opts.uio_buffer_phys = a.uio_buffer_phys;
-  if (a.timeout > 0) opts.uio_timeout_s = opts.uart_timeout_s = a.timeout;
-  if (!a.uart_port.empty()) opts.uart_port = a.uart_port;
-  if (a.uart_baud > 0) opts.uart_baud = a.uart_baud;
+  driver::DeviceOptions base;
+  base.dram_bytes = dram_bytes;
+  driver::DeviceOptions opts = a.flags.options(a.device, base);
   auto insn_count = static_cast<uint32_t>(prog.size() / hw::kInsnBytes);
 #ifdef KILN_HAVE_SYSTEMC
   if (a.device == "systemc") {
     // Every accelerator of the platform runs the program at once, each in its own
     // window of the shared memory; the first one's DRAM and counters are printed.
-    opts.dram_bytes = dram_bytes * uint64_t(std::max(1, a.accelerators));
+    opts.dram_bytes = dram_bytes * uint64_t(std::max(1, opts.accelerators));
     SystemcRun run = run_on_systemc(cfg, opts, image, prog, insn_addr);
     print_sim_result(a, cfg, insn_count, insn_addr, dram_bytes, *run.devices.front(), &run.report);
     return;
@@ -236,40 +182,7 @@ void add_sim_command(CLI::App& app) {
   sim->add_option("--dram-bytes", a->dram_bytes,
                   "DRAM size (default: the image and the program, rounded up to 4 KiB)");
   sim->add_flag("--json", a->json, "print the run's figures as one JSON object");
-  sim->add_option("--core", a->core,
-                  "rtl: the RTL core, decoupled (kiln_top) or inorder (kiln_inorder_top)")
-      ->check(CLI::IsMember({"decoupled", "inorder"}));
-  sim->add_option("--wave", a->wave,
-                  "rtl: write an FST waveform of the run; systemc: a VCD of the platform's signals");
-  sim->add_option("--trace", a->trace,
-                  "rtl: write a timeline of module activity as Chrome trace JSON (Perfetto); "
-                  "systemc: the same per accelerator, with its AXI port and the memory");
-  sim->add_option("--watchdog", a->watchdog,
-                  "rtl, systemc: cycles without progress that abort the run");
-  sim->add_option("--dram-latency", a->dram_latency, "rtl, systemc: DRAM latency in cycles");
-  sim->add_option("--dram-bytes-per-cycle", a->dram_bytes_per_cycle,
-                  "rtl, systemc: DRAM bandwidth in bytes per cycle");
-  sim->add_flag("--backpressure", a->backpressure,
-                "rtl, systemc: random AXI back-pressure from DRAM");
-  sim->add_option("--seed", a->seed, "rtl: seed of the back-pressure pattern");
-  sim->add_option("--memory", a->memory,
-                  "systemc: memory preset (zynq7000-hp, zynqmp-hp, ddr4-2400-x64, lpddr4-3200-x32, "
-                  "hbm2-pc; default: the rtl harness's timing)");
-  sim->add_option("--dram-gbps", a->dram_gbps, "systemc: memory bandwidth in GB/s each way");
-  sim->add_option("--clock-mhz", a->clock_mhz, "systemc: the platform clock (default 100)");
-  sim->add_option("--accelerators", a->accelerators,
-                  "systemc: accelerators sharing the memory, each running the program");
-  sim->add_option("--uio-registers", a->uio_registers,
-                  "uio: the register file, PATH[@OFFSET] (default: the UIO device named kiln)");
-  sim->add_option("--uio-buffer", a->uio_buffer,
-                  "uio: the DMA buffer that is device DRAM, PATH[@OFFSET] (default /dev/udmabuf0)");
-  sim->add_option("--uio-buffer-phys", a->uio_buffer_phys,
-                  "uio: the buffer's bus address (default: u-dma-buf's sysfs, or /dev/mem's offset)");
-  sim->add_option("--timeout", a->timeout, "uio, uart: seconds a run may take (default 10)");
-  sim->add_option("--uart-port", a->uart_port,
-                  "uart: the board's serial port (default /dev/ttyUSB1, the iCEBreaker's FTDI channel B)");
-  sim->add_option("--uart-baud", a->uart_baud,
-                  "uart: the bitstream's baud rate (default 1000000, board.json host_link.baud)");
+  a->flags.add_to(sim, {"dram_mb"});
   sim->callback([a] { run_sim(*a); });
 }
 

@@ -18,6 +18,7 @@
 #include "hw/spec/assembly.h"
 #include "hw/spec/error.h"
 #include "tools/kiln/common.h"
+#include "tools/kiln/device_flags.h"
 #ifdef KILN_HAVE_TUNER_VTA
 #include "compiler/graph/strategy.h"
 #include "tuner/records.h"
@@ -38,7 +39,8 @@ struct VtaArgs {
   bool bias = false, no_relu = false;
   int shift = 8;
   std::string device = "fsim";
-  std::string asm_out, program_out, trace_out, records;
+  std::string asm_out, program_out, records;
+  DeviceFlags flags;
   uint64_t seed = 1;
   bool json = false;
 };
@@ -102,11 +104,7 @@ void run_vta(VtaArgs a, bool dense) {
   vta::Program p = vta::build_conv2d(env, wl, rq, k);
   if (!a.program_out.empty()) p.save(a.program_out);
 
-  if (!a.trace_out.empty() && a.device != "rtl")
-    throw hw::Error("--trace records clock cycles: use --device rtl");
-  driver::DeviceOptions opts;
-  opts.dram_bytes = uint64_t{256} << 20;
-  opts.trace_file = a.trace_out;
+  driver::DeviceOptions opts = a.flags.options(a.device, vta::default_device_options());
   auto dev = driver::make_device(a.device, cfg, opts);
 
   vta::Conv2DTensors t = vta::random_conv2d_tensors(wl, static_cast<uint32_t>(a.seed));
@@ -178,11 +176,11 @@ void add_common(CLI::App* c, VtaArgs& a) {
   c->add_flag("--bias", a.bias, "add an int32 bias before the shift");
   c->add_option("--shift", a.shift, "requantization: arithmetic shift right (default 8)");
   c->add_flag("--no-relu", a.no_relu, "clip to [-128, 127] instead of [0, 127]");
-  c->add_option("--device", a.device, "fsim or rtl (default fsim)");
+  c->add_option("--device", a.device, "device to run on (default fsim; see `kiln hw devices`)");
   c->add_option("--asm", a.asm_out, "write the instruction stream as text assembly");
   c->add_option("--program", a.program_out, "write the compiled program (JSON)");
-  c->add_option("--trace", a.trace_out, "rtl: write a timeline of module activity (Chrome trace JSON)");
   c->add_option("--seed", a.seed, "seed of the random tensors");
+  a.flags.add_to(c, {"seed"});  // --seed is the tensors' here
   c->add_option("--records", a.records, "apply the best schedule `kiln tune --target vta` recorded for this shape");
   c->add_flag("--json", a.json, "print the results as JSON");
 }

@@ -1,0 +1,169 @@
+#include "hw/driver/device_settings.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+#include "hw/spec/error.h"
+
+namespace kiln::driver {
+
+namespace {
+
+// Values parse whole or not at all; the message names the setting in apply_device_setting.
+struct BadValue {
+  std::string why;
+};
+
+uint64_t parse_u64(const std::string& v, uint64_t max = std::numeric_limits<uint64_t>::max()) {
+  if (v.empty() || v[0] == '-' || v[0] == '+') throw BadValue{"expected a whole number"};
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long r = std::strtoull(v.c_str(), &end, 0);
+  if (errno == ERANGE || *end != '\0' || end == v.c_str()) throw BadValue{"expected a whole number"};
+  if (r > max) throw BadValue{fmt::format("at most {}", max)};
+  return r;
+}
+
+int parse_int(const std::string& v, int min, int max) {
+  errno = 0;
+  char* end = nullptr;
+  long long r = std::strtoll(v.c_str(), &end, 0);
+  if (v.empty() || errno == ERANGE || *end != '\0') throw BadValue{"expected a whole number"};
+  if (r < min || r > max) throw BadValue{fmt::format("expected {} to {}", min, max)};
+  return static_cast<int>(r);
+}
+
+double parse_positive(const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  double r = std::strtod(v.c_str(), &end);
+  if (v.empty() || errno == ERANGE || *end != '\0' || !std::isfinite(r) || !(r > 0))
+    throw BadValue{"expected a number above 0"};
+  return r;
+}
+
+bool parse_switch(const std::string& v) {
+  if (v.empty() || v == "1" || v == "true" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "off") return false;
+  throw BadValue{"expected 1 or 0"};
+}
+
+// "PATH" or "PATH@OFFSET" (an mmap offset: with /dev/mem, the physical address).
+std::pair<std::string, uint64_t> path_at(const std::string& v) {
+  size_t at = v.rfind('@');
+  if (v.empty() || at == 0) throw BadValue{"expected PATH or PATH@OFFSET (say /dev/mem@0x43c00000)"};
+  if (at == std::string::npos) return {v, 0};
+  try {
+    return {v.substr(0, at), parse_u64(v.substr(at + 1))};
+  } catch (const BadValue&) {
+    throw BadValue{"expected PATH or PATH@OFFSET (say /dev/mem@0x43c00000)"};
+  }
+}
+
+constexpr DeviceSetting kSettings[] = {
+    {"dram_mb", "fsim,rtl,systemc,uio,uart,uart-sim", "N",
+     "device DRAM in MiB (default 64; the accelerator targets' 256)",
+     [](DeviceOptions& o, const std::string& v) { o.dram_bytes = parse_u64(v, 1 << 16) << 20; }},
+    {"core", "rtl", "decoupled|inorder", "the RTL core: decoupled (kiln_top) or inorder (kiln_inorder_top)",
+     [](DeviceOptions& o, const std::string& v) {
+       if (v != "decoupled" && v != "inorder") throw BadValue{"expected decoupled or inorder"};
+       o.core = v;
+     }},
+    {"wave", "rtl,systemc,uart-sim", "FILE",
+     "write a waveform: rtl and uart-sim FST, systemc a VCD of the platform's signals",
+     [](DeviceOptions& o, const std::string& v) { o.wave_file = v; }},
+    {"trace", "rtl,systemc", "FILE",
+     "write a timeline of the modules' activity as Chrome trace JSON (systemc: with each AXI "
+     "port's and the memory's occupancy)",
+     [](DeviceOptions& o, const std::string& v) { o.trace_file = v; }},
+    {"watchdog", "rtl,systemc,uart-sim", "N",
+     "cycles without progress that abort a run, with a report of what each module waits for",
+     [](DeviceOptions& o, const std::string& v) { o.watchdog_cycles = parse_u64(v); }},
+    {"dram_latency", "rtl,systemc", "N", "DRAM latency in cycles",
+     [](DeviceOptions& o, const std::string& v) { o.dram_latency = parse_int(v, 0, 1 << 20); }},
+    {"dram_bytes_per_cycle", "rtl,systemc", "N", "DRAM bandwidth in bytes per cycle each way",
+     [](DeviceOptions& o, const std::string& v) { o.dram_bytes_per_cycle = parse_int(v, 1, 1 << 16); }},
+    {"backpressure", "rtl,systemc", "", "random AXI back-pressure from DRAM",
+     [](DeviceOptions& o, const std::string& v) { o.dram_backpressure = parse_switch(v); }},
+    {"seed", "rtl,systemc", "N", "seed of the back-pressure pattern",
+     [](DeviceOptions& o, const std::string& v) { o.seed = parse_u64(v); }},
+    {"memory", "systemc", "PRESET",
+     "the memory preset: zynq7000-hp, zynqmp-hp, ddr4-2400-x64, lpddr4-3200-x32, hbm2-pc "
+     "(default: the rtl harness's timing)",
+     [](DeviceOptions& o, const std::string& v) { o.memory = v; }},
+    {"dram_gbps", "systemc", "G", "memory bandwidth in GB/s each way, at the platform clock",
+     [](DeviceOptions& o, const std::string& v) { o.dram_gbps = parse_positive(v); }},
+    {"clock_mhz", "systemc", "F", "the platform clock in MHz (default 100)",
+     [](DeviceOptions& o, const std::string& v) { o.clock_mhz = parse_positive(v); }},
+    {"accelerators", "systemc", "N", "accelerators sharing the memory",
+     [](DeviceOptions& o, const std::string& v) { o.accelerators = parse_int(v, 1, 16); }},
+    {"uio_registers", "uio", "PATH[@OFFSET]",
+     "the register file: a UIO node or /dev/mem@ADDR (default: the UIO device named kiln)",
+     [](DeviceOptions& o, const std::string& v) {
+       std::tie(o.uio_registers, o.uio_registers_offset) = path_at(v);
+     }},
+    {"uio_buffer", "uio", "PATH[@OFFSET]",
+     "the DMA buffer that is device DRAM (default /dev/udmabuf0)",
+     [](DeviceOptions& o, const std::string& v) { std::tie(o.uio_buffer, o.uio_buffer_offset) = path_at(v); }},
+    {"uio_buffer_phys", "uio", "ADDR",
+     "the buffer's bus address (default: u-dma-buf's sysfs, or /dev/mem's offset)",
+     [](DeviceOptions& o, const std::string& v) { o.uio_buffer_phys = parse_u64(v); }},
+    {"timeout", "uio,uart", "SECONDS", "wall-clock seconds a run may take (default 10)",
+     [](DeviceOptions& o, const std::string& v) { o.uio_timeout_s = o.uart_timeout_s = parse_positive(v); }},
+    {"uart_port", "uart", "PATH", "the board's serial port (default /dev/ttyUSB1)",
+     [](DeviceOptions& o, const std::string& v) { o.uart_port = v; }},
+    {"uart_baud", "uart", "N", "the bitstream's baud rate (default 1000000)",
+     [](DeviceOptions& o, const std::string& v) { o.uart_baud = parse_int(v, 1, 1 << 30); }},
+};
+
+}  // namespace
+
+std::span<const DeviceSetting> device_settings() { return kSettings; }
+
+const DeviceSetting* find_device_setting(std::string_view name) {
+  std::string key(name);
+  std::replace(key.begin(), key.end(), '-', '_');
+  for (const DeviceSetting& s : kSettings)
+    if (s.name == key) return &s;
+  return nullptr;
+}
+
+bool device_takes(const DeviceSetting& s, std::string_view device) {
+  std::string_view list = s.devices;
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    if (list.substr(0, comma) == device) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+std::string flag_of(const DeviceSetting& s) {
+  std::string f = "--" + std::string(s.name);
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+void apply_device_setting(DeviceOptions& o, std::string_view device, const DeviceSetting& s,
+                          const std::string& value, std::string_view spelled) {
+  if (!device_takes(s, device)) {
+    std::string devices(s.devices);
+    std::replace(devices.begin(), devices.end(), ',', '|');
+    throw hw::Error(fmt::format("{} applies to --device {}; the device is {}", spelled, devices, device));
+  }
+  try {
+    s.apply(o, value);
+  } catch (const BadValue& e) {
+    throw hw::Error(fmt::format("{} {}: {}", spelled, value, e.why));
+  }
+}
+
+}  // namespace kiln::driver
