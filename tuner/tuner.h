@@ -1,18 +1,10 @@
 #pragma once
-// The tuning loop: pick a batch of configurations, measure them, append their
-// records, retrain the cost model, repeat until the trials are done.
-//
-//  - "xgb": the cost model's best-scored unmeasured configurations make the batch,
-//    found by scoring the whole space when it is small enough (score_all_below) and
-//    by simulated annealing over the predictions otherwise; the model is retrained
-//    after every batch, and batches are small (small_batch) while it knows little.
-//    Each slot of a batch is a random configuration with probability epsilon
-//    (exploration); those come after the model's picks in the batch. Before the
-//    model has data (no earlier records), the first batch is random.
-//  - "random": uniformly random configurations without repetition (a baseline).
-//  - "grid": configurations in index order (a baseline; deterministic).
-// No configuration is measured twice: earlier records of the same template and
-// workload count as measured.
+// The tuning loop of one task: the search policy (policy.h: grid, random, xgb)
+// proposes a batch of configurations, the measurer (measure.h: a process pool, or
+// MPI ranks) measures them, their records are appended to the file, the policy
+// learns from the results, and so on until the trials are done or the policy has
+// nothing left to propose. No configuration is measured twice: earlier records of
+// the same template and workload count as measured.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,11 +26,12 @@ struct FeatureMemo {
 };
 
 struct TuneOptions {
-  std::string tuner = "xgb";  // xgb, random, grid
+  std::string tuner = "xgb";  // the search policy's name (policy.h: xgb, random, grid)
   int trials = 64;            // measurements of this task (with --resume: in total)
-  // Measurements per batch. 0: a first random batch of init_batch (when the model
-  // has no data), then batches of small_batch until grow_after trials, then twice
-  // that (never fewer than the measurer's parallelism).
+  // Measurements per batch. 0: batches of init_batch while the policy is not guided
+  // by what it learned (xgb before its model has data; grid and random always), then
+  // batches of small_batch until grow_after trials, then twice that (never fewer
+  // than the measurer's parallelism).
   int batch = 0;
   int init_batch = 8;
   int small_batch = 4;
@@ -55,7 +48,9 @@ struct TuneOptions {
   // Records of another target are neither resumed nor learned from.
   std::string target;
   std::shared_ptr<FeatureMemo> feature_memo;  // null: features live for this tune only
-  bool transfer = true;       // train on records of other workloads of the same template
+  // xgb: the model also trains on records of other workloads of the same template
+  // (XgbTransferTuner; XgbTuner without)
+  bool transfer = true;
   // Called after every batch (progress lines); the tuner prints nothing itself.
   std::function<void(const struct TuneProgress&)> on_progress;
 };
@@ -80,9 +75,10 @@ struct TuneResult {
 };
 
 // Tunes one task. Throws std::invalid_argument for bad options (unknown tuner,
-// trials < 1, a template of another op) and for a bad records file. Without
-// `resume`, earlier records of the task still train the model and are not measured
-// again, but do not count as trials.
+// trials < 1, a template of another op) and for a bad records file, and
+// std::logic_error when the policy proposes a configuration outside the space or one
+// measured already. Without `resume`, earlier records of the task still train the
+// model and are not measured again, but do not count as trials.
 TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOptions& opt);
 
 }  // namespace kiln::tuner

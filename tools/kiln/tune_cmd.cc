@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/frontend/onnx/onnx_importer.h"
@@ -17,6 +18,7 @@
 #include "tools/kiln/common.h"
 #include "tuner/apply.h"
 #include "tuner/mpi.h"
+#include "tuner/policy.h"
 #include "tuner/tuner.h"
 #ifdef KILN_HAVE_TUNER_VTA
 #include "tuner/vta_templates.h"
@@ -35,48 +37,101 @@ struct TuneArgs {
   bool resume = false;
 };
 
+// What the tasks of one run share, derived from the arguments once.
+struct TuneTarget {
+  bool vta = false;          // --target vta: costs are cycles on the rtl device
+  target::Target model;      // what a model's tasks are placed for
+  std::string records_key;   // an accelerator's records key ("" for the template's target)
+  std::string templates;     // the templates' target: "cpu" or "vta"
+};
+
 std::string clock_text(double s) {
   int t = static_cast<int>(s + 0.5);
   return fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
 }
 
-bool g_cycles = false;  // --target vta: costs are cycles on the rtl device
-
-void print_progress(const tuner::TuneProgress& p) {
+void print_progress(const tuner::TuneProgress& p, bool cycles) {
   bool tty = isatty(STDERR_FILENO);
   std::string best = p.best_cost <= 0 ? "best -"
-                     : g_cycles     ? fmt::format("best {:.0f} cycles", p.best_cost)
+                     : cycles       ? fmt::format("best {:.0f} cycles", p.best_cost)
                                     : fmt::format("best {:.1f} GFLOP/s ({:.4g} ms)", p.best_gflops, p.best_cost * 1e3);
   fmt::print(stderr, "{}[{}] {}/{} trials, {}, {} errors, elapsed {}, ETA {}{}", tty ? "\r" : "", p.task, p.done, p.total, best,
              p.errors, clock_text(p.elapsed_s), clock_text(p.eta_s), tty ? "   " : "\n");
 }
 
-void tune_main(const TuneArgs& a) {
+// Checks the arguments and registers the accelerator's templates for --target vta.
+// An accelerator's records are keyed by its configuration and fingerprint, so that
+// cycles tuned on one configuration are never applied to another; a model's tasks
+// are the convolutions its placement puts on the accelerator.
+TuneTarget tune_target(const TuneArgs& a) {
   if (a.model.empty() == a.op.empty()) throw CompileError("give either MODEL.onnx or --op SPEC");
-  bool vta = a.target == "vta";
-  if (a.target != "cpu" && !vta && a.target.rfind("llvm", 0) != 0)
-    throw CompileError("--target '" + a.target + "': the tuner has templates for cpu (or an `llvm ...` target string) and vta");
-#ifdef KILN_HAVE_TUNER_VTA
-  if (vta) tuner::register_vta_templates(load_config(a.config));
-#else
-  if (vta) throw CompileError("--target vta: this build has no VTA backend");
-#endif
-  g_cycles = vta;
-  // An accelerator's records are keyed by its configuration and fingerprint, so that
-  // cycles tuned on one configuration are never applied to another; a model's tasks
-  // are the convolutions its placement puts on the accelerator.
-  target::Target model_target;
-  std::string records_key;
-  if (vta) {
-    model_target = target::Target("vta", {{"config", a.config}});
-    records_key = graph::records_key_of(model_target);
-  }
+  if (!tuner::has_tuner(a.tuner)) throw CompileError(tuner::unknown_tuner_message(a.tuner));
   if (a.jobs < 1) throw CompileError("--jobs must be at least 1");
   if (a.timeout <= 0) throw CompileError("--timeout must be positive");
+  TuneTarget t;
+  t.vta = a.target == "vta";
+  t.templates = t.vta ? "vta" : "cpu";
+  if (a.target != "cpu" && !t.vta && a.target.rfind("llvm", 0) != 0)
+    throw CompileError("--target '" + a.target + "': the tuner has templates for cpu (or an `llvm ...` target string) and vta");
+  if (!t.vta) return t;
+#ifdef KILN_HAVE_TUNER_VTA
+  tuner::register_vta_templates(load_config(a.config));
+#else
+  throw CompileError("--target vta: this build has no VTA backend");
+#endif
+  t.model = target::Target("vta", {{"config", a.config}});
+  t.records_key = graph::records_key_of(t.model);
+  return t;
+}
+
+std::vector<std::pair<tuner::Workload, std::string>> tune_tasks(const TuneArgs& a, const TuneTarget& tt) {
+  std::vector<std::pair<tuner::Workload, std::string>> tasks;
+  try {
+    if (!a.op.empty()) tasks.push_back({tuner::parse_workload(a.op), "--op"});
+    else tasks = tuner::model_workloads(frontend::import_onnx_file(a.model), tt.model);
+  } catch (const std::invalid_argument& e) {
+    throw CompileError(e.what());
+  }
+  if (tasks.empty() && tt.vta)
+    throw CompileError(a.model + ": no convolution of this model runs on the accelerator (" + tt.records_key +
+                       "); a float model needs `kiln quantize` first");
+  if (tasks.empty()) throw CompileError(a.model + ": no operator has a tuning template (conv2d, dense, matmul)");
+  return tasks;
+}
+
+tuner::TuneOptions tune_options(const TuneArgs& a, const TuneTarget& tt) {
+  tuner::TuneOptions o;
+  o.tuner = a.tuner;
+  o.trials = a.trials;
+  o.batch = a.batch;
+  o.seed = a.seed;
+  o.resume = a.resume;
+  o.records = a.records;
+  o.target = tt.records_key;
+  o.on_progress = [cycles = tt.vta](const tuner::TuneProgress& p) { print_progress(p, cycles); };
+  return o;
+}
+
+void print_result(const tuner::Workload& w, const std::string& where, const tuner::TuneResult& r, const TuneTarget& tt) {
+  if (!r.best) {
+    fmt::print("{} ({}): no configuration ran successfully; {} measured now, {} errors\n", w.key(), where, r.measured, r.errors);
+    return;
+  }
+  std::vector<std::string> knobs;
+  for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
+  if (tt.vta)
+    fmt::print("{} ({}): best {:.0f} cycles on rtl ({}), config {} [{}]; {} measured now, {} errors\n", w.key(), where,
+               r.best->cost, tt.records_key, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
+  else
+    fmt::print("{} ({}): best {:.4g} ms, {:.1f} GFLOP/s, config {} [{}]; {} measured now, {} errors\n", w.key(), where,
+               r.best->cost * 1e3, w.flops() / r.best->cost / 1e9, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
+}
+
+void tune_main(const TuneArgs& a) {
+  const TuneTarget tt = tune_target(a);
   tuner::MeasureOptions mo;
   mo.timeout_s = a.timeout;
   mo.target = a.target == "cpu" ? "llvm" : a.target;
-
   std::unique_ptr<tuner::MpiSession> mpi;
   if (tuner::launched_by_mpirun()) {
     mpi = std::make_unique<tuner::MpiSession>();
@@ -85,35 +140,14 @@ void tune_main(const TuneArgs& a) {
       return;
     }
   }
-  std::unique_ptr<tuner::Measurer> measurer =
-      mpi ? mpi->measurer(mo) : std::make_unique<tuner::LocalPool>(a.jobs, mo);
-
-  std::vector<std::pair<tuner::Workload, std::string>> tasks;
-  try {
-    if (!a.op.empty()) tasks.push_back({tuner::parse_workload(a.op), "--op"});
-    else tasks = tuner::model_workloads(frontend::import_onnx_file(a.model), model_target);
-  } catch (const std::invalid_argument& e) {
-    throw CompileError(e.what());
-  }
-  if (tasks.empty() && vta)
-    throw CompileError(a.model + ": no convolution of this model runs on the accelerator (" + records_key +
-                       "); a float model needs `kiln quantize` first");
-  if (tasks.empty()) throw CompileError(a.model + ": no operator has a tuning template (conv2d, dense, matmul)");
+  std::unique_ptr<tuner::Measurer> measurer = mpi ? mpi->measurer(mo) : std::make_unique<tuner::LocalPool>(a.jobs, mo);
+  const auto tasks = tune_tasks(a, tt);
   fmt::print(stderr, "kiln tune: {} task{}, {} trials each, tuner {}, {}, records {}\n", tasks.size(), tasks.size() == 1 ? "" : "s",
              a.trials, a.tuner, measurer->describe(), a.records);
+  const tuner::TuneOptions o = tune_options(a, tt);
   for (const auto& [w, where] : tasks) {
-    std::string target = vta ? "vta" : "cpu";
-    std::vector<const tuner::Template*> ts = tuner::templates_for(w.op, target);
-    if (ts.empty()) throw CompileError("no " + target + " template for " + w.key());
-    tuner::TuneOptions o;
-    o.tuner = a.tuner;
-    o.trials = a.trials;
-    o.batch = a.batch;
-    o.seed = a.seed;
-    o.resume = a.resume;
-    o.records = a.records;
-    o.target = records_key;
-    o.on_progress = print_progress;
+    std::vector<const tuner::Template*> ts = tuner::templates_for(w.op, tt.templates);
+    if (ts.empty()) throw CompileError("no " + tt.templates + " template for " + w.key());
     tuner::TuneResult r;
     try {
       r = tuner::tune(*ts[0], w, *measurer, o);
@@ -124,19 +158,7 @@ void tune_main(const TuneArgs& a) {
     if (r.transfer_records > 0)
       fmt::print(stderr, "[{} {}] the cost model also learned from {} records of other {} workloads\n", ts[0]->name, w.key(),
                  r.transfer_records, w.op);
-    if (r.best && vta) {
-      std::vector<std::string> knobs;
-      for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
-      fmt::print("{} ({}): best {:.0f} cycles on rtl ({}), config {} [{}]; {} measured now, {} errors\n", w.key(), where,
-                 r.best->cost, records_key, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
-    } else if (r.best) {
-      std::vector<std::string> knobs;
-      for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
-      fmt::print("{} ({}): best {:.4g} ms, {:.1f} GFLOP/s, config {} [{}]; {} measured now, {} errors\n", w.key(), where,
-                 r.best->cost * 1e3, w.flops() / r.best->cost / 1e9, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
-    } else {
-      fmt::print("{} ({}): no configuration ran successfully; {} measured now, {} errors\n", w.key(), where, r.measured, r.errors);
-    }
+    print_result(w, where, r, tt);
   }
 }
 
@@ -156,7 +178,11 @@ void add_tune_command(CLI::App& app) {
   add_config_option(t, a->config);
   t->add_option("-n,--trials", a->trials, "measurements per operator (with --resume: in total)")->capture_default_str();
   t->add_option("-r,--records", a->records, "JSON-lines file the measurements are appended to")->required();
-  t->add_option("--tuner", a->tuner, "xgb (XGBoost cost model; small spaces scored whole, large ones by simulated annealing), random or grid")->capture_default_str();
+  t->add_option("--tuner", a->tuner,
+                fmt::format("the search policy: {} (xgb: XGBoost cost model, small spaces scored whole, large ones by "
+                            "simulated annealing)",
+                            fmt::join(tuner::tuner_names(), ", ")))
+      ->capture_default_str();
   t->add_option("--seed", a->seed, "random seed of the search")->capture_default_str();
   t->add_flag("--resume", a->resume, "count the records already in the file as trials and continue");
   t->add_option("-j,--jobs", a->jobs, "worker processes measuring at once (without mpirun)")->capture_default_str();
