@@ -26,8 +26,11 @@ module kiln_gemm #(
   localparam int AW = kiln_cfg_pkg::ACC_WIDTH;
   localparam int PW = IW + WW;  // an exact product's width
 
-  // Every product, exact and signed: prods[((b * BO + o) * BI + i) * PW +: PW].
-  logic [BATCH*BO*BI*PW-1:0] prods;
+  // Every product, exact and signed: prods[(b * BO + o) * BI + i]. An array of wires (for
+  // Yosys a list of registers: mem2reg), not one BATCH*BO*BI*PW-bit vector: the simulator
+  // rebuilt such a vector by a chain of wide concatenations every cycle (4096 bits for
+  // default, two thirds of its simulation time).
+  (* mem2reg *) logic [PW-1:0] prods [BATCH*BO*BI];
   for (genvar b = 0; b < BATCH; b++) begin : g_batch
     for (genvar i = 0; i < BI; i++) begin : g_in
       logic signed [IW-1:0] x;
@@ -42,8 +45,8 @@ module kiln_gemm #(
           assign w1 = wgt_i[((o + 1) * BI + i) * WW +: WW];
           assign packed_w = {w1[WW-1], w1, PW'(0)} + (WW+PW+1)'(w0);
           assign p = packed_w * x;
-          assign prods[((b * BO + o) * BI + i) * PW +: PW] = p[PW-1:0];
-          assign prods[((b * BO + o + 1) * BI + i) * PW +: PW] = p[2*PW-1:PW] + PW'(p[PW-1]);
+          assign prods[(b * BO + o) * BI + i] = p[PW-1:0];
+          assign prods[(b * BO + o + 1) * BI + i] = p[2*PW-1:PW] + PW'(p[PW-1]);
           logic unused_sign;  // the second product fits PW bits: the top bit only extends it
           assign unused_sign = p[2*PW];
         end
@@ -53,7 +56,7 @@ module kiln_gemm #(
           logic signed [PW-1:0] p;
           assign w = wgt_i[(o * BI + i) * WW +: WW];
           assign p = w * x;
-          assign prods[((b * BO + o) * BI + i) * PW +: PW] = p;
+          assign prods[(b * BO + o) * BI + i] = p;
         end
       end
     end
@@ -65,7 +68,7 @@ module kiln_gemm #(
         logic [AW-1:0] sum;
         sum = acc_i[(b * BO + o) * AW +: AW];
         for (int i = 0; i < BI; i++)
-          sum = sum + AW'($signed(prods[((b * BO + o) * BI + i) * PW +: PW]));
+          sum = sum + AW'($signed(prods[(b * BO + o) * BI + i]));
         acc_o[(b * BO + o) * AW +: AW] = sum;
       end
     end
