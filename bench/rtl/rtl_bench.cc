@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/support/cpu_time.h"
 #include "hw/driver/fsim_device.h"
 #include "hw/driver/rtl/rtl_device.h"
 #include "hw/sim/rtl/rtl_sim.h"
@@ -62,11 +63,7 @@ struct Result {
   double cpu_seconds = 0;  // this thread's CPU time
 };
 
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
+using bench_support::thread_cpu_seconds;
 
 // Runs a stream on a fresh rtl device (micro-ops at DRAM 0, the stream at 64 KiB) and
 // on fsim, which checks that the stream is legal; their DRAM images must agree.
