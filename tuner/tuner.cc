@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "support/error.h"
 #include "tuner/cost_model.h"
 #include "tuner/features.h"
 
@@ -184,9 +185,9 @@ std::vector<int64_t> score_all(FeatureCache& fc, const CostModel& model, const s
 
 TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOptions& opt) {
   if (opt.tuner != "xgb" && opt.tuner != "random" && opt.tuner != "grid")
-    throw std::invalid_argument("unknown tuner '" + opt.tuner + "' (xgb, random or grid)");
-  if (opt.trials < 1) throw std::invalid_argument("--trials must be at least 1");
-  if (t.op != w.op) throw std::invalid_argument(fmt::format("template '{}' serves {}, not {}", t.name, t.op, w.op));
+    throw Error("unknown tuner '" + opt.tuner + "' (xgb, random or grid)");
+  if (opt.trials < 1) throw Error("--trials must be at least 1");
+  if (t.op != w.op) throw Error(fmt::format("template '{}' serves {}, not {}", t.name, t.op, w.op));
   FeatureCache fc(t, w, opt.feature_memo);
   const ConfigSpace& space = fc.space();
   const std::string key = w.key();

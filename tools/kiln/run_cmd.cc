@@ -58,20 +58,16 @@ graph::CompileOptions compile_options(const RunArgs& a) {
   o.target = target_of(a);
   if (a.records.empty()) return o;
 #ifdef KILN_HAVE_TUNER
-  try {
-    o.schedule_hook = tuner::records_hook(a.records, std::cerr);
-    if (o.target.kind() == "vta") {
+  o.schedule_hook = tuner::records_hook(a.records, std::cerr);
+  if (o.target.kind() == "vta") {
 #ifdef KILN_HAVE_TUNER_VTA
-      // The accelerator's convolutions take the best `kiln tune --target vta` record
-      // of their shape and configuration.
-      tuner::register_vta_templates(load_config(o.target.option("config", "default")));
-      o.knob_hook = tuner::knobs_hook(a.records, std::cerr);
+    // The accelerator's convolutions take the best `kiln tune --target vta` record
+    // of their shape and configuration.
+    tuner::register_vta_templates(load_config(o.target.option("config", "default")));
+    o.knob_hook = tuner::knobs_hook(a.records, std::cerr);
 #else
-      throw CompileError("--records with --target vta: this kiln was built without the accelerator's tuner");
+    throw CompileError("--records with --target vta: this kiln was built without the accelerator's tuner");
 #endif
-    }
-  } catch (const std::invalid_argument& e) {
-    throw CompileError(e.what());
   }
 #else
   throw CompileError("--records: this kiln was built without the tuner");

@@ -18,6 +18,7 @@
 #endif
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
+#include "support/integer.h"
 #include "tools/kiln/common.h"
 
 namespace kiln::cli {
@@ -104,8 +105,6 @@ SystemcRun run_on_systemc(const hw::Config& cfg, const driver::DeviceOptions& op
   return r;
 }
 #endif
-
-uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
 // "PATH" or "PATH@OFFSET" (an mmap offset: with /dev/mem, the physical address).
 std::pair<std::string, uint64_t> path_at(const std::string& arg, const char* option) {

@@ -89,12 +89,8 @@ void tune_main(const TuneArgs& a) {
       mpi ? mpi->measurer(mo) : std::make_unique<tuner::LocalPool>(a.jobs, mo);
 
   std::vector<std::pair<tuner::Workload, std::string>> tasks;
-  try {
-    if (!a.op.empty()) tasks.push_back({tuner::parse_workload(a.op), "--op"});
-    else tasks = tuner::model_workloads(frontend::import_onnx_file(a.model), model_target);
-  } catch (const std::invalid_argument& e) {
-    throw CompileError(e.what());
-  }
+  if (!a.op.empty()) tasks.push_back({tuner::parse_workload(a.op), "--op"});
+  else tasks = tuner::model_workloads(frontend::import_onnx_file(a.model), model_target);
   if (tasks.empty() && vta)
     throw CompileError(a.model + ": no convolution of this model runs on the accelerator (" + records_key +
                        "); a float model needs `kiln quantize` first");
@@ -114,12 +110,7 @@ void tune_main(const TuneArgs& a) {
     o.records = a.records;
     o.target = records_key;
     o.on_progress = print_progress;
-    tuner::TuneResult r;
-    try {
-      r = tuner::tune(*ts[0], w, *measurer, o);
-    } catch (const std::invalid_argument& e) {
-      throw CompileError(e.what());
-    }
+    tuner::TuneResult r = tuner::tune(*ts[0], w, *measurer, o);
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
     if (r.transfer_records > 0)
       fmt::print(stderr, "[{} {}] the cost model also learned from {} records of other {} workloads\n", ts[0]->name, w.key(),
