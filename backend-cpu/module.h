@@ -6,7 +6,6 @@
 // library with a C header that a program without LLVM can dlopen and call.
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,13 +13,14 @@
 #include "backend-cpu/target.h"
 #include "compiler/schedule/lower.h"
 #include "compiler/schedule/schedule.h"
+#include "support/error.h"
 
 namespace kiln::cpu {
 
 // A fault of a running program (division by zero, out of memory) or bad arguments.
-class RuntimeError : public std::runtime_error {
+class RuntimeError : public Error {
  public:
-  explicit RuntimeError(const std::string& what) : std::runtime_error(what) {}
+  explicit RuntimeError(const std::string& what) : Error(what) {}
 };
 
 class Module {

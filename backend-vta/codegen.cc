@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "backend-vta/passes/passes.h"
-#include "compiler/support/debug.h"
+#include "support/debug.h"
 
 namespace kiln::vta {
 

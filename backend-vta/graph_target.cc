@@ -23,6 +23,7 @@
 #include "hw/driver/runtime/device_buffer.h"
 #include "hw/spec/config_files.h"
 #include "hw/spec/error.h"
+#include "support/integer.h"
 
 namespace kiln::vta {
 
@@ -44,8 +45,6 @@ hw::Config config_of(const target::Target& t) { return hw::load_config(t.option(
 // ---------------------------------------------------------------- matching
 
 // ---------------------------------------------------------------- workloads
-
-int64_t round_up(int64_t n, int64_t block) { return (n + block - 1) / block * block; }
 
 // The workload with its channels padded to whole blocks.
 Conv2DWorkload conv_workload(const Env& env, const Graph& g, const ConvChain& m, const std::string& name) {

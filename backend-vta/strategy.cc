@@ -12,6 +12,7 @@
 #include "compiler/support/error.h"
 #include "compiler/support/parse.h"
 #include "compiler/te/ops.h"
+#include "support/integer.h"
 
 namespace kiln::vta {
 
@@ -96,13 +97,6 @@ te::Tensor data_in_inp(schedule::Schedule& s, const te::Tensor& padded, const te
   if (!padded.defined()) return s.cache_read(data, kInpScope, {reader});
   s[padded].set_scope(kInpScope);
   return padded;
-}
-
-std::vector<int> divisors(int n) {
-  std::vector<int> d;
-  for (int i = 1; i <= n; ++i)
-    if (n % i == 0) d.push_back(i);
-  return d;
 }
 
 struct Dims {

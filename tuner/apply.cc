@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "compiler/graph/executor.h"
+#include "support/error.h"
 
 namespace kiln::tuner {
 
@@ -31,6 +32,10 @@ graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& 
     }
     const Template& t = find_template(it->second.template_name);
     ConfigSpace space = t.space(*w);
+    if (it->second.config >= space.size())
+      throw Error(fmt::format("{}: the record for {} names configuration {} of '{}', whose space has {}; "
+                              "it was tuned with another version of the template",
+                              records_path, key, it->second.config, t.name, space.size()));
     t.apply(a, *w, space.get(it->second.config));
     st.applied.insert(key);
     return true;

@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "support/error.h"
+
 namespace kiln::tuner {
 
 namespace {
@@ -21,7 +23,7 @@ class Matrix {
     std::vector<float> flat;
     flat.reserve(x.size() * cols);
     for (const auto& row : x) {
-      if (row.size() != cols) throw std::invalid_argument(fmt::format("feature rows of {} and {} values", row.size(), cols));
+      if (row.size() != cols) throw Error(fmt::format("feature rows of {} and {} values", row.size(), cols));
       flat.insert(flat.end(), row.begin(), row.end());
     }
     check(XGDMatrixCreateFromMat(flat.data(), x.size(), cols, std::numeric_limits<float>::quiet_NaN(), &h), "DMatrix");
@@ -39,8 +41,8 @@ CostModel::~CostModel() {
 }
 
 void CostModel::fit(const std::vector<std::vector<float>>& x, const std::vector<float>& y, const std::vector<unsigned>& groups) {
-  if (x.empty()) throw std::invalid_argument("no samples to train the cost model on");
-  if (y.size() != x.size()) throw std::invalid_argument("labels and samples differ in number");
+  if (x.empty()) throw Error("no samples to train the cost model on");
+  if (y.size() != x.size()) throw Error("labels and samples differ in number");
   Matrix m(x, x[0].size());
   check(XGDMatrixSetFloatInfo(m.h, "label", y.data(), y.size()), "labels");
   check(XGDMatrixSetUIntInfo(m.h, "group", groups.data(), groups.size()), "groups");

@@ -7,6 +7,7 @@
 
 #include "compiler/ir/node.h"
 #include "compiler/schedule/schedule.h"
+#include "support/integer.h"
 #include "tuner/template.h"
 
 namespace kiln::tuner {
@@ -17,8 +18,8 @@ using ir::IterVar;
 
 std::vector<int64_t> divisors_upto(int64_t n, int64_t max, const std::vector<int64_t>& pick = {}) {
   std::vector<int64_t> r;
-  for (int64_t f = 1; f <= std::min(n, max); ++f)
-    if (n % f == 0 && (pick.empty() || std::find(pick.begin(), pick.end(), f) != pick.end())) r.push_back(f);
+  for (int64_t f : divisors(n))
+    if (f <= max && (pick.empty() || std::find(pick.begin(), pick.end(), f) != pick.end())) r.push_back(f);
   return r;
 }
 

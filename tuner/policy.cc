@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "support/error.h"
 #include "tuner/tuner.h"
 #include "tuner/xgb_tuner.h"
 
@@ -101,7 +102,7 @@ std::string unknown_tuner_message(const std::string& name) {
 
 std::unique_ptr<Tuner> make_tuner(const std::string& name, const TuneTask& task) {
   auto it = registry().find(name);
-  if (it == registry().end()) throw std::invalid_argument(unknown_tuner_message(name));
+  if (it == registry().end()) throw Error(unknown_tuner_message(name));
   return it->second(task);
 }
 

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "support/error.h"
+
 namespace kiln::tuner {
 
 std::string Record::to_json() const {
@@ -39,16 +41,16 @@ Record Record::from_json(const std::string& line) {
   try {
     j = nlohmann::json::parse(line);
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string("not JSON: ") + e.what());
+    throw Error(std::string("not JSON: ") + e.what());
   }
-  if (!j.is_object()) throw std::invalid_argument("not a JSON object");
+  if (!j.is_object()) throw Error("not a JSON object");
   auto field = [&](const char* name) -> const nlohmann::json& {
-    if (!j.contains(name)) throw std::invalid_argument(fmt::format("no field '{}'", name));
+    if (!j.contains(name)) throw Error(fmt::format("no field '{}'", name));
     return j.at(name);
   };
   Record r;
   try {
-    if (field("version").get<int>() != 1) throw std::invalid_argument("unknown version");
+    if (field("version").get<int>() != 1) throw Error("unknown version");
     r.template_name = field("template").get<std::string>();
     r.workload = field("workload").get<std::string>();
     r.target = field("target").get<std::string>();
@@ -62,10 +64,10 @@ Record Record::from_json(const std::string& line) {
     r.tuner = j.value("tuner", "");
     r.timestamp = j.value("timestamp", int64_t{0});
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string("wrong field type: ") + e.what());
+    throw Error(std::string("wrong field type: ") + e.what());
   }
-  if (r.config < 0) throw std::invalid_argument("field 'config' is negative");
-  if (r.ok() && !(r.cost > 0)) throw std::invalid_argument("field 'cost' must be positive");
+  if (r.config < 0) throw Error("field 'config' is negative");
+  if (r.ok() && !(r.cost > 0)) throw Error("field 'cost' must be positive");
   return r;
 }
 
@@ -87,12 +89,12 @@ std::vector<Record> load_records(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       out.push_back(Record::from_json(line));
-    } catch (const std::invalid_argument& e) {
+    } catch (const Error& e) {
       if (last_unterminated) {
         std::cerr << fmt::format("kiln: warning: {}:{}: an unfinished last record is ignored ({})\n", path, line_no, e.what());
         break;
       }
-      throw std::invalid_argument(fmt::format("{}:{}: {}", path, line_no, e.what()));
+      throw Error(fmt::format("{}:{}: {}", path, line_no, e.what()));
     }
   }
   return out;
@@ -100,14 +102,14 @@ std::vector<Record> load_records(const std::string& path) {
 
 RecordWriter::RecordWriter(const std::string& path) : path_(path) {
   fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open records file '{}' for appending: {}", path, strerror(errno)));
+  if (fd_ < 0) throw Error(fmt::format("cannot open records file '{}' for appending: {}", path, strerror(errno)));
   // A line left unfinished by a killed run must not glue onto the next record.
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (in && in.tellg() > 0) {
     in.seekg(-1, std::ios::end);
     char c = 0;
     in.get(c);
-    if (c != '\n' && ::write(fd_, "\n", 1) != 1) throw std::runtime_error("cannot write to '" + path + "'");
+    if (c != '\n' && ::write(fd_, "\n", 1) != 1) throw Error("cannot write to '" + path + "'");
   }
 }
 
@@ -119,7 +121,7 @@ void RecordWriter::append(const Record& r) {
   std::string line = r.to_json() + "\n";
   // One write() per record (O_APPEND), then fsync: a kill leaves whole lines.
   ssize_t n = ::write(fd_, line.data(), line.size());
-  if (n != static_cast<ssize_t>(line.size())) throw std::runtime_error("cannot append to '" + path_ + "'");
+  if (n != static_cast<ssize_t>(line.size())) throw Error("cannot append to '" + path_ + "'");
   fsync(fd_);
 }
 

@@ -6,6 +6,9 @@
 #include <functional>
 #include <stdexcept>
 
+#include "support/error.h"
+#include "support/integer.h"
+
 namespace kiln::tuner {
 
 const char* knob_kind_name(KnobKind k) {
@@ -39,13 +42,6 @@ std::map<std::string, std::string> Config::describe() const {
 
 namespace {
 
-std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t f = 1; f <= n; ++f)
-    if (n % f == 0) d.push_back(f);
-  return d;
-}
-
 bool power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // All ordered factorizations of `extent` into `parts` factors whose inner factors pass `ok`.
@@ -68,14 +64,14 @@ void factor_lists(int64_t extent, int parts, const std::vector<int64_t>& prefix,
 }  // namespace
 
 void ConfigSpace::add(Knob k) {
-  if (knob_index(k.name) >= 0) throw std::invalid_argument("knob '" + k.name + "' defined twice");
-  if (k.choices.empty()) throw std::invalid_argument("knob '" + k.name + "' has no choices");
+  if (knob_index(k.name) >= 0) throw Error("knob '" + k.name + "' defined twice");
+  if (k.choices.empty()) throw Error("knob '" + k.name + "' has no choices");
   knobs_.push_back(std::move(k));
 }
 
 void ConfigSpace::define_split(const std::string& name, int64_t extent, int parts, SplitPolicy policy, int64_t max_inner,
                                int64_t min_inner) {
-  if (extent < 1 || parts < 2) throw std::invalid_argument(fmt::format("split '{}': extent {} into {} parts", name, extent, parts));
+  if (extent < 1 || parts < 2) throw Error(fmt::format("split '{}': extent {} into {} parts", name, extent, parts));
   auto ok = [&](int64_t f) {
     if (max_inner > 0 && f > max_inner) return false;
     if (f < min_inner && f != extent) return false;
@@ -91,7 +87,7 @@ void ConfigSpace::define_split(const std::string& name, int64_t extent, int part
 void ConfigSpace::define_split_list(const std::string& name, int64_t extent, const std::vector<int64_t>& inner) {
   Knob k{name, KnobKind::Split, {}};
   for (int64_t f : inner) {
-    if (f < 1 || extent % f) throw std::invalid_argument(fmt::format("split '{}': {} does not divide {}", name, f, extent));
+    if (f < 1 || extent % f) throw Error(fmt::format("split '{}': {} does not divide {}", name, f, extent));
     k.choices.push_back(Choice{{extent / f, f}, ""});
   }
   add(std::move(k));

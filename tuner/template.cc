@@ -5,6 +5,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "support/error.h"
+
 namespace kiln::tuner {
 
 namespace {
@@ -23,7 +25,7 @@ void ensure_builtins() {
 }  // namespace
 
 void register_template(Template t) {
-  if (t.name.empty() || !t.space || !t.apply) throw std::invalid_argument("a template needs a name, a space and an apply function");
+  if (t.name.empty() || !t.space || !t.apply) throw Error("a template needs a name, a space and an apply function");
   for (auto& e : registry())
     if (e.name == t.name) {
       e = std::move(t);
@@ -36,7 +38,7 @@ const Template& find_template(const std::string& name) {
   ensure_builtins();
   for (const auto& t : registry())
     if (t.name == name) return t;
-  throw std::invalid_argument(fmt::format("no template '{}' (known: {})", name, fmt::join(template_names(), ", ")));
+  throw Error(fmt::format("no template '{}' (known: {})", name, fmt::join(template_names(), ", ")));
 }
 
 std::vector<const Template*> templates_for(const std::string& op, const std::string& target) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "support/error.h"
 #include "tuner/policy.h"
 
 namespace kiln::tuner {
@@ -67,9 +68,9 @@ Record record_of(const Template& t, const Workload& w, const ConfigSpace& space,
 }  // namespace
 
 TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOptions& opt) {
-  if (!has_tuner(opt.tuner)) throw std::invalid_argument(unknown_tuner_message(opt.tuner));
-  if (opt.trials < 1) throw std::invalid_argument("--trials must be at least 1");
-  if (t.op != w.op) throw std::invalid_argument(fmt::format("template '{}' serves {}, not {}", t.name, t.op, w.op));
+  if (!has_tuner(opt.tuner)) throw Error(unknown_tuner_message(opt.tuner));
+  if (opt.trials < 1) throw Error("--trials must be at least 1");
+  if (t.op != w.op) throw Error(fmt::format("template '{}' serves {}, not {}", t.name, t.op, w.op));
   const ConfigSpace space = t.space(w);
   const std::string target = opt.target.empty() ? t.target : opt.target;
   const std::vector<Record> earlier = opt.records.empty() ? std::vector<Record>{} : load_records(opt.records);

@@ -10,6 +10,7 @@
 #include "backend-vta/reference.h"
 #include "compiler/schedule/lower.h"
 #include "hw/driver/device.h"
+#include "support/error.h"
 #include "tuner/measure.h"
 
 namespace kiln::tuner {
@@ -27,7 +28,7 @@ vta::Requant tuning_requant() {
 }  // namespace
 
 vta::Conv2DWorkload vta_workload(const Workload& w) {
-  if (w.op != "conv2d") throw std::invalid_argument("conv2d.vta serves conv2d workloads, not " + w.op);
+  if (w.op != "conv2d") throw Error("conv2d.vta serves conv2d workloads, not " + w.op);
   vta::Conv2DWorkload wl;
   wl.name = "conv2d";
   wl.batch = static_cast<int>(w.at("N"));
@@ -59,7 +60,7 @@ void register_vta_templates(const hw::Config& cfg) {
     return s;
   };
   t.apply = [](const graph::AnchorStage&, const Workload&, const Config&) {
-    throw std::invalid_argument(
+    throw Error(
         "conv2d.vta schedules the accelerator's convolutions (through the graph strategy's knob hook, "
         "tuner::knobs_hook), not the host's anchor stages");
   };

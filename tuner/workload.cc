@@ -2,6 +2,7 @@
 #include "tuner/workload.h"
 
 #include "compiler/graph/passes/passes.h"
+#include "support/error.h"
 
 #include <fmt/format.h>
 
@@ -43,7 +44,7 @@ int64_t default_block(int64_t out_channels) { return out_channels % 16 == 0 ? 16
 
 int64_t Workload::at(const std::string& key) const {
   auto it = params.find(key);
-  if (it == params.end()) throw std::invalid_argument("workload " + op + " has no parameter " + key);
+  if (it == params.end()) throw Error("workload " + op + " has no parameter " + key);
   return it->second;
 }
 
@@ -69,37 +70,37 @@ Workload parse_workload(const std::string& spec) {
   std::string op = spec.substr(0, colon);
   auto it = op_params().find(op);
   if (it == op_params().end())
-    throw std::invalid_argument(fmt::format("--op '{}': unknown operator '{}' (matmul, dense, matmul_packed or conv2d)", spec, op));
-  if (colon == std::string::npos) throw std::invalid_argument(fmt::format("--op '{}': give the shape after ':', e.g. matmul:M=64,N=64,K=64", spec));
+    throw Error(fmt::format("--op '{}': unknown operator '{}' (matmul, dense, matmul_packed or conv2d)", spec, op));
+  if (colon == std::string::npos) throw Error(fmt::format("--op '{}': give the shape after ':', e.g. matmul:M=64,N=64,K=64", spec));
   Workload w{op, {}};
   std::stringstream ss(spec.substr(colon + 1));
   std::string item;
   while (std::getline(ss, item, ',')) {
     auto eq = item.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument(fmt::format("--op '{}': '{}' is not KEY=VALUE", spec, item));
+    if (eq == std::string::npos) throw Error(fmt::format("--op '{}': '{}' is not KEY=VALUE", spec, item));
     std::string k = item.substr(0, eq), v = item.substr(eq + 1);
     const OpParams& p = it->second;
     bool known = std::find(p.required.begin(), p.required.end(), k) != p.required.end() ||
                  std::find(p.optional.begin(), p.optional.end(), k) != p.optional.end();
     if (!known)
-      throw std::invalid_argument(fmt::format("--op '{}': {} has no parameter '{}' (it takes {}{}{})", spec, op, k,
+      throw Error(fmt::format("--op '{}': {} has no parameter '{}' (it takes {}{}{})", spec, op, k,
                                               fmt::join(p.required, ","), p.optional.empty() ? "" : ",",
                                               fmt::join(p.optional, ",")));
     std::optional<int64_t> parsed = parse_int(v);
     int64_t value = parsed.value_or(-1);
     if (value < (k == "pad" ? 0 : 1))
-      throw std::invalid_argument(fmt::format("--op '{}': {}={} is not a {} integer", spec, k, v, k == "pad" ? "non-negative" : "positive"));
-    if (w.params.count(k)) throw std::invalid_argument(fmt::format("--op '{}': {} given twice", spec, k));
+      throw Error(fmt::format("--op '{}': {}={} is not a {} integer", spec, k, v, k == "pad" ? "non-negative" : "positive"));
+    if (w.params.count(k)) throw Error(fmt::format("--op '{}': {} given twice", spec, k));
     w.params[k] = value;
   }
   for (const auto& k : it->second.required)
-    if (!w.params.count(k)) throw std::invalid_argument(fmt::format("--op '{}': {} needs {}", spec, op, k));
+    if (!w.params.count(k)) throw Error(fmt::format("--op '{}': {} needs {}", spec, op, k));
   if (op == "matmul_packed") {
     // The panel width AlterLayout picks with AVX-512 when it is not given.
     int64_t n = w.params["N"];
     w.params.try_emplace("block", graph::register_tile_columns(n, target::MachineTraits{512, 32}));
     if (w.params["block"] < 1 || n % w.params["block"])
-      throw std::invalid_argument(fmt::format("--op '{}': N={} has no panel width; give block= (a divisor of N)", spec, n));
+      throw Error(fmt::format("--op '{}': N={} has no panel width; give block= (a divisor of N)", spec, n));
   }
   if (op == "conv2d") {
     w.params.try_emplace("N", 1);
@@ -108,12 +109,12 @@ Workload parse_workload(const std::string& spec) {
     w.params.try_emplace("pad", 0);
     int64_t o = w.params["O"];
     w.params.try_emplace("block", default_block(o));
-    if (o % w.params["block"]) throw std::invalid_argument(fmt::format("--op '{}': O={} is not a multiple of block={}", spec, o, w.params["block"]));
+    if (o % w.params["block"]) throw Error(fmt::format("--op '{}': O={} is not a multiple of block={}", spec, o, w.params["block"]));
     auto ib = w.params.find("in_block");
     if (ib != w.params.end() && (ib->second < 0 || (ib->second > 0 && w.params["C"] % ib->second)))
-      throw std::invalid_argument(fmt::format("--op '{}': C={} is not a multiple of in_block={}", spec, w.params["C"], ib->second));
+      throw Error(fmt::format("--op '{}': C={} is not a multiple of in_block={}", spec, w.params["C"], ib->second));
     if (w.params["H"] + 2 * w.params["pad"] < w.params["KH"] || w.params["W"] + 2 * w.params["pad"] < w.params["KW"])
-      throw std::invalid_argument(fmt::format("--op '{}': the kernel is larger than the padded input", spec));
+      throw Error(fmt::format("--op '{}': the kernel is larger than the padded input", spec));
   }
   return w;
 }
@@ -201,7 +202,7 @@ graph::Graph workload_graph(const Workload& w, graph::NodeId* op_node) {
                        {"blocked_out", int64_t{1}}};
     out = g.add_op("conv2d_nchwc", {x, wt}, attrs, "conv2d");
   } else {
-    throw std::invalid_argument("no graph for workload op '" + w.op + "'");
+    throw Error("no graph for workload op '" + w.op + "'");
   }
   g.add_output(out, "out");
   *op_node = out;

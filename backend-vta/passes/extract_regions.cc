@@ -17,6 +17,7 @@
 #include "backend-vta/passes/passes.h"
 #include "compiler/ir/functor.h"
 #include "compiler/ir/printer.h"
+#include "support/integer.h"
 
 namespace kiln::vta::passes {
 
@@ -24,12 +25,6 @@ namespace {
 
 using runtime::Stage;
 using VarMap = std::unordered_map<const ir::VarNode*, int64_t>;
-
-int64_t floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 // Integer evaluation of index expressions and conditions with the host loops bound.
 class Eval {

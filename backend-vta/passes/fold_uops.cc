@@ -9,6 +9,7 @@
 #include <map>
 
 #include "backend-vta/passes/passes.h"
+#include "support/integer.h"
 
 namespace kiln::vta::passes {
 

@@ -47,17 +47,6 @@ std::string brief(const ir::Stmt& s) {
   return text;
 }
 
-std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t i = 1; i * i <= n; ++i)
-    if (n % i == 0) {
-      d.push_back(i);
-      if (i != n / i) d.push_back(n / i);
-    }
-  std::sort(d.begin(), d.end());
-  return d;
-}
-
 std::string InsnFunc::summary() const {
   std::array<size_t, 5> count{};
   size_t uops = 0, placed = 0;

@@ -161,7 +161,4 @@ struct InsnFunc {
 // The first line of a statement, for messages.
 std::string brief(const ir::Stmt& s);
 
-// The divisors of n > 0, ascending (the shapes match_dma and fold_uops try).
-std::vector<int64_t> divisors(int64_t n);
-
 }  // namespace kiln::vta

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "backend-vta/passes/passes.h"
+#include "support/integer.h"
 
 namespace kiln::vta::passes {
 

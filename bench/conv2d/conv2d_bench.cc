@@ -28,8 +28,8 @@
 #include "compiler/ir/printer.h"
 #include "compiler/schedule/lower.h"
 #include "compiler/schedule/schedule.h"
-#include "compiler/support/debug.h"
 #include "compiler/te/ops.h"
+#include "support/debug.h"
 
 namespace {
 

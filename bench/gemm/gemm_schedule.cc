@@ -8,8 +8,8 @@
 #include "compiler/schedule/lower.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/schedule/tensorize.h"
-#include "compiler/support/debug.h"
 #include "compiler/te/tensor.h"
+#include "support/debug.h"
 
 namespace kiln::bench {
 

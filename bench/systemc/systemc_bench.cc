@@ -31,6 +31,7 @@
 #include "hw/driver/systemc/systemc_device.h"
 #include "hw/sim/systemc/memory_model.h"
 #include "hw/spec/error.h"
+#include "support/error.h"
 
 namespace kiln {
 namespace {
@@ -331,9 +332,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return kiln::run(argc, argv);
-  } catch (const kiln::CompileError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-  } catch (const kiln::hw::Error& e) {
+  } catch (const kiln::Error& e) {  // the compiler's and the accelerator's alike
     std::cerr << "error: " << e.what() << "\n";
   } catch (const std::exception& e) {  // a number that does not parse (--sweep, --accelerators)
     std::cerr << "error: " << e.what() << "\n";

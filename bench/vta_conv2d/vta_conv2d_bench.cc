@@ -22,6 +22,7 @@
 #include "compiler/support/error.h"
 #include "hw/driver/device.h"
 #include "hw/spec/error.h"
+#include "support/error.h"
 
 namespace kiln {
 namespace {
@@ -191,9 +192,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return kiln::run(argc, argv);
-  } catch (const kiln::CompileError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-  } catch (const kiln::hw::Error& e) {
+  } catch (const kiln::Error& e) {  // the compiler's and the accelerator's alike
     std::cerr << "error: " << e.what() << "\n";
   }
   return 1;

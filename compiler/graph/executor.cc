@@ -10,8 +10,8 @@
 
 #include "compiler/graph/op.h"
 #include "compiler/graph/passes/passes.h"
-#include "compiler/support/debug.h"
 #include "compiler/support/error.h"
+#include "support/debug.h"
 
 namespace kiln::graph {
 

@@ -21,6 +21,7 @@
 #include "compiler/graph/op_util.h"
 #include "compiler/ir/op.h"
 #include "compiler/te/ops.h"
+#include "support/integer.h"
 
 namespace kiln::graph::detail {
 
@@ -33,8 +34,6 @@ namespace {
 
 constexpr int64_t kLanes = 16;  // int32 outputs per word vector (one zmm register)
 constexpr int64_t kBytes = 4;   // input channels per word
-
-int64_t blocks(int64_t n, int64_t b) { return (n + b - 1) / b; }
 
 Expr i32(int64_t v) { return Expr(static_cast<int>(v)); }
 
@@ -71,9 +70,9 @@ TensorType infer_pack(const std::vector<TensorType>& in, const Attrs& a) {
   std::string l = layout_of(a);
   if (w.ndim() != (l == "conv" ? 4 : 2)) fail(fmt::format("a {} weight cannot have shape {}", l, w.to_string()));
   const auto& s = w.shape;
-  if (l == "conv") return TensorType{DataType::Int(32), {blocks(s[0], kLanes), blocks(s[1], kBytes), s[2], s[3], kLanes}};
+  if (l == "conv") return TensorType{DataType::Int(32), {ceil_div(s[0], kLanes), ceil_div(s[1], kBytes), s[2], s[3], kLanes}};
   int64_t n = l == "dense" ? s[0] : s[1], k = l == "dense" ? s[1] : s[0];
-  return TensorType{DataType::Int(32), {blocks(n, kLanes), blocks(k, kBytes), kLanes}};
+  return TensorType{DataType::Int(32), {ceil_div(n, kLanes), ceil_div(k, kBytes), kLanes}};
 }
 
 Tensor compute_pack(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
@@ -145,8 +144,8 @@ TensorType infer_conv(const std::vector<TensorType>& in, const Attrs& a) {
   const auto& w = in[1].shape;
   int64_t o = a.get_int("channels", 0);
   if (x.size() != 4 || w.size() != 5 || w[4] != kLanes) fail("conv2d_nchwc_int8 takes NCHW data and [O/16, C/4, KH, KW, 16] words");
-  if (o <= 0 || blocks(o, kLanes) != w[0]) fail(fmt::format("{} output channels do not fill {} blocks of 16", o, w[0]));
-  if (blocks(x[1], kBytes) != w[1]) fail(fmt::format("the words hold {} input channels, the data has {}", w[1] * kBytes, x[1]));
+  if (o <= 0 || ceil_div(o, kLanes) != w[0]) fail(fmt::format("{} output channels do not fill {} blocks of 16", o, w[0]));
+  if (ceil_div(x[1], kBytes) != w[1]) fail(fmt::format("the words hold {} input channels, the data has {}", w[1] * kBytes, x[1]));
   check_operands(in, o, "conv2d_nchwc_int8");
   Window win = window(a, {w[2], w[3]});
   return TensorType{DataType::Int(32),
@@ -159,7 +158,7 @@ Tensor pack_data(const Tensor& x, const TensorType& xt, const Window& w) {
   int64_t C = xt.shape[1], H = xt.shape[2], W = xt.shape[3];
   Expr pad = i32(is_signed ? 128 : 0);
   return te::compute(
-      {i32(xt.shape[0]), i32(blocks(C, kBytes)), i32(H + w.pt + w.pb), i32(W + w.pl + w.pr)},
+      {i32(xt.shape[0]), i32(ceil_div(C, kBytes)), i32(H + w.pt + w.pb), i32(W + w.pl + w.pr)},
       [&](const std::vector<Var>& i) {
         Expr y = i[2] - i32(w.pt), xx = i[3] - i32(w.pl);
         Expr inside = y >= 0 && y < i32(H) && xx >= 0 && xx < i32(W);
@@ -208,8 +207,8 @@ TensorType infer_dense(const std::vector<TensorType>& in, const Attrs& a) {
   const auto& w = in[1].shape;
   int64_t n = a.get_int("units", 0);
   if (x.size() != 2 || w.size() != 3 || w[2] != kLanes) fail("dense_int8 takes [M, K] data and [N/16, K/4, 16] words");
-  if (n <= 0 || blocks(n, kLanes) != w[0]) fail(fmt::format("{} units do not fill {} blocks of 16", n, w[0]));
-  if (blocks(x[1], kBytes) != w[1]) fail(fmt::format("the words hold {} inputs, the data has {}", w[1] * kBytes, x[1]));
+  if (n <= 0 || ceil_div(n, kLanes) != w[0]) fail(fmt::format("{} units do not fill {} blocks of 16", n, w[0]));
+  if (ceil_div(x[1], kBytes) != w[1]) fail(fmt::format("the words hold {} inputs, the data has {}", w[1] * kBytes, x[1]));
   check_operands(in, n, "dense_int8");
   return TensorType{DataType::Int(32), {x[0], n}};
 }

@@ -6,6 +6,7 @@
 
 #include "compiler/ir/printer.h"
 #include "compiler/support/error.h"
+#include "support/integer.h"
 
 namespace kiln::interp {
 
@@ -74,17 +75,6 @@ struct VarE : E {
   const Scalar* eval(Frame& f) override { return &f.vars[slot]; }
   size_t slot;
 };
-
-int64_t floordiv(int64_t a, int64_t b) {
-  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t floormod(int64_t a, int64_t b) {
-  if (b == -1) return 0;
-  int64_t m = a % b;
-  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
-}
 
 struct BinaryE : E {
   BinaryE(DataType t, NodeKind k, EPtr a_, EPtr b_, std::string text)

@@ -4,18 +4,18 @@
 // operation). Every backend is compared with it. The IR is compiled once into a tree
 // of evaluators with variables in slots, then run as often as wanted.
 #include <memory>
-#include <stdexcept>
 #include <vector>
 
 #include "compiler/interp/host_buffer.h"
 #include "compiler/schedule/lower.h"
+#include "support/error.h"
 
 namespace kiln::interp {
 
 // A fault of the program being run (out-of-bounds access, division by zero).
-class InterpError : public std::runtime_error {
+class InterpError : public Error {
  public:
-  explicit InterpError(const std::string& what) : std::runtime_error(what) {}
+  explicit InterpError(const std::string& what) : Error(what) {}
 };
 
 class Program {

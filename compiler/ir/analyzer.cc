@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/ir/functor.h"
+#include "support/integer.h"
 
 namespace kiln::ir {
 namespace {
@@ -31,12 +32,7 @@ int64_t mul(int64_t a, int64_t b) {
   if (inf(a) || inf(b)) return ((a < 0) != (b < 0)) ? ConstBound::kNegInf : ConstBound::kPosInf;
   return sat(static_cast<I128>(a) * b);
 }
-int64_t floordiv(int64_t a, int64_t c) {  // c > 0
-  if (inf(a)) return a;
-  int64_t q = a / c;
-  if ((a % c != 0) && (a < 0)) --q;
-  return q;
-}
+int64_t floordiv(int64_t a, int64_t c) { return inf(a) ? a : kiln::floordiv(a, c); }  // c > 0
 
 ConstBound type_bound(DataType t) {
   if (!t.is_integer()) return {};

@@ -12,13 +12,11 @@
 #include "compiler/ir/ir_util.h"
 #include "compiler/ir/op.h"
 #include "compiler/ir/structural.h"
+#include "support/integer.h"
 
 namespace kiln::ir {
 
 namespace {
-
-int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
-int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
 
 bool is_index_type(DataType t) { return t.is_int() && t.is_scalar(); }
 

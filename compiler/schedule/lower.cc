@@ -6,8 +6,8 @@
 #include "compiler/passes/passes.h"
 #include "compiler/schedule/bound.h"
 #include "compiler/schedule/schedule_ops.h"
-#include "compiler/support/debug.h"
 #include "compiler/support/error.h"
+#include "support/debug.h"
 
 namespace kiln::schedule {
 

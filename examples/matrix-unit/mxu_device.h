@@ -14,16 +14,17 @@
 // K cycles to fill the array; nothing overlaps.
 #include <cstdint>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "support/error.h"
 
 namespace kiln::mxu {
 
 // A bad command, a bad address or a command list that does not fit.
-class MxuError : public std::runtime_error {
+class MxuError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 struct MxuConfig {

@@ -15,6 +15,7 @@
 #include "compiler/target/backend.h"
 #include "compiler/te/tensor.h"
 #include "examples/matrix-unit/mxu_codegen.h"
+#include "support/integer.h"
 
 namespace kiln::mxu {
 
@@ -31,8 +32,6 @@ using ir::Expr;
 
 constexpr int64_t kM = MxuConfig::kTileM, kK = MxuConfig::kTileK, kN = MxuConfig::kTileN;
 constexpr const char* kCall = "mxu.matmul";
-
-int64_t round_up(int64_t n, int64_t block) { return (n + block - 1) / block * block; }
 
 // ---------------------------------------------------------------- the target's options
 

@@ -8,6 +8,7 @@
 
 #include "hw/driver/runtime/device_buffer.h"
 #include "hw/spec/error.h"
+#include "support/integer.h"
 
 namespace kiln::examples {
 
@@ -128,13 +129,6 @@ std::vector<int8_t> conv2d_reference(std::span<const int8_t> in, std::span<const
 // On the device
 
 namespace {
-
-std::vector<int> divisors(int n) {
-  std::vector<int> out;
-  for (int d = 1; d <= n; ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
-}
 
 // VTA-style latency hiding: two input buffers (load runs ahead of compute) and two
 // accumulator regions (compute runs ahead of store), handed over by tokens.

@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <unistd.h>
+#include <utility>
 
 #include "tests/support/command.h"
 #include "backend-cpu/runtime/tensor.h"
@@ -81,6 +84,27 @@ TEST(KilnRun, BrokenModelsGiveClearErrors) {
   r = kiln("run " + (models() / "bert_tiny.onnx").string() + " --input nosuch=x.npy");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("no input named 'nosuch'"), std::string::npos) << r.out;
+}
+
+// The errors of every layer (the command line's own, hw/, the compiler, the tuner's
+// records) reach the user as one kiln::Error, printed one way.
+TEST(KilnCli, EveryLayersErrorPrintsOneWay) {
+  fs::path bad = fs::temp_directory_path() / ("kiln_cli_one_way_" + std::to_string(::getpid()) + ".jsonl");
+  std::ofstream(bad) << "{\"version\":1}\n";
+  const std::string model = (models() / "bert_tiny.onnx").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"--plugin /nonexistent/libnone.so hw show", "kiln: error: --plugin /nonexistent/libnone.so: "},
+      {"hw show --config /nonexistent/none.json", "kiln: error: "},
+      {"run " + model + " --input-shape nonsense", "kiln: error: --input-shape 'nonsense'"},
+      {"run " + model + " --records " + bad.string(), "kiln: error: "},
+  };
+  for (const auto& [args, want] : cases) {
+    Result r = kiln(args);
+    EXPECT_EQ(r.code, 1) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(want), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("internal error"), std::string::npos) << args << "\n" << r.out;
+  }
+  fs::remove(bad);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <exception>
 
+#include "support/error.h"
 #include "tools/kiln/common.h"
 #include "tools/kiln/plugin.h"
 #ifdef KILN_HAVE_CPU
@@ -57,8 +58,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const kiln::Error& e) {  // every layer's errors: hw/, the compiler, the backends, the tuner
+    fmt::print(stderr, "{}\n", e.report("kiln"));
+    return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "kiln: error: {}\n", e.what());
+    fmt::print(stderr, "{}\n", kiln::internal_error_report("kiln", e));
     return 1;
   }
   return 0;

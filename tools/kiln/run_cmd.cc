@@ -26,7 +26,6 @@
 #include "compiler/target/target.h"
 #include "tools/kiln/common.h"
 #include "tools/kiln/device_flags.h"
-#include "hw/spec/error.h"
 #ifdef KILN_HAVE_TUNER
 #include <iostream>
 
@@ -61,20 +60,16 @@ graph::CompileOptions compile_options(const RunArgs& a) {
   o.target = target_of(a);
   if (a.records.empty()) return o;
 #ifdef KILN_HAVE_TUNER
-  try {
-    o.schedule_hook = tuner::records_hook(a.records, std::cerr);
-    if (o.target.kind() == "vta") {
+  o.schedule_hook = tuner::records_hook(a.records, std::cerr);
+  if (o.target.kind() == "vta") {
 #ifdef KILN_HAVE_TUNER_VTA
-      // The accelerator's convolutions take the best `kiln tune --target vta` record
-      // of their shape and configuration.
-      tuner::register_vta_templates(load_config(o.target.option("config", "default")));
-      o.knob_hook = tuner::knobs_hook(a.records, std::cerr);
+    // The accelerator's convolutions take the best `kiln tune --target vta` record
+    // of their shape and configuration.
+    tuner::register_vta_templates(load_config(o.target.option("config", "default")));
+    o.knob_hook = tuner::knobs_hook(a.records, std::cerr);
 #else
-      throw CompileError("--records with --target vta: this kiln was built without the accelerator's tuner");
+    throw CompileError("--records with --target vta: this kiln was built without the accelerator's tuner");
 #endif
-    }
-  } catch (const std::invalid_argument& e) {
-    throw CompileError(e.what());
   }
 #else
   throw CompileError("--records: this kiln was built without the tuner");
@@ -114,11 +109,7 @@ target::Target target_of(const RunArgs& a) {
   if (!a.device.empty() && !t.has_option("device")) t.set_option("device", a.device);
   // The device flags become the target's options (-dram_latency=64), checked here so
   // that an error names the flag as it was given.
-  try {
-    a.device_flags.options(t.option("device", "fsim"));
-  } catch (const hw::Error& e) {
-    throw CompileError(e.what());
-  }
+  a.device_flags.options(t.option("device", "fsim"));
   for (const auto& [setting, value] : given)
     if (!t.has_option(std::string(setting->name))) t.set_option(std::string(setting->name), value);
   if (!a.trace.empty()) {

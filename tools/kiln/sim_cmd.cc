@@ -16,6 +16,7 @@
 #endif
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
+#include "support/integer.h"
 #include "tools/kiln/common.h"
 #include "tools/kiln/device_flags.h"
 
@@ -90,7 +91,6 @@ SystemcRun run_on_systemc(const hw::Config& cfg, const driver::DeviceOptions& op
 }
 #endif
 
-uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
 void run_sim(const SimArgs& a) {
   hw::Config cfg = load_config(a.config);

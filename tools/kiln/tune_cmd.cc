@@ -86,12 +86,8 @@ TuneTarget tune_target(const TuneArgs& a) {
 
 std::vector<std::pair<tuner::Workload, std::string>> tune_tasks(const TuneArgs& a, const TuneTarget& tt) {
   std::vector<std::pair<tuner::Workload, std::string>> tasks;
-  try {
-    if (!a.op.empty()) tasks.push_back({tuner::parse_workload(a.op), "--op"});
-    else tasks = tuner::model_workloads(frontend::import_onnx_file(a.model), tt.model);
-  } catch (const std::invalid_argument& e) {
-    throw CompileError(e.what());
-  }
+  if (!a.op.empty()) tasks.push_back({tuner::parse_workload(a.op), "--op"});
+  else tasks = tuner::model_workloads(frontend::import_onnx_file(a.model), tt.model);
   if (tasks.empty() && tt.vta)
     throw CompileError(a.model + ": no convolution of this model runs on the accelerator (" + tt.records_key +
                        "); a float model needs `kiln quantize` first");
@@ -148,12 +144,7 @@ void tune_main(const TuneArgs& a) {
   for (const auto& [w, where] : tasks) {
     std::vector<const tuner::Template*> ts = tuner::templates_for(w.op, tt.templates);
     if (ts.empty()) throw CompileError("no " + tt.templates + " template for " + w.key());
-    tuner::TuneResult r;
-    try {
-      r = tuner::tune(*ts[0], w, *measurer, o);
-    } catch (const std::invalid_argument& e) {
-      throw CompileError(e.what());
-    }
+    tuner::TuneResult r = tuner::tune(*ts[0], w, *measurer, o);
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
     if (r.transfer_records > 0)
       fmt::print(stderr, "[{} {}] the cost model also learned from {} records of other {} workloads\n", ts[0]->name, w.key(),

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "compiler/graph/passes/passes.h"
-#include "compiler/support/debug.h"
+#include "support/debug.h"
 
 namespace kiln::graph {
 

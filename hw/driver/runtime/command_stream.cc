@@ -2,33 +2,19 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <string_view>
 
 #include "hw/spec/assembly.h"
 #include "hw/spec/error.h"
 #include "hw/spec/regs.h"
+#include "support/debug.h"
 
 namespace kiln::runtime {
 
 namespace {
 
 int index(Stage s) { return static_cast<int>(s); }
-
-// True when `topic` is one of the comma-separated words of $KILN_DEBUG (or "all").
-bool debug_env(std::string_view topic) {
-  const char* env = std::getenv("KILN_DEBUG");
-  std::string_view all = env != nullptr ? env : "";
-  while (!all.empty()) {
-    size_t comma = all.find(',');
-    std::string_view word = all.substr(0, comma);
-    if (word == topic || word == "all") return true;
-    if (comma == std::string_view::npos) break;
-    all.remove_prefix(comma + 1);
-  }
-  return false;
-}
 
 // Neighbouring modules only: load and store share no token queue.
 void check_pair(Stage from, Stage to, const char* what) {
@@ -92,7 +78,7 @@ CommandStream::CommandStream(driver::Device& dev, const hw::Config& program_conf
                                 "version {}",
                                 dev_.kind(), version, hw::regs::kMapVersion));
   }
-  if (debug_env("stream")) opts_.dump = true;
+  if (debug_enabled("stream")) opts_.dump = true;
 }
 
 CommandStream::~CommandStream() = default;

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "hw/spec/error.h"
+#include "support/integer.h"
 
 namespace kiln::driver {
 
@@ -50,7 +51,7 @@ Mapping::Mapping(const std::string& path, uint64_t offset, uint64_t bytes, bool 
     throw hw::Error(fmt::format("{} {}: the file has {} bytes, too few for {} bytes at 0x{:x}",
                                 what, path, st.st_size, bytes, offset));
   }
-  mapped_ = (bytes + page - 1) / page * page;
+  mapped_ = round_up(bytes, page);
   void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
   int err = errno;
   ::close(fd);  // the mapping keeps the file

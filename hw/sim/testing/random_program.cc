@@ -8,6 +8,7 @@
 #include <set>
 
 #include "hw/spec/error.h"
+#include "support/integer.h"
 
 namespace kiln::sim::testing {
 
@@ -100,7 +101,7 @@ class Generator {
 
 uint64_t Generator::alloc_data(const std::string& name, uint64_t bytes, bool output,
                                int value_width) {
-  uint64_t addr = (data_.size() + align_ - 1) / align_ * align_;
+  uint64_t addr = round_up(data_.size(), align_);
   data_.resize(addr + bytes, 0);
   if (!output) {
     int vb = value_width / 8;
@@ -522,7 +523,7 @@ RandomProgram Generator::generate() {
   // Layout: micro-op blob at 0, the data arena after it, the stream last.
   RandomProgram p;
   uint64_t blob_bytes = blob_.size() * hw::Config::kUopElemBytes;
-  uint64_t data_base = (blob_bytes + align_ - 1) / align_ * align_;
+  uint64_t data_base = round_up(blob_bytes, align_);
   for (Insn& in : stream) {
     if (in.opcode != Opcode::kLoad && in.opcode != Opcode::kStore) continue;
     if (in.x_size == 0 || in.y_size == 0 || in.memory_type == MemType::kUop) continue;

@@ -1,14 +1,12 @@
-#include "compiler/support/debug.h"
+#include "support/debug.h"
 
 #include <cstdlib>
-#include <string>
 
 namespace kiln {
 
 bool debug_enabled(std::string_view topic) {
   const char* env = std::getenv("KILN_DEBUG");
-  if (env == nullptr) return false;
-  std::string_view all(env);
+  std::string_view all = env != nullptr ? env : "";
   while (!all.empty()) {
     size_t comma = all.find(',');
     std::string_view word = all.substr(0, comma);
