@@ -27,7 +27,9 @@ namespace kiln::sim {
 class ActivityTrace {
  public:
   enum class State : uint8_t { kIdle, kSync, kBusy, kStallToken, kStallQueue };
-  enum Module : uint8_t { kFetch, kLoad, kCompute, kStore, kNumModules };
+  // The timeline's tracks: fetch, then the three hw::Module in their order.
+  enum Unit : uint8_t { kFetch, kLoad, kCompute, kStore, kNumUnits };
+  static constexpr Unit unit_of(hw::Module m) { return static_cast<Unit>(static_cast<int>(m) + 1); }
 
   // Creates (truncates) `path` and writes a valid, empty trace; throws hw::Error
   // naming the path when it cannot be written.
@@ -55,7 +57,7 @@ class ActivityTrace {
  private:
   struct InsnInfo {
     std::string name;  // "gemm #12", "load inp #3"
-    Module module;     // whose command queue fetch routes it to
+    Unit module;       // whose command queue fetch routes it to
     bool pop_prev, pop_next, push_prev, push_next;
   };
   struct Track {
@@ -66,8 +68,8 @@ class ActivityTrace {
 
   InsnInfo describe(std::span<const uint8_t> stream, uint32_t i) const;
   void sample_cycle(const TopOut& out);
-  void set_state(Module m, State s, int64_t insn);
-  void close(Module m);
+  void set_state(Unit m, State s, int64_t insn);
+  void close(Unit m);
   void emit(const std::string& event);
   void write_trailer();
   [[noreturn]] void fail(const std::string& what) const;
@@ -83,10 +85,10 @@ class ActivityTrace {
   uint64_t offset_ = 0;  // cycles of the earlier runs
   uint64_t cycle_ = 0;   // running cycles of this run so far
   std::vector<InsnInfo> insns_;
-  std::vector<uint32_t> routed_[kNumModules];  // per module, its instructions in order
-  size_t popped_[kNumModules] = {};            // how many it has taken from its queue
-  int64_t current_[kNumModules] = {};          // the instruction it holds, or -1
-  Track tracks_[kNumModules];
+  std::vector<uint32_t> routed_[kNumUnits];  // per module, its instructions in order
+  size_t popped_[kNumUnits] = {};            // how many it has taken from its queue
+  int64_t current_[kNumUnits] = {};          // the instruction it holds, or -1
+  Track tracks_[kNumUnits];
   uint64_t tokens_ = ~uint64_t{0};  // last token occupancies written
 };
 
