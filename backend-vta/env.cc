@@ -29,15 +29,6 @@ int64_t Env::elem_scalars(hw::MemType m) const {
   return 1;
 }
 
-int64_t Env::depth(hw::MemType m) const {
-  switch (m) {
-    case hw::MemType::kInp: return cfg_.inp_depth();
-    case hw::MemType::kWgt: return cfg_.wgt_depth();
-    case hw::MemType::kAcc: return cfg_.acc_depth();
-    case hw::MemType::kOut: return cfg_.out_depth();
-    case hw::MemType::kUop: return cfg_.uop_depth();
-  }
-  return 0;
-}
+int64_t Env::depth(hw::MemType m) const { return hw::mem_depth(cfg_, m); }
 
 }  // namespace kiln::vta

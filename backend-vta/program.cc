@@ -168,8 +168,8 @@ std::string Program::to_json() const {
       case ProgramOp::Kind::kAlu: o["kernel"] = op.kernel; break;
       case ProgramOp::Kind::kDepPush:
       case ProgramOp::Kind::kDepPop:
-        o["from"] = std::string(runtime::stage_name(op.from));
-        o["to"] = std::string(runtime::stage_name(op.to));
+        o["from"] = std::string(hw::module_name(op.from));
+        o["to"] = std::string(hw::module_name(op.to));
         break;
     }
     j["ops"].push_back(o);
@@ -198,8 +198,8 @@ Program Program::from_json(std::string_view text, const hw::Config& config, std:
     Program p(j.at("name").get<std::string>(), config);
     for (const auto& a : j.at("args")) p.add_arg(ProgramArg{a.at("name"), a.at("shape"), a.at("bits")});
     auto stage_of_name = [&](const std::string& s) {
-      for (runtime::Stage st : {runtime::Stage::kLoad, runtime::Stage::kCompute, runtime::Stage::kStore})
-        if (runtime::stage_name(st) == s) return st;
+      for (hw::Module st : {hw::Module::kLoad, hw::Module::kCompute, hw::Module::kStore})
+        if (hw::module_name(st) == s) return st;
       throw fail("unknown module '" + s + "'");
     };
     auto mem_of_name = [&](const std::string& s) {
@@ -213,7 +213,7 @@ Program Program::from_json(std::string_view text, const hw::Config& config, std:
         std::string kind = kj.at("kind");
         hw::AluOp op = hw::AluOp::kMin;
         bool found = false;
-        for (hw::AluOp o : {hw::AluOp::kMin, hw::AluOp::kMax, hw::AluOp::kAdd, hw::AluOp::kShr, hw::AluOp::kMul})
+        for (hw::AluOp o : hw::kAluOps)
           if (hw::alu_op_name(o) == kj.at("alu_op").get<std::string>()) op = o, found = true;
         if (!found) throw fail("unknown ALU op in kernel '" + name + "'");
         runtime::UopKernelBuilder b = kind == "gemm"       ? runtime::UopKernelBuilder::gemm(name, kj.at("reset"))

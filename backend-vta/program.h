@@ -40,7 +40,7 @@ struct ProgramOp {
   // kGemm / kAlu: index into Program::kernels.
   int kernel = 0;
   // kDepPush / kDepPop.
-  runtime::Stage from = runtime::Stage::kLoad, to = runtime::Stage::kCompute;
+  hw::Module from = hw::Module::kLoad, to = hw::Module::kCompute;
 };
 
 // What a program does, counted at compile time.

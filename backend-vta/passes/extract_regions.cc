@@ -23,7 +23,7 @@ namespace kiln::vta::passes {
 
 namespace {
 
-using runtime::Stage;
+using hw::Module;
 using VarMap = std::unordered_map<const ir::VarNode*, int64_t>;
 
 // Integer evaluation of index expressions and conditions with the host loops bound.
@@ -217,7 +217,7 @@ class Extractor {
     fn_.events.push_back(SpadEvent{SpadEvent::Kind::kPlace, t, {}});
   }
 
-  Insn& new_insn(Insn::Kind kind, Stage stage, const ir::Stmt& source) {
+  Insn& new_insn(Insn::Kind kind, Module stage, const ir::Stmt& source) {
     Insn& x = fn_.insns.emplace_back();
     x.kind = kind;
     x.stage = stage;
@@ -443,7 +443,7 @@ class Extractor {
     if (elems.empty()) return;
     if (is_load) first_write(dst);
     Insn& x = new_insn(is_load ? Insn::Kind::kLoad : Insn::Kind::kStore,
-                       !is_load ? Stage::kStore : mem == hw::MemType::kAcc ? Stage::kCompute : Stage::kLoad, body);
+                       hw::module_of(is_load ? hw::Opcode::kLoad : hw::Opcode::kStore, mem), body);
     x.tensor = is_load ? dst : src;
     x.mem = mem;
     x.arg = arg;
@@ -577,12 +577,12 @@ class Extractor {
       }
     });
     if (!resets.empty()) {
-      Insn& x = new_insn(Insn::Kind::kGemmReset, Stage::kCompute, body);
+      Insn& x = new_insn(Insn::Kind::kGemmReset, Module::kCompute, body);
       x.tensor = acc;
       x.uops = std::move(resets);
     }
     if (!updates.empty()) {
-      Insn& x = new_insn(Insn::Kind::kGemm, Stage::kCompute, body);
+      Insn& x = new_insn(Insn::Kind::kGemm, Module::kCompute, body);
       x.tensor = acc;
       x.uops = std::move(updates);
     }
@@ -622,7 +622,7 @@ class Extractor {
       leaves.push_back(std::move(l));
     });
     if (leaves.empty()) return;
-    Insn& x = new_insn(Insn::Kind::kAlu, Stage::kCompute, body);
+    Insn& x = new_insn(Insn::Kind::kAlu, Module::kCompute, body);
     x.tensor = dst;
     x.leaves = std::move(leaves);
     // A result that has no range yet takes over the storage of the operand it

@@ -12,15 +12,15 @@
 namespace kiln::vta::passes {
 
 void insert_tokens(const Env&, InsnFunc& fn) {
-  using runtime::Stage;
+  using hw::Module;
   const std::vector<Insn>& insns = fn.insns;
   size_t n = insns.size();
-  std::vector<std::array<bool, 3>> push_after(n), pop_before(n);
-  std::array<std::array<int64_t, 3>, 3> covered;
+  std::vector<std::array<bool, hw::kNumModules>> push_after(n), pop_before(n);
+  std::array<std::array<int64_t, hw::kNumModules>, hw::kNumModules> covered;
   for (auto& row : covered) row.fill(-1);
   struct Seen {
     int64_t idx;
-    Stage stage;
+    Module stage;
     int64_t lo, hi;
     bool write;
   };
@@ -29,7 +29,7 @@ void insert_tokens(const Env&, InsnFunc& fn) {
   for (size_t i = 0; i < n; ++i) {
     const Insn& x = insns[i];
     int s = static_cast<int>(x.stage);
-    std::array<int64_t, 3> best{-1, -1, -1};
+    std::array<int64_t, hw::kNumModules> best{-1, -1, -1};
     for (const Access& a : x.accesses) {
       for (const Seen& p : history[key_of(a.mem)]) {
         int t = static_cast<int>(p.stage);
@@ -37,7 +37,7 @@ void insert_tokens(const Env&, InsnFunc& fn) {
         best[t] = std::max(best[t], p.idx);
       }
     }
-    for (int t = 0; t < 3; ++t) {
+    for (int t = 0; t < hw::kNumModules; ++t) {
       if (best[t] < 0) continue;
       push_after[static_cast<size_t>(best[t])][s] = true;
       pop_before[i][t] = true;
@@ -55,21 +55,21 @@ void insert_tokens(const Env&, InsnFunc& fn) {
   }
   for (size_t i = 0; i < n; ++i) {
     const Insn& x = insns[i];
-    for (int t = 0; t < 3; ++t) {
+    for (int t = 0; t < hw::kNumModules; ++t) {
       if (!pop_before[i][t]) continue;
       ProgramOp p;
       p.kind = ProgramOp::Kind::kDepPop;
-      p.from = static_cast<Stage>(t);
+      p.from = static_cast<Module>(t);
       p.to = x.stage;
       fn.program.add_op(p);
     }
     fn.program.add_op(x.op);
-    for (int t = 0; t < 3; ++t) {
+    for (int t = 0; t < hw::kNumModules; ++t) {
       if (!push_after[i][t]) continue;
       ProgramOp p;
       p.kind = ProgramOp::Kind::kDepPush;
       p.from = x.stage;
-      p.to = static_cast<Stage>(t);
+      p.to = static_cast<Module>(t);
       fn.program.add_op(p);
     }
   }

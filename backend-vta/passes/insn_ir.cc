@@ -75,10 +75,9 @@ std::string InsnFunc::dump() const {
     if (t.alias_of >= 0) s += fmt::format(" (in %{})", t.alias_of);
     s += "\n";
   }
-  static constexpr const char* kStage[] = {"load", "compute", "store"};
   for (size_t i = 0; i < insns.size(); ++i) {
     const Insn& x = insns[i];
-    s += fmt::format("  {:5} {:7} {:10} r{}", i, kStage[static_cast<int>(x.stage)], insn_kind_name(x.kind), x.region);
+    s += fmt::format("  {:5} {:7} {:10} r{}", i, hw::module_name(x.stage), insn_kind_name(x.kind), x.region);
     if (x.tensor >= 0) s += fmt::format(" %{}", x.tensor);
     if (!x.elems.empty()) s += fmt::format(" elems={}", x.elems.size());
     if (x.dma_elems) s += fmt::format(" sram={} dram={}+{} {}x{} stride {}", x.op.sram, x.op.arg, x.op.dram_elem,

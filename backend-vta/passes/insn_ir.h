@@ -100,7 +100,7 @@ struct AluLeaf {
 struct Insn {
   enum class Kind : uint8_t { kLoad, kStore, kGemmReset, kGemm, kAlu };
   Kind kind = Kind::kLoad;
-  runtime::Stage stage = runtime::Stage::kLoad;  // the module whose queue runs it
+  hw::Module stage = hw::Module::kLoad;  // the module whose queue runs it
   int region = 0;                                // the region it came from, in program order
   ir::Stmt source;                               // that region's statement (errors, dumps)
   int tensor = -1;  // the scratchpad tensor it writes (loads, GEMM, ALU) or stores

@@ -10,7 +10,7 @@ namespace kiln::vta::passes {
 
 namespace {
 
-using runtime::Stage;
+using hw::Module;
 
 // A run of loads is best issued in the order compute needs them: virtual threads give
 // [inp t0, inp t1, wgt t0, wgt t1, gemm t0, gemm t1], and issuing wgt t0 before inp
@@ -20,7 +20,7 @@ void order_loads(std::vector<Insn>& insns) {
   size_t n = insns.size();
   for (size_t b = 0; b < n;) {
     size_t e = b;
-    while (e < n && insns[e].stage == Stage::kLoad) ++e;
+    while (e < n && insns[e].stage == Module::kLoad) ++e;
     if (e - b > 1) {
       bool disjoint = true;
       for (size_t i = b; i < e && disjoint; ++i)
@@ -30,7 +30,7 @@ void order_loads(std::vector<Insn>& insns) {
         for (size_t i = b; i < e; ++i) {
           size_t first = SIZE_MAX;
           for (size_t j = e; j < n && j < e + kLookahead; ++j)
-            if (insns[j].stage != Stage::kLoad && conflicts(insns[i], insns[j])) {
+            if (insns[j].stage != Module::kLoad && conflicts(insns[i], insns[j])) {
               first = j;
               break;
             }

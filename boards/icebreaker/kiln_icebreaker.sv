@@ -62,7 +62,7 @@ module kiln_icebreaker #(
   end
 
   logic link_active, progress;
-  logic [15:0] unused_state;
+  logic [kiln_cfg_pkg::DBG_STATE_BITS-1:0] unused_state;
   kiln_uart_top #(
     .CLKS_PER_BIT(CLK_HZ / BAUD),
     .MEM_BYTES(131072),

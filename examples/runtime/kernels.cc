@@ -15,7 +15,7 @@ namespace kiln::examples {
 using runtime::CommandStream;
 using runtime::DeviceBuffer;
 using runtime::Pad;
-using runtime::Stage;
+using hw::Module;
 using runtime::UopKernel;
 using runtime::UopKernelBuilder;
 
@@ -135,33 +135,33 @@ namespace {
 class Pipeline {
  public:
   explicit Pipeline(CommandStream& s) : s_(s) {
-    for (int i = 0; i < 2; ++i) s_.dep_push(Stage::kCompute, Stage::kLoad);
-    for (int i = 0; i < 2; ++i) s_.dep_push(Stage::kStore, Stage::kCompute);
+    for (int i = 0; i < 2; ++i) s_.dep_push(Module::kCompute, Module::kLoad);
+    for (int i = 0; i < 2; ++i) s_.dep_push(Module::kStore, Module::kCompute);
   }
   // Load module: wait for a free input buffer; returns its index.
   int begin_load() {
-    s_.dep_pop(Stage::kCompute, Stage::kLoad);
+    s_.dep_pop(Module::kCompute, Module::kLoad);
     return loads_++ % 2;
   }
-  void end_load() { s_.dep_push(Stage::kLoad, Stage::kCompute); }
+  void end_load() { s_.dep_push(Module::kLoad, Module::kCompute); }
   // Compute module: wait for the loaded buffer; returns its index.
   int begin_step() {
-    s_.dep_pop(Stage::kLoad, Stage::kCompute);
+    s_.dep_pop(Module::kLoad, Module::kCompute);
     return steps_++ % 2;
   }
-  void end_step() { s_.dep_push(Stage::kCompute, Stage::kLoad); }
+  void end_step() { s_.dep_push(Module::kCompute, Module::kLoad); }
   // Compute module: wait until the store has drained an accumulator region.
   int begin_output() {
-    s_.dep_pop(Stage::kStore, Stage::kCompute);
+    s_.dep_pop(Module::kStore, Module::kCompute);
     return outputs_++ % 2;
   }
-  void end_output() { s_.dep_push(Stage::kCompute, Stage::kStore); }
-  void begin_store() { s_.dep_pop(Stage::kCompute, Stage::kStore); }
-  void end_store() { s_.dep_push(Stage::kStore, Stage::kCompute); }
+  void end_output() { s_.dep_push(Module::kCompute, Module::kStore); }
+  void begin_store() { s_.dep_pop(Module::kCompute, Module::kStore); }
+  void end_store() { s_.dep_push(Module::kStore, Module::kCompute); }
   // Takes back the initial tokens so that every queue ends empty.
   void finish() {
-    for (int i = 0; i < 2; ++i) s_.dep_pop(Stage::kCompute, Stage::kLoad);
-    for (int i = 0; i < 2; ++i) s_.dep_pop(Stage::kStore, Stage::kCompute);
+    for (int i = 0; i < 2; ++i) s_.dep_pop(Module::kCompute, Module::kLoad);
+    for (int i = 0; i < 2; ++i) s_.dep_pop(Module::kStore, Module::kCompute);
   }
 
  private:

@@ -14,7 +14,7 @@ module kiln_alu #(
   localparam int AW = kiln_cfg_pkg::ACC_WIDTH
 ) (
   input  logic                clk_i,
-  input  logic [2:0]          op_i,
+  input  kiln_cfg_pkg::alu_op_e op_i,
   input  logic [LANES*AW-1:0] a_i,
   input  logic [LANES*AW-1:0] b_i,
   output logic [LANES*AW-1:0] r_o
@@ -24,7 +24,7 @@ module kiln_alu #(
   // Per lane: whether a < b, and the ADD, SHR and MUL results.
   logic [LANES*AW-1:0] sum, shr, mul;
   logic [LANES-1:0] lt;
-  logic [2:0] op;
+  kiln_cfg_pkg::alu_op_e op;
   always_comb begin
     for (int l = 0; l < LANES; l++) begin
       logic signed [AW-1:0] x, y;
@@ -70,11 +70,11 @@ module kiln_alu #(
       x = a_s[l * AW +: AW];
       y = b_s[l * AW +: AW];
       case (op)
-        3'(kiln_cfg_pkg::ALU_MIN): r_o[l * AW +: AW] = lt_s[l] ? x : y;
-        3'(kiln_cfg_pkg::ALU_MAX): r_o[l * AW +: AW] = lt_s[l] ? y : x;
-        3'(kiln_cfg_pkg::ALU_ADD): r_o[l * AW +: AW] = sum_s[l * AW +: AW];
-        3'(kiln_cfg_pkg::ALU_SHR): r_o[l * AW +: AW] = shr_s[l * AW +: AW];
-        3'(kiln_cfg_pkg::ALU_MUL): r_o[l * AW +: AW] = mul_s[l * AW +: AW];
+        kiln_cfg_pkg::ALU_MIN: r_o[l * AW +: AW] = lt_s[l] ? x : y;
+        kiln_cfg_pkg::ALU_MAX: r_o[l * AW +: AW] = lt_s[l] ? y : x;
+        kiln_cfg_pkg::ALU_ADD: r_o[l * AW +: AW] = sum_s[l * AW +: AW];
+        kiln_cfg_pkg::ALU_SHR: r_o[l * AW +: AW] = shr_s[l * AW +: AW];
+        kiln_cfg_pkg::ALU_MUL: r_o[l * AW +: AW] = mul_s[l * AW +: AW];
         default: r_o[l * AW +: AW] = x;
       endcase
     end

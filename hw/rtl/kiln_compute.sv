@@ -28,7 +28,7 @@ module kiln_compute #(
   input  logic start_i,
   // Command queue head
   input  logic         cmd_valid_i,
-  input  logic [127:0] cmd_i,
+  input  logic [kiln_cfg_pkg::INSN_BITS-1:0] cmd_i,
   output logic         cmd_pop_o,
   // Tokens
   input  logic tok_from_load_i,
@@ -67,7 +67,7 @@ module kiln_compute #(
   output logic       gemm_uop_o,
   output logic       alu_uop_o,
   output logic [1:0] elem_read_o,   // [acc, uop] element read from DRAM this cycle
-  output logic [2:0] state_o
+  output logic [kiln_cfg_pkg::DBG_COMPUTE_STATE_WIDTH-1:0] state_o
 );
   localparam int UW = kiln_cfg_pkg::LOG_UOP_DEPTH;
   localparam int DSTW = kiln_cfg_pkg::LOG_ACC_DEPTH;
@@ -76,37 +76,39 @@ module kiln_compute #(
   localparam int SRCW = kiln_cfg_pkg::UOP_SRC_WIDTH;  // max(INPW, DSTW)
   localparam int ACCB = kiln_cfg_pkg::ACC_ELEM_BITS;
   localparam int LANES = kiln_cfg_pkg::BATCH * kiln_cfg_pkg::BLOCK_OUT;
+  localparam int IOW = kiln_cfg_pkg::GEMM_ITER_OUT_WIDTH;
+  localparam int IIW = kiln_cfg_pkg::GEMM_ITER_IN_WIDTH;
+  localparam int IMMW = kiln_cfg_pkg::ALU_IMM_WIDTH;
 
   typedef enum logic [2:0] {
     IDLE = 3'd0, POP = 3'd1, START = 3'd2, LOAD = 3'd3, LOOP = 3'd4, PUSH = 3'd5
   } state_e;
   state_e state_q;
-  logic [127:0] insn_q;
+  logic [kiln_cfg_pkg::INSN_BITS-1:0] insn_q;
   logic finished_q;
 
   // ---- Decode -------------------------------------------------------------------
-  logic [2:0] opcode, mem_type;
-  logic pop_prev, pop_next, push_prev, push_next, is_alu_insn, empty_load, empty_loop;
-  assign opcode = 3'(insn_q[kiln_cfg_pkg::GEMM_OPCODE_LSB +: kiln_cfg_pkg::GEMM_OPCODE_WIDTH]);
-  assign pop_prev  = insn_q[kiln_cfg_pkg::GEMM_POP_PREV_DEP_LSB];
-  assign pop_next  = insn_q[kiln_cfg_pkg::GEMM_POP_NEXT_DEP_LSB];
-  assign push_prev = insn_q[kiln_cfg_pkg::GEMM_PUSH_PREV_DEP_LSB];
-  assign push_next = insn_q[kiln_cfg_pkg::GEMM_PUSH_NEXT_DEP_LSB];
-  assign mem_type = 3'(insn_q[kiln_cfg_pkg::MEM_MEMORY_TYPE_LSB +: kiln_cfg_pkg::MEM_MEMORY_TYPE_WIDTH]);
-  assign empty_load = insn_q[kiln_cfg_pkg::MEM_X_SIZE_LSB +: kiln_cfg_pkg::MEM_X_SIZE_WIDTH] == '0 ||
-                      insn_q[kiln_cfg_pkg::MEM_Y_SIZE_LSB +: kiln_cfg_pkg::MEM_Y_SIZE_WIDTH] == '0;
+  // The held instruction as a LOAD: the opcode and flags sit where every format has
+  // them; kiln_loop_fields reads a GEMM's or an ALU's own fields.
+  /* verilator lint_off UNUSEDSIGNAL */
+  kiln_cfg_pkg::mem_insn_t mem;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign mem = insn_q;
+  logic is_alu_insn, empty_load, empty_loop;
+  assign empty_load = mem.x_size == '0 || mem.y_size == '0;
 
   // GEMM and ALU share the layout up to iter_in and the dst factors.
   logic reset_f;
   logic [UW-1:0] uop_bgn;
   logic [UW:0] uop_end;
-  logic [13:0] iter_out, iter_in;
+  logic [IOW-1:0] iter_out;
+  logic [IIW-1:0] iter_in;
   logic [DSTW-1:0] dfo, dfi;
   logic [SRCW-1:0] sfo, sfi;
   logic [WGTW-1:0] wfo, wfi;
-  logic [2:0] alu_op;
+  kiln_cfg_pkg::alu_op_e alu_op;
   logic use_imm;
-  logic [15:0] imm;
+  logic [IMMW-1:0] imm;
   kiln_loop_fields loop_fields (
     .insn_i(insn_q), .is_alu_o(is_alu_insn), .reset_o(reset_f), .uop_bgn_o(uop_bgn),
     .uop_end_o(uop_end), .iter_out_o(iter_out), .iter_in_o(iter_in),
@@ -119,17 +121,18 @@ module kiln_compute #(
   always_comb begin
     for (int l = 0; l < LANES; l++) begin
       for (int b = 0; b < kiln_cfg_pkg::ACC_WIDTH; b++)
-        imm_vec[l * kiln_cfg_pkg::ACC_WIDTH + b] = imm[(b < 16) ? b : 15];
+        imm_vec[l * kiln_cfg_pkg::ACC_WIDTH + b] = imm[(b < IMMW) ? b : IMMW - 1];
     end
   end
 
   // ---- Buffers ------------------------------------------------------------------
   logic uop_we, uop_re;
   logic [UW-1:0] uop_waddr, uop_raddr;
-  logic [31:0] uop_wdata, uop_rdata;
+  logic [kiln_cfg_pkg::UOP_ELEM_BITS-1:0] uop_wdata;
+  kiln_cfg_pkg::uop_t uop_rdata;
   logic unused_uop_bits;  // bits above the three index fields are zero in a legal micro-op
   assign unused_uop_bits = ^uop_rdata;
-  kiln_sram #(.WIDTH(32), .DEPTH(kiln_cfg_pkg::UOP_DEPTH)) uop_buf (
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::UOP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::UOP_DEPTH)) uop_buf (
     .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
     .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata));
 
@@ -175,10 +178,10 @@ module kiln_compute #(
   logic ld_acc_we;
   logic [DSTW-1:0] ld_acc_waddr;
   logic [ACCB-1:0] ld_acc_wdata;
-  assign start_uop = state_q == START && opcode == 3'(kiln_cfg_pkg::OP_LOAD) && !empty_load &&
-                     mem_type == 3'(kiln_cfg_pkg::MEM_UOP);
-  assign start_acc = state_q == START && opcode == 3'(kiln_cfg_pkg::OP_LOAD) && !empty_load &&
-                     mem_type != 3'(kiln_cfg_pkg::MEM_UOP);
+  assign start_uop = state_q == START && mem.opcode == kiln_cfg_pkg::OP_LOAD && !empty_load &&
+                     mem.memory_type == kiln_cfg_pkg::MEM_UOP;
+  assign start_acc = state_q == START && mem.opcode == kiln_cfg_pkg::OP_LOAD && !empty_load &&
+                     mem.memory_type != kiln_cfg_pkg::MEM_UOP;
 
   kiln_load_2d #(.ELEM_BYTES(4), .IDX_W(UW)) uop_ld (
     .clk_i, .rst_ni, .start_i(start_uop), .insn_i(insn_q), .busy_o(uop_busy),
@@ -197,10 +200,11 @@ module kiln_compute #(
   // ---- Loop pipeline --------------------------------------------------------------
   // Loop state, held for the instruction.
   logic l_alu_q, l_reset_q, l_imm_q;
-  logic [2:0] l_op_q;
+  kiln_cfg_pkg::alu_op_e l_op_q;
   logic [UW-1:0] l_bgn_q;
   logic [UW:0] l_end_q;
-  logic [13:0] l_iout_q, l_iin_q;
+  logic [IOW-1:0] l_iout_q;
+  logic [IIW-1:0] l_iin_q;
   logic [DSTW-1:0] l_dfo_q, l_dfi_q;
   logic [SRCW-1:0] l_sfo_q, l_sfi_q;
   logic [WGTW-1:0] l_wfo_q, l_wfi_q;
@@ -209,7 +213,8 @@ module kiln_compute #(
   // Stage A
   logic a_active_q;
   logic [UW:0] k_q;
-  logic [13:0] i_q, j_q;
+  logic [IOW-1:0] i_q;
+  logic [IIW-1:0] j_q;
   logic [DSTW-1:0] a_dst_base_q, a_dst_q;
   logic [SRCW-1:0] a_src_base_q, a_src_q;
   logic [WGTW-1:0] a_wgt_base_q, a_wgt_q;
@@ -239,9 +244,9 @@ module kiln_compute #(
   logic [DSTW-1:0] b_dst, b_src_acc;
   logic [SRCW-1:0] b_src;
   logic [WGTW-1:0] b_wgt;
-  assign b_dst = DSTW'(uop_rdata[kiln_cfg_pkg::UOP_DST_LSB +: kiln_cfg_pkg::UOP_DST_WIDTH]) + b_dst_off_q;
-  assign b_src = SRCW'(uop_rdata[kiln_cfg_pkg::UOP_SRC_LSB +: kiln_cfg_pkg::UOP_SRC_WIDTH]) + b_src_off_q;
-  assign b_wgt = WGTW'(uop_rdata[kiln_cfg_pkg::UOP_WGT_LSB +: kiln_cfg_pkg::UOP_WGT_WIDTH]) + b_wgt_off_q;
+  assign b_dst = DSTW'(uop_rdata.dst_idx) + b_dst_off_q;
+  assign b_src = SRCW'(uop_rdata.src_idx) + b_src_off_q;
+  assign b_wgt = WGTW'(uop_rdata.wgt_idx) + b_wgt_off_q;
   assign b_src_acc = DSTW'(b_src);
   assign inp_re_o = b_valid_q && !l_alu_q;
   assign inp_raddr_o = INPW'(b_src);
@@ -273,7 +278,7 @@ module kiln_compute #(
 
   logic start_loop, loop_done;
   assign start_loop = state_q == START &&
-                      (opcode == 3'(kiln_cfg_pkg::OP_GEMM) || is_alu_insn) && !empty_loop;
+                      (mem.opcode == kiln_cfg_pkg::OP_GEMM || is_alu_insn) && !empty_loop;
   assign loop_done = !a_active_q && !b_valid_q && !c_valid_q && !d_valid_q;
 
   always_ff @(posedge clk_i) begin
@@ -380,13 +385,15 @@ module kiln_compute #(
 
   // ---- Instruction sequencing -------------------------------------------------------
   logic tokens_ready, room_ready;
-  assign tokens_ready = (!pop_prev || tok_from_load_i) && (!pop_next || tok_from_store_i);
-  assign room_ready = (!push_prev || !tok_to_load_full_i) && (!push_next || !tok_to_store_full_i);
+  assign tokens_ready = (!mem.pop_prev_dep || tok_from_load_i) &&
+                        (!mem.pop_next_dep || tok_from_store_i);
+  assign room_ready = (!mem.push_prev_dep || !tok_to_load_full_i) &&
+                      (!mem.push_next_dep || !tok_to_store_full_i);
   assign cmd_pop_o = state_q == IDLE && cmd_valid_i;
-  assign tok_from_load_pop_o = state_q == POP && tokens_ready && pop_prev;
-  assign tok_from_store_pop_o = state_q == POP && tokens_ready && pop_next;
-  assign tok_to_load_push_o = state_q == PUSH && room_ready && push_prev;
-  assign tok_to_store_push_o = state_q == PUSH && room_ready && push_next;
+  assign tok_from_load_pop_o = state_q == POP && tokens_ready && mem.pop_prev_dep;
+  assign tok_from_store_pop_o = state_q == POP && tokens_ready && mem.pop_next_dep;
+  assign tok_to_load_push_o = state_q == PUSH && room_ready && mem.push_prev_dep;
+  assign tok_to_store_push_o = state_q == PUSH && room_ready && mem.push_next_dep;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -405,7 +412,7 @@ module kiln_compute #(
           if (start_uop || start_acc) state_q <= LOAD;
           else if (start_loop) state_q <= LOOP;
           else state_q <= PUSH;
-          if (opcode == 3'(kiln_cfg_pkg::OP_FINISH)) finished_q <= 1'b1;
+          if (mem.opcode == kiln_cfg_pkg::OP_FINISH) finished_q <= 1'b1;
         end
         LOAD: if (!uop_busy && !acc_busy) state_q <= PUSH;
         LOOP: if (loop_done) state_q <= PUSH;

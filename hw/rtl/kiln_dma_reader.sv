@@ -6,7 +6,8 @@ module kiln_dma_reader #(
   parameter int ELEM_BYTES = 16,
   parameter int CMD_DEPTH = 4,
   localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS,
-  localparam int DW = kiln_cfg_pkg::AXI_DATA_BITS
+  localparam int DW = kiln_cfg_pkg::AXI_DATA_BITS,
+  localparam int CW = kiln_cfg_pkg::MEM_X_SIZE_WIDTH  // element count: a row of a LOAD or STORE
 ) (
   input  logic                    clk_i,
   input  logic                    rst_ni,
@@ -14,7 +15,7 @@ module kiln_dma_reader #(
   input  logic                    cmd_valid_i,
   output logic                    cmd_ready_o,
   input  logic [AB-1:0]           cmd_addr_i,
-  input  logic [15:0]             cmd_count_i,
+  input  logic [CW-1:0]           cmd_count_i,
   // Elements
   output logic                    elem_valid_o,
   input  logic                    elem_ready_i,
@@ -56,7 +57,7 @@ module kiln_dma_reader #(
   logic [$clog2(CMD_DEPTH + 1)-1:0] a_count_unused, u_count_unused;
   logic a_pop, u_pop;
   logic [AB+31:0] a_head;
-  logic [LEPB+15:0] u_head;
+  logic [LEPB+CW-1:0] u_head;
   assign cmd_ready_o = !a_full && !u_full;
   logic unused_skip;  // wide elements always start a beat
   assign unused_skip = ^u_head;
@@ -65,7 +66,7 @@ module kiln_dma_reader #(
     .clk_i, .rst_ni, .push_i(cmd_valid_i && cmd_ready_o),
     .data_i({{cmd_addr_i[AB-1:LW], LW'(0)}, beats}), .full_o(a_full),
     .pop_i(a_pop), .data_o(a_head), .empty_o(a_empty), .count_o(a_count_unused));
-  kiln_fifo #(.WIDTH(LEPB + 16), .DEPTH(CMD_DEPTH)) u_fifo (
+  kiln_fifo #(.WIDTH(LEPB + CW), .DEPTH(CMD_DEPTH)) u_fifo (
     .clk_i, .rst_ni, .push_i(cmd_valid_i && cmd_ready_o), .data_i({skip, cmd_count_i}),
     .full_o(u_full), .pop_i(u_pop), .data_o(u_head), .empty_o(u_empty), .count_o(u_count_unused));
 
@@ -79,7 +80,7 @@ module kiln_dma_reader #(
 
   // Unpacker: the element count left in the current command.
   logic        active_q;
-  logic [15:0] left_q;
+  logic [CW-1:0] left_q;
   logic        elem_fire;
   assign elem_fire = elem_valid_o && elem_ready_i;
 
@@ -105,7 +106,7 @@ module kiln_dma_reader #(
       end else begin
         if (u_pop) begin
           active_q <= 1'b1;
-          left_q <= u_head[15:0];
+          left_q <= u_head[CW-1:0];
         end
         if (elem_fire) out_valid_q <= 1'b0;
         if (r_fire) begin
@@ -113,7 +114,7 @@ module kiln_dma_reader #(
           if (complete) begin
             out_valid_q <= 1'b1;
             left_q <= left_q - 1'b1;
-            if (left_q == 16'd1) active_q <= 1'b0;
+            if (left_q == CW'(1)) active_q <= 1'b0;
           end
         end
       end
@@ -131,9 +132,9 @@ module kiln_dma_reader #(
     logic [LEPB-1:0] lane_q;
     logic first_q;
     logic last_lane, release_beat, r_fire;
-    assign last_lane = lane_q == LEPB'(EPB - 1) || left_q == 16'd1;
+    assign last_lane = lane_q == LEPB'(EPB - 1) || left_q == CW'(1);
     assign release_beat = elem_fire && last_lane;
-    assign r_ready_o = active_q && (!beat_valid_q || release_beat) && !(release_beat && left_q == 16'd1);
+    assign r_ready_o = active_q && (!beat_valid_q || release_beat) && !(release_beat && left_q == CW'(1));
     assign r_fire = r_valid_i && r_ready_o;
     assign elem_valid_o = beat_valid_q;
     assign elem_data_o = beat_q[lane_q * EB +: EB];
@@ -150,15 +151,15 @@ module kiln_dma_reader #(
       end else begin
         if (u_pop) begin
           active_q <= 1'b1;
-          left_q <= u_head[15:0];
-          lane_q <= u_head[LEPB+15:16];
+          left_q <= u_head[CW-1:0];
+          lane_q <= u_head[LEPB+CW-1:CW];
           first_q <= 1'b1;
         end
         if (elem_fire) begin
           left_q <= left_q - 1'b1;
           lane_q <= lane_q + 1'b1;
           if (last_lane) beat_valid_q <= 1'b0;
-          if (left_q == 16'd1) active_q <= 1'b0;
+          if (left_q == CW'(1)) active_q <= 1'b0;
         end
         if (r_fire) begin
           beat_q <= r_data_i;

@@ -5,14 +5,15 @@ module kiln_dma_writer #(
   parameter int ELEM_BYTES = 16,
   parameter int CMD_DEPTH = 4,
   localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS,
-  localparam int DW = kiln_cfg_pkg::AXI_DATA_BITS
+  localparam int DW = kiln_cfg_pkg::AXI_DATA_BITS,
+  localparam int CW = kiln_cfg_pkg::MEM_X_SIZE_WIDTH  // element count: a row of a LOAD or STORE
 ) (
   input  logic                    clk_i,
   input  logic                    rst_ni,
   input  logic                    cmd_valid_i,
   output logic                    cmd_ready_o,
   input  logic [AB-1:0]           cmd_addr_i,
-  input  logic [15:0]             cmd_count_i,
+  input  logic [CW-1:0]           cmd_count_i,
   input  logic                    elem_valid_i,
   output logic                    elem_ready_o,
   input  logic [ELEM_BYTES*8-1:0] elem_data_i,
@@ -55,7 +56,7 @@ module kiln_dma_writer #(
   logic [$clog2(CMD_DEPTH + 1)-1:0] a_count_unused, u_count_unused;
   logic [2:0] len_count_unused;
   logic [AB+31:0] a_head;
-  logic [LEPB+15:0] u_head;
+  logic [LEPB+CW-1:0] u_head;
   assign cmd_ready_o = !a_full && !u_full;
   logic unused_skip;  // wide elements always start a beat
   assign unused_skip = ^u_head;
@@ -63,7 +64,7 @@ module kiln_dma_writer #(
     .clk_i, .rst_ni, .push_i(cmd_valid_i && cmd_ready_o),
     .data_i({{cmd_addr_i[AB-1:LW], LW'(0)}, beats}), .full_o(a_full),
     .pop_i(a_pop), .data_o(a_head), .empty_o(a_empty), .count_o(a_count_unused));
-  kiln_fifo #(.WIDTH(LEPB + 16), .DEPTH(CMD_DEPTH)) u_fifo (
+  kiln_fifo #(.WIDTH(LEPB + CW), .DEPTH(CMD_DEPTH)) u_fifo (
     .clk_i, .rst_ni, .push_i(cmd_valid_i && cmd_ready_o), .data_i({skip, cmd_count_i}),
     .full_o(u_full), .pop_i(u_pop), .data_o(u_head), .empty_o(u_empty), .count_o(u_count_unused));
 
@@ -98,7 +99,7 @@ module kiln_dma_writer #(
   end
 
   logic active_q;
-  logic [15:0] left_q;
+  logic [CW-1:0] left_q;
   logic elem_fire;
   assign elem_fire = elem_valid_i && elem_ready_o;
   assign u_pop = !active_q && !u_empty;
@@ -124,7 +125,7 @@ module kiln_dma_writer #(
       end else begin
         if (u_pop) begin
           active_q <= 1'b1;
-          left_q <= u_head[15:0];
+          left_q <= u_head[CW-1:0];
         end
         if (w_fire) begin
           part_q <= last_part ? '0 : part_q + 1'b1;
@@ -134,7 +135,7 @@ module kiln_dma_writer #(
           hold_q <= elem_data_i;
           held_q <= 1'b1;
           left_q <= left_q - 1'b1;
-          if (left_q == 16'd1) active_q <= 1'b0;
+          if (left_q == CW'(1)) active_q <= 1'b0;
         end
       end
     end
@@ -160,8 +161,8 @@ module kiln_dma_writer #(
       end else begin
         if (u_pop) begin
           active_q <= 1'b1;
-          left_q <= u_head[15:0];
-          lane_q <= u_head[LEPB+15:16];
+          left_q <= u_head[CW-1:0];
+          lane_q <= u_head[LEPB+CW-1:CW];
         end
         if (w_fire) begin
           full_q <= 1'b0;
@@ -172,8 +173,8 @@ module kiln_dma_writer #(
           strb_q[32'(lane_q) * ELEM_BYTES +: ELEM_BYTES] <= '1;
           lane_q <= lane_q + 1'b1;
           left_q <= left_q - 1'b1;
-          if (lane_q == LEPB'(EPB - 1) || left_q == 16'd1) full_q <= 1'b1;
-          if (left_q == 16'd1) active_q <= 1'b0;
+          if (lane_q == LEPB'(EPB - 1) || left_q == CW'(1)) full_q <= 1'b1;
+          if (left_q == CW'(1)) active_q <= 1'b0;
         end
       end
     end

@@ -19,7 +19,7 @@ module kiln_fetch #(
   input  logic         compute_full_i,
   output logic         store_push_o,
   input  logic         store_full_i,
-  output logic [127:0] insn_o,
+  output logic [kiln_cfg_pkg::INSN_BITS-1:0] insn_o,
   // AXI4 read client
   output logic                                   ar_valid_o,
   input  logic                                   ar_ready_i,
@@ -31,10 +31,11 @@ module kiln_fetch #(
   // Status
   output logic idle_o,
   output logic insn_read_o,  // an instruction arrived from DRAM this cycle
-  output logic [1:0] state_o
+  output logic [kiln_cfg_pkg::DBG_FETCH_STATE_WIDTH-1:0] state_o
 );
   localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS;
   localparam int CW = $clog2(PREFETCH + 1);
+  localparam int IB = kiln_cfg_pkg::INSN_BITS;
 
   logic unused_addr_hi;  // DRAM addresses are AXI_ADDR_BITS wide
   assign unused_addr_hi = ^insn_addr_i;
@@ -49,7 +50,8 @@ module kiln_fetch #(
   assign cmd_valid = left_q != '0 && room >= chunk;
 
   logic elem_valid, push, empty, pop, reader_busy_unused, prefetch_full_unused;
-  logic [127:0] elem, head;
+  logic [IB-1:0] elem;
+  kiln_cfg_pkg::mem_insn_t head;  // routing reads the opcode and memory type
   assign push = elem_valid;  // room was reserved when the chunk was requested
   assign insn_read_o = elem_valid;
 
@@ -65,32 +67,29 @@ module kiln_fetch #(
     end else begin
       if (cmd_valid && cmd_ready) begin
         left_q <= left_q - chunk;
-        addr_q <= addr_q + AB'(chunk << 4);
+        addr_q <= addr_q + AB'(chunk * (IB / 8));
       end
       outstanding_q <= outstanding_q + ((cmd_valid && cmd_ready) ? CW'(chunk) : '0) - CW'(push);
     end
   end
 
-  kiln_dma_reader #(.ELEM_BYTES(16)) reader (
+  kiln_dma_reader #(.ELEM_BYTES(IB / 8)) reader (
     .clk_i, .rst_ni,
     .cmd_valid_i(cmd_valid), .cmd_ready_o(cmd_ready), .cmd_addr_i(addr_q),
-    .cmd_count_i(16'(chunk)),
+    .cmd_count_i(kiln_cfg_pkg::MEM_X_SIZE_WIDTH'(chunk)),
     .elem_valid_o(elem_valid), .elem_ready_i(1'b1), .elem_data_o(elem),
     .ar_valid_o, .ar_ready_i, .ar_addr_o, .ar_len_o, .r_valid_i, .r_ready_o, .r_data_i,
     .busy_o(reader_busy_unused));
 
-  kiln_fifo #(.WIDTH(128), .DEPTH(PREFETCH)) prefetch (
+  kiln_fifo #(.WIDTH(IB), .DEPTH(PREFETCH)) prefetch (
     .clk_i, .rst_ni, .push_i(push), .data_i(elem), .full_o(prefetch_full_unused),
     .pop_i(pop), .data_o(head), .empty_o(empty), .count_o(count));
 
   // Route the head.
-  logic [2:0] opcode, mem_type;
   logic to_load, to_store, to_compute, target_full;
-  assign opcode = 3'(head[kiln_cfg_pkg::MEM_OPCODE_LSB +: kiln_cfg_pkg::MEM_OPCODE_WIDTH]);
-  assign mem_type = 3'(head[kiln_cfg_pkg::MEM_MEMORY_TYPE_LSB +: kiln_cfg_pkg::MEM_MEMORY_TYPE_WIDTH]);
-  assign to_load = opcode == 3'(kiln_cfg_pkg::OP_LOAD) &&
-                   (mem_type == 3'(kiln_cfg_pkg::MEM_INP) || mem_type == 3'(kiln_cfg_pkg::MEM_WGT));
-  assign to_store = opcode == 3'(kiln_cfg_pkg::OP_STORE);
+  assign to_load = head.opcode == kiln_cfg_pkg::OP_LOAD &&
+                   (head.memory_type == kiln_cfg_pkg::MEM_INP || head.memory_type == kiln_cfg_pkg::MEM_WGT);
+  assign to_store = head.opcode == kiln_cfg_pkg::OP_STORE;
   assign to_compute = !to_load && !to_store;
   assign target_full = (to_load && load_full_i) || (to_store && store_full_i) ||
                        (to_compute && compute_full_i);

@@ -54,10 +54,10 @@ module kiln_inorder_axi (
   input  logic [2:0]                               m_axi_bid,
   input  logic [1:0]                               m_axi_bresp,
   // Simulation view (kiln_top's; the in-order core has no queues)
-  output logic [15:0]  dbg_state_o,
-  output logic [63:0]  dbg_tokens_o,
-  output logic [15:0]  dbg_queues_o,
-  output logic         dbg_progress_o
+  output logic [kiln_cfg_pkg::DBG_STATE_BITS-1:0]  dbg_state_o,  // an inorder_dbg_state_t
+  output logic [kiln_cfg_pkg::DBG_TOKENS_BITS-1:0] dbg_tokens_o,
+  output logic [kiln_cfg_pkg::DBG_QUEUES_BITS-1:0] dbg_queues_o,
+  output logic                                     dbg_progress_o
 );
   if (kiln_cfg_pkg::AXI_DATA_BITS != 64) begin : g_width_check
     $error("kiln_inorder_axi: the in-order core's memory words are 64 bits; AXI_DATA_BITS must be 64");

@@ -52,7 +52,7 @@ module kiln_inorder_top #(
   input  logic [63:0] mem_rdata_i,
   input  logic        mem_error_i,   // with an accepted request or a read's data: it failed
   // Simulation view
-  output logic [15:0] dbg_state_o,
+  output logic [kiln_cfg_pkg::DBG_STATE_BITS-1:0] dbg_state_o,
   output logic        dbg_progress_o
 );
   localparam int UW = kiln_cfg_pkg::LOG_UOP_DEPTH;
@@ -65,6 +65,12 @@ module kiln_inorder_top #(
   localparam int BO = kiln_cfg_pkg::BLOCK_OUT;
   localparam int LANES = kiln_cfg_pkg::BATCH * BO;
   localparam int LW = (LANES > 1) ? $clog2(LANES) : 1;
+  localparam int IOW = kiln_cfg_pkg::GEMM_ITER_OUT_WIDTH;
+  localparam int IIW = kiln_cfg_pkg::GEMM_ITER_IN_WIDTH;
+  localparam int SBW = kiln_cfg_pkg::MEM_SRAM_BASE_WIDTH;
+  localparam int DBW = kiln_cfg_pkg::MEM_DRAM_BASE_WIDTH;  // DRAM element indices
+  localparam int XW = kiln_cfg_pkg::MEM_X_SIZE_WIDTH;      // x_size, y_size, x_stride
+  localparam int WTW = XW + 1;  // pad + size + pad: a pad is narrower than a size
   // The element assembly register: instructions and every element of 8 bytes or more
   // are shifted in a word at a time from the top.
   localparam int MAXB0 = (kiln_cfg_pkg::WGT_ELEM_BITS > kiln_cfg_pkg::ACC_ELEM_BITS) ? kiln_cfg_pkg::WGT_ELEM_BITS : kiln_cfg_pkg::ACC_ELEM_BITS;
@@ -105,12 +111,13 @@ module kiln_inorder_top #(
   logic [INPW-1:0] inp_waddr, inp_raddr;
   logic [WGTW-1:0] wgt_waddr, wgt_raddr;
   logic [DSTW-1:0] acc_waddr, acc_raddr;
-  logic [31:0] uop_wdata, uop_rdata;
+  logic [kiln_cfg_pkg::UOP_ELEM_BITS-1:0] uop_wdata;
+  kiln_cfg_pkg::uop_t uop_rdata;
   logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_wdata, inp_rdata;
   logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_wdata, wgt_rdata;
   logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_wdata, acc_rdata;
   logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_rdata;  // ACC's low bits: what STORE writes
-  kiln_sram #(.WIDTH(32), .DEPTH(kiln_cfg_pkg::UOP_DEPTH)) uop_buf (
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::UOP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::UOP_DEPTH)) uop_buf (
     .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
     .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata));
   kiln_sram #(.WIDTH(kiln_cfg_pkg::INP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::INP_DEPTH)) inp_buf (
@@ -138,7 +145,7 @@ module kiln_inorder_top #(
   // One-hot: Yosys recodes it (warning that the circuit might grow; it shrinks by about
   // 80 LUTs), and the states' decodes that sit on most enables become single bits.
   (* fsm_encoding = "one-hot" *) state_e state_q;
-  logic [127:0] insn_q;
+  logic [kiln_cfg_pkg::INSN_BITS-1:0] insn_q;
   logic [31:0] pc_q;            // instructions fetched
   logic at_end_q;               // pc_q == insn_count, a cycle late (pc_q waits in DECODE)
   always_ff @(posedge clk_i) at_end_q <= start ? insn_count == '0 : pc_q == insn_count;
@@ -152,59 +159,60 @@ module kiln_inorder_top #(
   assign rd_done = rd_wait_q && mem_rvalid_i;
 
   // ---- Decode -------------------------------------------------------------------------
-  logic [2:0] opcode, mem_type;
-  logic pop_prev, pop_next, push_prev, push_next;
-  assign opcode    = insn_q[kiln_cfg_pkg::GEMM_OPCODE_LSB +: 3];
-  assign pop_prev  = insn_q[kiln_cfg_pkg::GEMM_POP_PREV_DEP_LSB];
-  assign pop_next  = insn_q[kiln_cfg_pkg::GEMM_POP_NEXT_DEP_LSB];
-  assign push_prev = insn_q[kiln_cfg_pkg::GEMM_PUSH_PREV_DEP_LSB];
-  assign push_next = insn_q[kiln_cfg_pkg::GEMM_PUSH_NEXT_DEP_LSB];
-  assign mem_type  = insn_q[kiln_cfg_pkg::MEM_MEMORY_TYPE_LSB +: 3];
+  // The instruction as a LOAD or STORE: the opcode and flags sit where every format
+  // has them; kiln_loop_fields reads a GEMM's or an ALU's own fields.
+  /* verilator lint_off UNUSEDSIGNAL */
+  kiln_cfg_pkg::mem_insn_t mem;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign mem = insn_q;
 
   logic is_load, is_store, is_gemm, is_alu, is_finish, to_load_module, to_store_module;
   logic bad_insn;
-  assign is_load = opcode == 3'(kiln_cfg_pkg::OP_LOAD);
-  assign is_store = opcode == 3'(kiln_cfg_pkg::OP_STORE);
-  assign is_gemm = opcode == 3'(kiln_cfg_pkg::OP_GEMM);
-  assign is_finish = opcode == 3'(kiln_cfg_pkg::OP_FINISH);
-  assign to_load_module = is_load && (mem_type == 3'(kiln_cfg_pkg::MEM_INP) || mem_type == 3'(kiln_cfg_pkg::MEM_WGT));
+  assign is_load = mem.opcode == kiln_cfg_pkg::OP_LOAD;
+  assign is_store = mem.opcode == kiln_cfg_pkg::OP_STORE;
+  assign is_gemm = mem.opcode == kiln_cfg_pkg::OP_GEMM;
+  assign is_finish = mem.opcode == kiln_cfg_pkg::OP_FINISH;
+  assign to_load_module = is_load && (mem.memory_type == kiln_cfg_pkg::MEM_INP ||
+                                      mem.memory_type == kiln_cfg_pkg::MEM_WGT);
   assign to_store_module = is_store;
   assign bad_insn = !(is_load || is_store || is_gemm || is_alu || is_finish) ||
-                    (is_load && mem_type > 3'(kiln_cfg_pkg::MEM_ACC)) ||
-                    (is_store && mem_type != 3'(kiln_cfg_pkg::MEM_OUT));
+                    (is_load && mem.memory_type > kiln_cfg_pkg::MEM_ACC) ||
+                    (is_store && mem.memory_type != kiln_cfg_pkg::MEM_OUT);
 
-  // Token counters of the instruction's module: which it pops and pushes (-1: none).
-  // Queues: 0 load->compute, 1 compute->load, 2 compute->store, 3 store->compute.
-  logic [1:0] pop_a, pop_b, push_a, push_b;
+  // Token counters of the instruction's module: which it pops and pushes through its
+  // prev (a) and next (b) flags, from the package's link table (hw::token_links).
+  localparam int NTQ = kiln_cfg_pkg::NUM_TOKEN_QUEUES;
+  localparam int TQW = $clog2(NTQ);
+  logic [TQW-1:0] pop_a, pop_b, push_a, push_b;
   logic has_pop_a, has_pop_b, has_push_a, has_push_b;
   always_comb begin
-    pop_a = 2'd0; pop_b = 2'd0; push_a = 2'd0; push_b = 2'd0;
+    pop_a = '0; pop_b = '0; push_a = '0; push_b = '0;
     has_pop_a = 1'b0; has_pop_b = 1'b0; has_push_a = 1'b0; has_push_b = 1'b0;
-    if (to_load_module) begin        // next = compute
-      has_pop_b = pop_next;   pop_b = 2'd1;
-      has_push_b = push_next; push_b = 2'd0;
-    end else if (to_store_module) begin  // prev = compute
-      has_pop_a = pop_prev;   pop_a = 2'd2;
-      has_push_a = push_prev; push_a = 2'd3;
-    end else begin                   // compute: prev = load, next = store
-      has_pop_a = pop_prev;   pop_a = 2'd0;
-      has_pop_b = pop_next;   pop_b = 2'd3;
-      has_push_a = push_prev; push_a = 2'd1;
-      has_push_b = push_next; push_b = 2'd2;
+    if (to_load_module) begin        // load has no prev
+      has_pop_b = mem.pop_next_dep;   pop_b = TQW'(kiln_cfg_pkg::LOAD_POP_NEXT);
+      has_push_b = mem.push_next_dep; push_b = TQW'(kiln_cfg_pkg::LOAD_PUSH_NEXT);
+    end else if (to_store_module) begin  // store has no next
+      has_pop_a = mem.pop_prev_dep;   pop_a = TQW'(kiln_cfg_pkg::STORE_POP_PREV);
+      has_push_a = mem.push_prev_dep; push_a = TQW'(kiln_cfg_pkg::STORE_PUSH_PREV);
+    end else begin
+      has_pop_a = mem.pop_prev_dep;   pop_a = TQW'(kiln_cfg_pkg::COMPUTE_POP_PREV);
+      has_pop_b = mem.pop_next_dep;   pop_b = TQW'(kiln_cfg_pkg::COMPUTE_POP_NEXT);
+      has_push_a = mem.push_prev_dep; push_a = TQW'(kiln_cfg_pkg::COMPUTE_PUSH_PREV);
+      has_push_b = mem.push_next_dep; push_b = TQW'(kiln_cfg_pkg::COMPUTE_PUSH_NEXT);
     end
   end
   logic tok_missing, tok_overflow;
-  logic [3:0] pops, pushes, empty, at_max;
+  logic [NTQ-1:0] pops, pushes, empty, at_max;
   // The counts' next values: DECODE pops, RETIRE pushes, a start clears. Whether each
   // is 0 or TOKEN_MAX is registered with it (the compares stay off the fail path).
   logic [31:0] tok_d;
-  logic [3:0] tok_empty_q, tok_max_q;
+  logic [NTQ-1:0] tok_empty_q, tok_max_q;
   always_comb begin
     tok_d = tok_q;
     if (!rst_ni || (start && !abort)) begin
       tok_d = '0;
     end else if (!abort && !err_pulse) begin
-      for (int t = 0; t < 4; t++) begin
+      for (int t = 0; t < NTQ; t++) begin
         if (state_q == DECODE && !fail && pops[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] - 1'b1;
         if (state_q == RETIRE && pushes[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] + 1'b1;
       end
@@ -212,15 +220,15 @@ module kiln_inorder_top #(
   end
   always_ff @(posedge clk_i) begin
     tok_q <= tok_d;
-    for (int t = 0; t < 4; t++) begin
+    for (int t = 0; t < NTQ; t++) begin
       tok_empty_q[t] <= tok_d[t * 8 +: 8] == '0;
       tok_max_q[t] <= tok_d[t * 8 +: 8] == 8'(TOKEN_MAX);
     end
   end
   always_comb begin
-    for (int t = 0; t < 4; t++) begin
-      pops[t] = (has_pop_a && pop_a == 2'(t)) || (has_pop_b && pop_b == 2'(t));
-      pushes[t] = (has_push_a && push_a == 2'(t)) || (has_push_b && push_b == 2'(t));
+    for (int t = 0; t < NTQ; t++) begin
+      pops[t] = (has_pop_a && pop_a == TQW'(t)) || (has_pop_b && pop_b == TQW'(t));
+      pushes[t] = (has_push_a && push_a == TQW'(t)) || (has_push_b && push_b == TQW'(t));
       empty[t] = tok_empty_q[t];
       at_max[t] = tok_max_q[t];
     end
@@ -229,29 +237,19 @@ module kiln_inorder_top #(
   assign tok_overflow = |(pushes & at_max);
 
   // LOAD / STORE fields
-  logic [15:0] sram_base, y_size, x_size, x_stride;
-  logic [31:0] dram_base;
-  logic [3:0] y_pad_0, y_pad_1, x_pad_0, x_pad_1;
-  assign sram_base = insn_q[kiln_cfg_pkg::MEM_SRAM_BASE_LSB +: 16];
-  assign dram_base = insn_q[kiln_cfg_pkg::MEM_DRAM_BASE_LSB +: 32];
-  assign y_size    = insn_q[kiln_cfg_pkg::MEM_Y_SIZE_LSB +: 16];
-  assign x_size    = insn_q[kiln_cfg_pkg::MEM_X_SIZE_LSB +: 16];
-  assign x_stride  = insn_q[kiln_cfg_pkg::MEM_X_STRIDE_LSB +: 16];
-  assign y_pad_0   = insn_q[kiln_cfg_pkg::MEM_Y_PAD_0_LSB +: 4];
-  assign y_pad_1   = insn_q[kiln_cfg_pkg::MEM_Y_PAD_1_LSB +: 4];
-  assign x_pad_0   = insn_q[kiln_cfg_pkg::MEM_X_PAD_0_LSB +: 4];
-  assign x_pad_1   = insn_q[kiln_cfg_pkg::MEM_X_PAD_1_LSB +: 4];
+  // (read from mem: sram_base, dram_base, y_size, x_size, x_stride and the pads)
 
   // GEMM / ALU fields (shared layout up to the dst factors)
   logic reset_f, use_imm;
   logic [UW-1:0] uop_bgn;
   logic [UW:0] uop_end;
-  logic [13:0] iter_out, iter_in;
+  logic [IOW-1:0] iter_out;
+  logic [IIW-1:0] iter_in;
   logic [DSTW-1:0] dfo, dfi;
   logic [SRCW-1:0] sfo, sfi;
   logic [WGTW-1:0] wfo, wfi;
-  logic [2:0] alu_op;
-  logic [15:0] imm;
+  kiln_cfg_pkg::alu_op_e alu_op;
+  logic [kiln_cfg_pkg::ALU_IMM_WIDTH-1:0] imm;
   logic empty_loop;
   kiln_loop_fields loop_fields (
     .insn_i(insn_q), .is_alu_o(is_alu), .reset_o(reset_f), .uop_bgn_o(uop_bgn),
@@ -261,7 +259,7 @@ module kiln_inorder_top #(
     .alu_op_o(alu_op), .use_imm_o(use_imm), .imm_o(imm), .empty_o(empty_loop));
 
   logic empty_xfer;
-  assign empty_xfer = x_size == '0 || y_size == '0;
+  assign empty_xfer = mem.x_size == '0 || mem.y_size == '0;
 
   // ---- Element geometry of the LOAD or STORE ------------------------------------------
   // Element bytes 2^le; an element of 8 bytes or more is nw + 1 words, a smaller one
@@ -273,11 +271,11 @@ module kiln_inorder_top #(
   logic sub_word, sub_q;
   logic [3:0] tgt_q;
   always_comb begin
-    case (mem_type)
-      3'(kiln_cfg_pkg::MEM_UOP): le = 4'($clog2(kiln_cfg_pkg::UOP_ELEM_BYTES));
-      3'(kiln_cfg_pkg::MEM_WGT): le = 4'($clog2(kiln_cfg_pkg::WGT_ELEM_BYTES));
-      3'(kiln_cfg_pkg::MEM_INP): le = 4'($clog2(kiln_cfg_pkg::INP_ELEM_BYTES));
-      3'(kiln_cfg_pkg::MEM_ACC): le = 4'($clog2(kiln_cfg_pkg::ACC_ELEM_BYTES));
+    case (mem.memory_type)
+      kiln_cfg_pkg::MEM_UOP: le = 4'($clog2(kiln_cfg_pkg::UOP_ELEM_BYTES));
+      kiln_cfg_pkg::MEM_WGT: le = 4'($clog2(kiln_cfg_pkg::WGT_ELEM_BYTES));
+      kiln_cfg_pkg::MEM_INP: le = 4'($clog2(kiln_cfg_pkg::INP_ELEM_BYTES));
+      kiln_cfg_pkg::MEM_ACC: le = 4'($clog2(kiln_cfg_pkg::ACC_ELEM_BYTES));
       default:     le = 4'($clog2(kiln_cfg_pkg::OUT_ELEM_BYTES));
     endcase
     sub_word = le < 4'd3;
@@ -288,23 +286,23 @@ module kiln_inorder_top #(
   // A load writes (y_pad_0 + y_size + y_pad_1) x (x_pad_0 + x_size + x_pad_1) elements
   // from sram_base; a store reads y_size x x_size elements. elem_q is the DRAM element
   // index of the next data element, row_q's of the current data row.
-  logic [16:0] r_q, c_q;
+  logic [WTW-1:0] r_q, c_q;
   // The data rows are [y_lo, y_hi) and the data columns [x_lo, x_hi); the walk turns
   // in_rows and in_cols on and off where r_q and c_q reach each bound less one (the
   // _m1 registers; all ones for a bound of 0, which r_q and c_q never reach), equality
   // compares without a carry chain.
-  logic [16:0] y_lo_m1_q, y_hi_m1_q, x_lo_m1_q, x_hi_m1_q;
+  logic [WTW-1:0] y_lo_m1_q, y_hi_m1_q, x_lo_m1_q, x_hi_m1_q;
   logic x_lo_zero_q;
   // The walk's size (rows and columns with padding), and the flags that say whether the
   // current column and row are the last: each step sets them for the next element from
   // compares against the size less 2 (x_prev_q, y_prev_q), so no compare of c_q or r_q
   // sits on the walk's enables.
-  logic [16:0] x_total, y_total, x_prev_q, y_prev_q;
+  logic [WTW-1:0] x_total, y_total, x_prev_q, y_prev_q;
   logic x_one_q, last_row;
-  assign x_total = is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size) + 17'(x_pad_1);
-  assign y_total = is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size) + 17'(y_pad_1);
-  logic [15:0] idx_q;
-  logic [31:0] elem_q, row_elem_q;
+  assign x_total = is_store ? WTW'(mem.x_size) : WTW'(mem.x_pad_0) + WTW'(mem.x_size) + WTW'(mem.x_pad_1);
+  assign y_total = is_store ? WTW'(mem.y_size) : WTW'(mem.y_pad_0) + WTW'(mem.y_size) + WTW'(mem.y_pad_1);
+  logic [SBW-1:0] idx_q;
+  logic [DBW-1:0] elem_q, row_elem_q;
   logic [7:0] w_q;
   // Whether word w_q is the element's last (a sub-word element has one word), a flag
   // that each word step sets for the next from a compare with nwm1_q (the element's
@@ -314,7 +312,7 @@ module kiln_inorder_top #(
   // Whether the current row and column hold data, kept as flags that each step of the
   // walk sets for the next element (the compares stay off the enable paths).
   logic in_rows, in_cols, is_pad, last_col, last_elem;
-  logic [16:0] r_next, c_next;
+  logic [WTW-1:0] r_next, c_next;
   assign r_next = r_q + 1'b1;
   assign c_next = c_q + 1'b1;
   assign is_pad = !(in_rows && in_cols);
@@ -341,11 +339,11 @@ module kiln_inorder_top #(
   logic ld_write, ld_data_done;
   assign ld_data_done = state_q == XFER && !is_pad && rd_done && w_last;
   assign ld_write = state_q == XFER && is_load && (is_pad || ld_data_done);
-  logic [31:0] uop_elem;
+  logic [kiln_cfg_pkg::UOP_ELEM_BITS-1:0] uop_elem;
   logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_elem;
   logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_elem;
   logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_elem;
-  assign uop_elem = is_pad ? '0 : 32'(sub_elem);
+  assign uop_elem = is_pad ? '0 : kiln_cfg_pkg::UOP_ELEM_BITS'(sub_elem);
   assign inp_elem = is_pad ? '0 : (kiln_cfg_pkg::INP_ELEM_BYTES < 8) ? kiln_cfg_pkg::INP_ELEM_BITS'(sub_elem)
                                                        : shifted[MAXB-1 -: kiln_cfg_pkg::INP_ELEM_BITS];
   assign wgt_elem = is_pad ? '0 : (kiln_cfg_pkg::WGT_ELEM_BYTES < 8) ? kiln_cfg_pkg::WGT_ELEM_BITS'(sub_elem)
@@ -355,20 +353,22 @@ module kiln_inorder_top #(
 
   // ---- GEMM and ALU loop ------------------------------------------------------------
   logic [UW:0] k_q;
-  logic [13:0] i_q, j_q;
+  logic [IOW-1:0] i_q;
+  logic [IIW-1:0] j_q;
   logic [DSTW-1:0] dst_base_q, dst_off_q;
   logic [SRCW-1:0] src_base_q, src_off_q;
   logic [WGTW-1:0] wgt_base_q, wgt_off_q;
   logic [DSTW-1:0] d_idx, d_q;
   logic [SRCW-1:0] s_idx;
   logic [WGTW-1:0] w_idx;
-  assign d_idx = DSTW'(uop_rdata[kiln_cfg_pkg::UOP_DST_LSB +: kiln_cfg_pkg::UOP_DST_WIDTH]) + dst_off_q;
-  assign s_idx = SRCW'(uop_rdata[kiln_cfg_pkg::UOP_SRC_LSB +: kiln_cfg_pkg::UOP_SRC_WIDTH]) + src_off_q;
-  assign w_idx = WGTW'(uop_rdata[kiln_cfg_pkg::UOP_WGT_LSB +: kiln_cfg_pkg::UOP_WGT_WIDTH]) + wgt_off_q;
+  assign d_idx = DSTW'(uop_rdata.dst_idx) + dst_off_q;
+  assign s_idx = SRCW'(uop_rdata.src_idx) + src_off_q;
+  assign w_idx = WGTW'(uop_rdata.wgt_idx) + wgt_off_q;
   logic unused_uop_bits;  // bits above the three index fields are zero in a legal micro-op
   assign unused_uop_bits = ^uop_rdata;
   logic [UW:0] k_last_q;  // the loop's last values, registered at DECODE
-  logic [13:0] j_last_q, i_last_q;
+  logic [IIW-1:0] j_last_q;
+  logic [IOW-1:0] i_last_q;
   // Whether k, j and i are at their last values, registered: they change only in WRITE,
   // and the next WRITE is at least three cycles (UOP, ROW, LANE) later.
   logic k_wrap, j_wrap, loop_last;
@@ -477,7 +477,7 @@ module kiln_inorder_top #(
   always_ff @(posedge clk_i) begin
     if (!req_q) begin
       req_we_q <= state_q == ST_WRITE;
-      req_addr_q <= state_q == FETCH ? insn_addr[31:0] + {pc_q[27:0], 4'b0} + {28'b0, w_q[0], 3'b0}
+      req_addr_q <= state_q == FETCH ? insn_addr[31:0] + (pc_q << $clog2(kiln_cfg_pkg::INSN_BITS / 8)) + {28'b0, w_q[0], 3'b0}
                                      : word_addr;
       req_wdata_q <= st_wdata;
       req_wstrb_q <= st_wstrb;
@@ -631,9 +631,9 @@ module kiln_inorder_top #(
         r_q <= '0;
         c_q <= '0;
         w_q <= '0;
-        idx_q <= sram_base;
-        elem_q <= dram_base;
-        row_elem_q <= dram_base;
+        idx_q <= mem.sram_base;
+        elem_q <= mem.dram_base;
+        row_elem_q <= mem.dram_base;
         k_q <= {1'b0, uop_bgn};
         i_q <= '0;
         j_q <= '0;
@@ -645,22 +645,22 @@ module kiln_inorder_top #(
         nw0_q <= nw == '0;
         w_last <= nw == '0;
         sub_q <= sub_word;
-        tgt_q <= {is_load && mem_type == 3'(kiln_cfg_pkg::MEM_ACC),
-                  is_load && mem_type == 3'(kiln_cfg_pkg::MEM_WGT),
-                  is_load && mem_type == 3'(kiln_cfg_pkg::MEM_INP),
-                  is_load && mem_type == 3'(kiln_cfg_pkg::MEM_UOP)};
-        in_rows <= is_store || y_pad_0 == '0;
-        in_cols <= is_store || x_pad_0 == '0;
-        y_lo_m1_q <= (is_store ? '0 : 17'(y_pad_0)) - 1'b1;
-        y_hi_m1_q <= (is_store ? 17'(y_size) : 17'(y_pad_0) + 17'(y_size)) - 1'b1;
-        y_prev_q <= y_total - 17'd2;
-        last_row <= y_total == 17'd1;
-        x_lo_m1_q <= (is_store ? '0 : 17'(x_pad_0)) - 1'b1;
-        x_hi_m1_q <= (is_store ? 17'(x_size) : 17'(x_pad_0) + 17'(x_size)) - 1'b1;
-        x_lo_zero_q <= is_store || x_pad_0 == '0;
-        x_prev_q <= x_total - 17'd2;
-        x_one_q <= x_total == 17'd1;
-        last_col <= x_total == 17'd1;
+        tgt_q <= {is_load && mem.memory_type == kiln_cfg_pkg::MEM_ACC,
+                  is_load && mem.memory_type == kiln_cfg_pkg::MEM_WGT,
+                  is_load && mem.memory_type == kiln_cfg_pkg::MEM_INP,
+                  is_load && mem.memory_type == kiln_cfg_pkg::MEM_UOP};
+        in_rows <= is_store || mem.y_pad_0 == '0;
+        in_cols <= is_store || mem.x_pad_0 == '0;
+        y_lo_m1_q <= (is_store ? '0 : WTW'(mem.y_pad_0)) - 1'b1;
+        y_hi_m1_q <= (is_store ? WTW'(mem.y_size) : WTW'(mem.y_pad_0) + WTW'(mem.y_size)) - 1'b1;
+        y_prev_q <= y_total - WTW'(2);
+        last_row <= y_total == WTW'(1);
+        x_lo_m1_q <= (is_store ? '0 : WTW'(mem.x_pad_0)) - 1'b1;
+        x_hi_m1_q <= (is_store ? WTW'(mem.x_size) : WTW'(mem.x_pad_0) + WTW'(mem.x_size)) - 1'b1;
+        x_lo_zero_q <= is_store || mem.x_pad_0 == '0;
+        x_prev_q <= x_total - WTW'(2);
+        x_one_q <= x_total == WTW'(1);
+        last_col <= x_total == WTW'(1);
         dst_base_q <= '0;
         dst_off_q <= '0;
         src_base_q <= '0;
@@ -685,8 +685,8 @@ module kiln_inorder_top #(
             if (r_q == y_lo_m1_q) in_rows <= 1'b1;
             else if (r_q == y_hi_m1_q) in_rows <= 1'b0;
             if (in_rows) begin
-              row_elem_q <= row_elem_q + 32'(x_stride);
-              elem_q <= row_elem_q + 32'(x_stride);
+              row_elem_q <= row_elem_q + DBW'(mem.x_stride);
+              elem_q <= row_elem_q + DBW'(mem.x_stride);
             end else begin
               elem_q <= row_elem_q;
             end
@@ -713,8 +713,8 @@ module kiln_inorder_top #(
             r_q <= r_next;
             last_col <= x_one_q;
             last_row <= r_q == y_prev_q;
-            row_elem_q <= row_elem_q + 32'(x_stride);
-            elem_q <= row_elem_q + 32'(x_stride);
+            row_elem_q <= row_elem_q + DBW'(mem.x_stride);
+            elem_q <= row_elem_q + DBW'(mem.x_stride);
           end else begin
             c_q <= c_next;
             last_col <= c_q == x_prev_q;
@@ -789,21 +789,30 @@ module kiln_inorder_top #(
   end
 
   // ---- Counters and the simulation view ---------------------------------------------
-  logic [1:0] module_of;  // 0 load, 1 compute, 2 store
-  assign module_of = to_load_module ? 2'd0 : (to_store_module ? 2'd2 : 2'd1);
+  kiln_cfg_pkg::module_e module_of;
+  assign module_of = to_load_module    ? kiln_cfg_pkg::MODULE_LOAD
+                     : to_store_module ? kiln_cfg_pkg::MODULE_STORE
+                                       : kiln_cfg_pkg::MODULE_COMPUTE;
   always_comb begin
     cnt_add = '0;
     cnt_add[kiln_cfg_pkg::CNT_CYCLES * 32 +: 32] = 32'd1;
-    cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * 32 +: 32] = 32'(retire && module_of == 2'd0);
-    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * 32 +: 32] = 32'((retire && module_of == 2'd1) ||
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * 32 +: 32] = 32'(retire && module_of == kiln_cfg_pkg::MODULE_LOAD);
+    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * 32 +: 32] = 32'((retire && module_of == kiln_cfg_pkg::MODULE_COMPUTE) ||
                                                 (state_q == DECODE && is_finish && !fail));
-    cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * 32 +: 32] = 32'(retire && module_of == 2'd2);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * 32 +: 32] = 32'(retire && module_of == kiln_cfg_pkg::MODULE_STORE);
     cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(state_q == UOP && is_gemm);
     cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(state_q == UOP && is_alu);
   end
   // The last increment (FINISH's) lands in the DONE cycle, while the file still counts.
   always_ff @(posedge clk_i) cnt_add_q <= cnt_add;
 
-  assign dbg_state_o = {7'b0, rd_wait_q, state_q, 3'b0, running};
+  kiln_cfg_pkg::inorder_dbg_state_t dbg_state;
+  always_comb begin
+    dbg_state = '0;
+    dbg_state.running = running;
+    dbg_state.state = state_q;
+    dbg_state.read_wait = rd_wait_q;
+  end
+  assign dbg_state_o = dbg_state;
   assign dbg_progress_o = mem_fire || rd_done || retire || state_q == UOP;
 endmodule

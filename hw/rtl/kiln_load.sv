@@ -5,7 +5,7 @@ module kiln_load (
   input  logic rst_ni,
   // Command queue head
   input  logic         cmd_valid_i,
-  input  logic [127:0] cmd_i,
+  input  logic [kiln_cfg_pkg::INSN_BITS-1:0] cmd_i,
   output logic         cmd_pop_o,
   // Tokens: compute -> load (popped), load -> compute (pushed)
   input  logic         tok_from_compute_i,  // a token is there
@@ -33,21 +33,19 @@ module kiln_load (
   output logic       stall_o,       // waiting for a token or for room for one
   output logic       retire_o,      // an instruction finished
   output logic [1:0] elem_read_o,   // [wgt, inp] element read from DRAM this cycle
-  output logic [2:0] state_o
+  output logic [kiln_cfg_pkg::DBG_LOAD_STATE_WIDTH-1:0] state_o
 );
   typedef enum logic [2:0] {
     IDLE = 3'd0, POP = 3'd1, START = 3'd2, RUN = 3'd3, PUSH = 3'd4
   } state_e;
   state_e state_q;
-  logic [127:0] insn_q;
+  kiln_cfg_pkg::mem_insn_t insn_q;
 
   logic pop_next, push_next, is_wgt, empty_load;
-  assign pop_next  = insn_q[kiln_cfg_pkg::MEM_POP_NEXT_DEP_LSB];
-  assign push_next = insn_q[kiln_cfg_pkg::MEM_PUSH_NEXT_DEP_LSB];
-  assign is_wgt = 3'(insn_q[kiln_cfg_pkg::MEM_MEMORY_TYPE_LSB +: kiln_cfg_pkg::MEM_MEMORY_TYPE_WIDTH])
-                  == 3'(kiln_cfg_pkg::MEM_WGT);
-  assign empty_load = insn_q[kiln_cfg_pkg::MEM_X_SIZE_LSB +: kiln_cfg_pkg::MEM_X_SIZE_WIDTH] == '0 ||
-                      insn_q[kiln_cfg_pkg::MEM_Y_SIZE_LSB +: kiln_cfg_pkg::MEM_Y_SIZE_WIDTH] == '0;
+  assign pop_next  = insn_q.pop_next_dep;
+  assign push_next = insn_q.push_next_dep;
+  assign is_wgt = insn_q.memory_type == kiln_cfg_pkg::MEM_WGT;
+  assign empty_load = insn_q.x_size == '0 || insn_q.y_size == '0;
 
   logic inp_busy, wgt_busy;
   logic start_inp, start_wgt;

@@ -10,7 +10,7 @@ module kiln_load_2d #(
   input  logic                    clk_i,
   input  logic                    rst_ni,
   input  logic                    start_i,
-  input  logic [127:0]            insn_i,
+  input  logic [kiln_cfg_pkg::INSN_BITS-1:0] insn_i,
   output logic                    busy_o,
   // Scratchpad write port
   output logic                    we_o,
@@ -27,33 +27,27 @@ module kiln_load_2d #(
   input  logic [DW-1:0]           r_data_i
 );
   localparam int LE = $clog2(ELEM_BYTES);
+  localparam int SW = kiln_cfg_pkg::MEM_X_SIZE_WIDTH;   // y_size, x_size and x_stride
+  localparam int PW = kiln_cfg_pkg::MEM_X_PAD_0_WIDTH;  // each pad
+  localparam int TW = SW + 1;  // pad + size + pad: a pad is narrower than a size
+  // Element addresses in DRAM: dram_base + (y_size - 1) * x_stride + x_size.
+  localparam int EW = kiln_cfg_pkg::MEM_DRAM_BASE_WIDTH + 2;
 
-  // Instruction fields, from the generated layout.
-  logic [15:0] sram_base, y_size, x_size, x_stride;
-  logic [31:0] dram_base;
-  logic [3:0] y_pad_0, y_pad_1, x_pad_0, x_pad_1;
-  assign sram_base = 16'(insn_i[kiln_cfg_pkg::MEM_SRAM_BASE_LSB +: kiln_cfg_pkg::MEM_SRAM_BASE_WIDTH]);
-  assign dram_base = 32'(insn_i[kiln_cfg_pkg::MEM_DRAM_BASE_LSB +: kiln_cfg_pkg::MEM_DRAM_BASE_WIDTH]);
-  assign y_size    = 16'(insn_i[kiln_cfg_pkg::MEM_Y_SIZE_LSB +: kiln_cfg_pkg::MEM_Y_SIZE_WIDTH]);
-  assign x_size    = 16'(insn_i[kiln_cfg_pkg::MEM_X_SIZE_LSB +: kiln_cfg_pkg::MEM_X_SIZE_WIDTH]);
-  assign x_stride  = 16'(insn_i[kiln_cfg_pkg::MEM_X_STRIDE_LSB +: kiln_cfg_pkg::MEM_X_STRIDE_WIDTH]);
-  assign y_pad_0   = 4'(insn_i[kiln_cfg_pkg::MEM_Y_PAD_0_LSB +: kiln_cfg_pkg::MEM_Y_PAD_0_WIDTH]);
-  assign y_pad_1   = 4'(insn_i[kiln_cfg_pkg::MEM_Y_PAD_1_LSB +: kiln_cfg_pkg::MEM_Y_PAD_1_WIDTH]);
-  assign x_pad_0   = 4'(insn_i[kiln_cfg_pkg::MEM_X_PAD_0_LSB +: kiln_cfg_pkg::MEM_X_PAD_0_WIDTH]);
-  assign x_pad_1   = 4'(insn_i[kiln_cfg_pkg::MEM_X_PAD_1_LSB +: kiln_cfg_pkg::MEM_X_PAD_1_WIDTH]);
-
-  logic unused_fields;  // other fields are the caller's; sram_base may exceed IDX_W
-  assign unused_fields = ^{insn_i, sram_base};
+  // Instruction fields; the others are the caller's, and sram_base may exceed IDX_W.
+  /* verilator lint_off UNUSEDSIGNAL */
+  kiln_cfg_pkg::mem_insn_t insn;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign insn = insn_i;
 
   // The instruction is held for the whole load.
-  logic [15:0] y_size_q, x_size_q, x_stride_q;
-  logic [3:0] y_pad_0_q, x_pad_0_q;
-  logic [16:0] y_total_q, x_total_q;
+  logic [SW-1:0] y_size_q, x_size_q, x_stride_q;
+  logic [PW-1:0] y_pad_0_q, x_pad_0_q;
+  logic [TW-1:0] y_total_q, x_total_q;
 
   // Row requests to the reader.
   logic        req_active_q;
-  logic [15:0] req_row_q;
-  logic [33:0] req_elem_q;  // element address of the row in DRAM
+  logic [SW-1:0] req_row_q;
+  logic [EW-1:0] req_elem_q;  // element address of the row in DRAM
   logic        cmd_ready;
   logic [AB-1:0] req_addr;
   assign req_addr = AB'(req_elem_q << LE);
@@ -66,10 +60,10 @@ module kiln_load_2d #(
     end else if (start_i) begin
       req_active_q <= 1'b1;
       req_row_q <= '0;
-      req_elem_q <= 34'(dram_base);
+      req_elem_q <= EW'(insn.dram_base);
     end else if (req_active_q && cmd_ready) begin
       req_row_q <= req_row_q + 1'b1;
-      req_elem_q <= req_elem_q + 34'(x_stride_q);
+      req_elem_q <= req_elem_q + EW'(x_stride_q);
       if (req_row_q == y_size_q - 1'b1) req_active_q <= 1'b0;
     end
   end
@@ -86,11 +80,11 @@ module kiln_load_2d #(
 
   // Scratchpad writes: one element per cycle, zeros in the padding.
   logic        wr_active_q;
-  logic [16:0] row_q, col_q;
+  logic [TW-1:0] row_q, col_q;
   logic [IDX_W-1:0] idx_q;
   logic in_rows, in_cols, is_data;
-  assign in_rows = row_q >= 17'(y_pad_0_q) && row_q < 17'(y_pad_0_q) + 17'(y_size_q);
-  assign in_cols = col_q >= 17'(x_pad_0_q) && col_q < 17'(x_pad_0_q) + 17'(x_size_q);
+  assign in_rows = row_q >= TW'(y_pad_0_q) && row_q < TW'(y_pad_0_q) + TW'(y_size_q);
+  assign in_cols = col_q >= TW'(x_pad_0_q) && col_q < TW'(x_pad_0_q) + TW'(x_size_q);
   assign is_data = in_rows && in_cols;
   assign elem_ready = wr_active_q && is_data;
   assign we_o = wr_active_q && (!is_data || elem_valid);
@@ -115,14 +109,14 @@ module kiln_load_2d #(
       wr_active_q <= 1'b1;
       row_q <= '0;
       col_q <= '0;
-      idx_q <= IDX_W'(sram_base);
-      y_size_q <= y_size;
-      x_size_q <= x_size;
-      x_stride_q <= x_stride;
-      y_pad_0_q <= y_pad_0;
-      x_pad_0_q <= x_pad_0;
-      y_total_q <= 17'(y_pad_0) + 17'(y_size) + 17'(y_pad_1);
-      x_total_q <= 17'(x_pad_0) + 17'(x_size) + 17'(x_pad_1);
+      idx_q <= IDX_W'(insn.sram_base);
+      y_size_q <= insn.y_size;
+      x_size_q <= insn.x_size;
+      x_stride_q <= insn.x_stride;
+      y_pad_0_q <= insn.y_pad_0;
+      x_pad_0_q <= insn.x_pad_0;
+      y_total_q <= TW'(insn.y_pad_0) + TW'(insn.y_size) + TW'(insn.y_pad_1);
+      x_total_q <= TW'(insn.x_pad_0) + TW'(insn.x_size) + TW'(insn.x_pad_1);
     end else if (we_o) begin
       idx_q <= idx_q + 1'b1;
       if (col_q == x_total_q - 1'b1) begin

@@ -8,7 +8,7 @@ module kiln_store (
   input  logic clk_i,
   input  logic rst_ni,
   input  logic         cmd_valid_i,
-  input  logic [127:0] cmd_i,
+  input  logic [kiln_cfg_pkg::INSN_BITS-1:0] cmd_i,
   output logic         cmd_pop_o,
   input  logic         tok_from_compute_i,
   output logic         tok_from_compute_pop_o,
@@ -37,39 +37,40 @@ module kiln_store (
   output logic       stall_o,
   output logic       retire_o,
   output logic       elem_write_o,  // an element went to DRAM this cycle
-  output logic [2:0] state_o
+  output logic [kiln_cfg_pkg::DBG_STORE_STATE_WIDTH-1:0] state_o
 );
   localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS;
   localparam int OB = kiln_cfg_pkg::OUT_ELEM_BITS;
   localparam int OW = kiln_cfg_pkg::LOG_ACC_DEPTH;
   localparam int LE = $clog2(kiln_cfg_pkg::OUT_ELEM_BYTES);
+  localparam int YW = kiln_cfg_pkg::MEM_Y_SIZE_WIDTH;
+  localparam int XW = kiln_cfg_pkg::MEM_X_SIZE_WIDTH;
+  // Element addresses in DRAM: dram_base + (y_size - 1) * x_stride + x_size.
+  localparam int EW = kiln_cfg_pkg::MEM_DRAM_BASE_WIDTH + 2;
 
   typedef enum logic [2:0] {
     IDLE = 3'd0, POP = 3'd1, START = 3'd2, RUN = 3'd3, PUSH = 3'd4
   } state_e;
   state_e state_q;
-  logic [127:0] insn_q;
+  // A STORE reads its flags towards compute and its DMA fields; fetch routed it here.
+  /* verilator lint_off UNUSEDSIGNAL */
+  kiln_cfg_pkg::mem_insn_t insn_q;
+  /* verilator lint_on UNUSEDSIGNAL */
 
   logic pop_prev, push_prev;
-  logic [15:0] sram_base, y_size, x_size, x_stride;
-  logic [31:0] dram_base;
-  assign pop_prev  = insn_q[kiln_cfg_pkg::MEM_POP_PREV_DEP_LSB];
-  assign push_prev = insn_q[kiln_cfg_pkg::MEM_PUSH_PREV_DEP_LSB];
-  assign sram_base = 16'(insn_q[kiln_cfg_pkg::MEM_SRAM_BASE_LSB +: kiln_cfg_pkg::MEM_SRAM_BASE_WIDTH]);
-  assign dram_base = 32'(insn_q[kiln_cfg_pkg::MEM_DRAM_BASE_LSB +: kiln_cfg_pkg::MEM_DRAM_BASE_WIDTH]);
-  assign y_size    = 16'(insn_q[kiln_cfg_pkg::MEM_Y_SIZE_LSB +: kiln_cfg_pkg::MEM_Y_SIZE_WIDTH]);
-  assign x_size    = 16'(insn_q[kiln_cfg_pkg::MEM_X_SIZE_LSB +: kiln_cfg_pkg::MEM_X_SIZE_WIDTH]);
-  assign x_stride  = 16'(insn_q[kiln_cfg_pkg::MEM_X_STRIDE_LSB +: kiln_cfg_pkg::MEM_X_STRIDE_WIDTH]);
-
-  logic unused_fields;  // sram_base is 16 bits; the buffer index may be fewer
-  assign unused_fields = ^sram_base;
+  assign pop_prev  = insn_q.pop_prev_dep;
+  assign push_prev = insn_q.push_prev_dep;
+  logic [YW-1:0] y_size;
+  logic [XW-1:0] x_size;
+  assign y_size = insn_q.y_size;
+  assign x_size = insn_q.x_size;
   logic start_run;
   assign start_run = state_q == START && x_size != '0 && y_size != '0;
 
   // Row commands to the writer.
   logic        req_active_q;
-  logic [15:0] req_row_q;
-  logic [33:0] req_elem_q;
+  logic [YW-1:0] req_row_q;
+  logic [EW-1:0] req_elem_q;
   logic        cmd_ready;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -79,10 +80,10 @@ module kiln_store (
     end else if (start_run) begin
       req_active_q <= 1'b1;
       req_row_q <= '0;
-      req_elem_q <= 34'(dram_base);
+      req_elem_q <= EW'(insn_q.dram_base);
     end else if (req_active_q && cmd_ready) begin
       req_row_q <= req_row_q + 1'b1;
-      req_elem_q <= req_elem_q + 34'(x_stride);
+      req_elem_q <= req_elem_q + EW'(insn_q.x_stride);
       if (req_row_q == y_size - 1'b1) req_active_q <= 1'b0;
     end
   end
@@ -90,7 +91,7 @@ module kiln_store (
   // ACC reads, in SRAM order (rows are contiguous there), into a small queue; a read
   // is requested only when the queue has room for its data, and moves on when granted.
   logic        rd_active_q, rd_inflight_q;
-  logic [31:0] rd_left_q;
+  logic [YW+XW-1:0] rd_left_q;
   logic [OW-1:0] rd_idx_q;
   logic q_empty, q_pop, q_full_unused;
   logic [2:0] q_count;
@@ -114,12 +115,12 @@ module kiln_store (
       rd_inflight_q <= rd_fire;
       if (start_run) begin
         rd_active_q <= 1'b1;
-        rd_left_q <= 32'(y_size) * 32'(x_size);
-        rd_idx_q <= OW'(sram_base);
+        rd_left_q <= (YW+XW)'(y_size) * (YW+XW)'(x_size);
+        rd_idx_q <= OW'(insn_q.sram_base);
       end else if (rd_fire) begin
         rd_idx_q <= rd_idx_q + 1'b1;
         rd_left_q <= rd_left_q - 1'b1;
-        if (rd_left_q == 32'd1) rd_active_q <= 1'b0;
+        if (rd_left_q == (YW+XW)'(1)) rd_active_q <= 1'b0;
       end
     end
   end

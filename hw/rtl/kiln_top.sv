@@ -68,11 +68,11 @@ module kiln_top #(
   output logic                                     m_axi_bready,
   input  logic [2:0]                               m_axi_bid,
   input  logic [1:0]                               m_axi_bresp,
-  // Debug view for the simulation watchdog
-  output logic [15:0]  dbg_state_o,   // {store[3], compute[3], load[3], fetch[2], 4'b0, running}
-  output logic [63:0]  dbg_tokens_o,  // occupancy: {s->c, c->s, c->l, l->c}, 16 bits each
-  output logic [15:0]  dbg_queues_o,  // command queue occupancy: {store, compute, load}, 5 bits each
-  output logic         dbg_progress_o // something moved this cycle
+  // Debug view for the simulation watchdog (layout: hw/spec/debug_ports.h)
+  output logic [kiln_cfg_pkg::DBG_STATE_BITS-1:0]  dbg_state_o,   // a dbg_state_t
+  output logic [kiln_cfg_pkg::DBG_TOKENS_BITS-1:0] dbg_tokens_o,  // token queue occupancies
+  output logic [kiln_cfg_pkg::DBG_QUEUES_BITS-1:0] dbg_queues_o,  // command queue occupancies
+  output logic                                     dbg_progress_o // something moved this cycle
 );
   localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS;
   localparam int DW = kiln_cfg_pkg::AXI_DATA_BITS;
@@ -154,17 +154,18 @@ module kiln_top #(
   assign m_axi_awid = '0;
 
   // ---- Command queues ------------------------------------------------------------------
-  logic [127:0] fetch_insn, load_cmd, compute_cmd, store_cmd;
+  localparam int IB = kiln_cfg_pkg::INSN_BITS;
+  logic [IB-1:0] fetch_insn, load_cmd, compute_cmd, store_cmd;
   logic load_push, compute_push, store_push, load_full, compute_full, store_full;
   logic load_pop, compute_pop, store_pop, load_empty, compute_empty, store_empty;
   logic [QCW-1:0] load_count, compute_count, store_count;
-  kiln_fifo #(.WIDTH(128), .DEPTH(CMD_QUEUE_DEPTH)) load_q (
+  kiln_fifo #(.WIDTH(IB), .DEPTH(CMD_QUEUE_DEPTH)) load_q (
     .clk_i, .rst_ni(core_rst_n), .push_i(load_push), .data_i(fetch_insn), .full_o(load_full),
     .pop_i(load_pop), .data_o(load_cmd), .empty_o(load_empty), .count_o(load_count));
-  kiln_fifo #(.WIDTH(128), .DEPTH(CMD_QUEUE_DEPTH)) compute_q (
+  kiln_fifo #(.WIDTH(IB), .DEPTH(CMD_QUEUE_DEPTH)) compute_q (
     .clk_i, .rst_ni(core_rst_n), .push_i(compute_push), .data_i(fetch_insn), .full_o(compute_full),
     .pop_i(compute_pop), .data_o(compute_cmd), .empty_o(compute_empty), .count_o(compute_count));
-  kiln_fifo #(.WIDTH(128), .DEPTH(CMD_QUEUE_DEPTH)) store_q (
+  kiln_fifo #(.WIDTH(IB), .DEPTH(CMD_QUEUE_DEPTH)) store_q (
     .clk_i, .rst_ni(core_rst_n), .push_i(store_push), .data_i(fetch_insn), .full_o(store_full),
     .pop_i(store_pop), .data_o(store_cmd), .empty_o(store_empty), .count_o(store_count));
 
@@ -174,7 +175,7 @@ module kiln_top #(
   logic c2s_push, c2s_pop, c2s_full, c2s_empty;
   logic s2c_push, s2c_pop, s2c_full, s2c_empty;
   localparam int TQD = kiln_cfg_pkg::TOKEN_QUEUE_DEPTH;
-  logic [15:0] l2c_count, c2l_count, c2s_count, s2c_count;
+  logic [kiln_cfg_pkg::DBG_TOKEN_COUNT_BITS-1:0] l2c_count, c2l_count, c2s_count, s2c_count;
   kiln_token_queue #(.DEPTH(TQD)) l2c (.clk_i, .rst_ni(core_rst_n), .clear_i(core_start),
                                     .push_i(l2c_push), .full_o(l2c_full), .pop_i(l2c_pop),
                                     .empty_o(l2c_empty), .count_o(l2c_count));
@@ -207,7 +208,7 @@ module kiln_top #(
 
   // ---- Modules ---------------------------------------------------------------------------
   logic fetch_idle, insn_read;
-  logic [1:0] fetch_state;
+  logic [kiln_cfg_pkg::DBG_FETCH_STATE_WIDTH-1:0] fetch_state;
   kiln_fetch fetch (
     .clk_i, .rst_ni(core_rst_n), .start_i(core_start), .insn_addr_i(insn_addr),
     .insn_count_i(insn_count),
@@ -220,7 +221,7 @@ module kiln_top #(
 
   logic load_idle, load_busy, load_stall, load_retire;
   logic [1:0] load_elem;
-  logic [2:0] load_state;
+  logic [kiln_cfg_pkg::DBG_LOAD_STATE_WIDTH-1:0] load_state;
   kiln_load load (
     .clk_i, .rst_ni(core_rst_n), .cmd_valid_i(!load_empty), .cmd_i(load_cmd), .cmd_pop_o(load_pop),
     .tok_from_compute_i(!c2l_empty), .tok_from_compute_pop_o(c2l_pop),
@@ -235,7 +236,7 @@ module kiln_top #(
   logic compute_idle, compute_busy, compute_stall, compute_retire, compute_finished;
   logic gemm_uop, alu_uop;
   logic [1:0] compute_elem;
-  logic [2:0] compute_state;
+  logic [kiln_cfg_pkg::DBG_COMPUTE_STATE_WIDTH-1:0] compute_state;
   kiln_compute #(.GEMM_PAIR_PRODUCTS(GEMM_PAIR_PRODUCTS)) compute (
     .clk_i, .rst_ni(core_rst_n), .start_i(core_start),
     .cmd_valid_i(!compute_empty), .cmd_i(compute_cmd), .cmd_pop_o(compute_pop),
@@ -254,7 +255,7 @@ module kiln_top #(
     .state_o(compute_state));
 
   logic store_idle, store_busy, store_stall, store_retire, store_elem;
-  logic [2:0] store_state;
+  logic [kiln_cfg_pkg::DBG_STORE_STATE_WIDTH-1:0] store_state;
   kiln_store store (
     .clk_i, .rst_ni(core_rst_n),
     .cmd_valid_i(!store_empty), .cmd_i(store_cmd), .cmd_pop_o(store_pop),
@@ -310,9 +311,21 @@ module kiln_top #(
   end
 
   // ---- Debug view ---------------------------------------------------------------------
-  assign dbg_state_o = {store_state, compute_state, load_state, fetch_state, 5'(running)};
+  kiln_cfg_pkg::dbg_state_t dbg_state;
+  always_comb begin
+    dbg_state = '0;
+    dbg_state.running = running;
+    dbg_state.fetch_state = fetch_state;
+    dbg_state.load_state = load_state;
+    dbg_state.compute_state = compute_state;
+    dbg_state.store_state = store_state;
+  end
+  assign dbg_state_o = dbg_state;
+  // Token queues in hw::TokenQueue order and command queues in hw::Module order, from bit 0.
+  localparam int QB = kiln_cfg_pkg::DBG_QUEUE_COUNT_BITS;
   assign dbg_tokens_o = {s2c_count, c2s_count, c2l_count, l2c_count};
-  assign dbg_queues_o = {1'b0, 5'(store_count), 5'(compute_count), 5'(load_count)};
+  assign dbg_queues_o = kiln_cfg_pkg::DBG_QUEUES_BITS'({QB'(store_count), QB'(compute_count),
+                                                        QB'(load_count)});
   assign dbg_progress_o = (m_axi_rvalid && m_axi_rready) || (m_axi_wvalid && m_axi_wready) ||
                           (m_axi_bvalid && m_axi_bready) || load_retire || compute_retire ||
                           store_retire || gemm_uop || alu_uop;

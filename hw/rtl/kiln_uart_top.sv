@@ -14,7 +14,7 @@ module kiln_uart_top #(
   output logic        uart_tx_o,      // to the host
   output logic        link_active_o,  // a byte came or went this cycle (for a LED)
   // Simulation view (the core's)
-  output logic [15:0] dbg_state_o,
+  output logic [kiln_cfg_pkg::DBG_STATE_BITS-1:0] dbg_state_o,
   output logic        dbg_progress_o
 );
   // UART

@@ -27,8 +27,8 @@ std::string lower(std::string_view s) {
 }
 
 std::optional<Opcode> parse_mnemonic(std::string_view word) {
-  for (int op = 0; op <= static_cast<int>(Opcode::kAlu); ++op)
-    if (lower(word) == opcode_name(static_cast<Opcode>(op))) return static_cast<Opcode>(op);
+  for (Opcode op : kOpcodes)
+    if (lower(word) == opcode_name(op)) return op;
   return std::nullopt;
 }
 
@@ -50,12 +50,12 @@ std::optional<int64_t> parse_integer(std::string_view s) {
 // memory_type and alu_opcode take a name or a number.
 std::optional<int64_t> parse_value(Field field, std::string_view s) {
   if (field == Field::kMemoryType) {
-    for (int m = 0; m <= static_cast<int>(MemType::kOut); ++m)
-      if (lower(s) == mem_type_name(static_cast<MemType>(m))) return m;
+    for (MemType m : kMemTypes)
+      if (lower(s) == mem_type_name(m)) return static_cast<int>(m);
   }
   if (field == Field::kAluOpcode) {
-    for (int a = 0; a <= static_cast<int>(AluOp::kMul); ++a)
-      if (lower(s) == alu_op_name(static_cast<AluOp>(a))) return a;
+    for (AluOp a : kAluOps)
+      if (lower(s) == alu_op_name(a)) return static_cast<int>(a);
   }
   return parse_integer(s);
 }
@@ -116,10 +116,10 @@ Insn parse_insn(Opcode op, std::span<const std::string_view> args, const InsnLay
   }
   // Reject enum values that the layout's width admits but the ISA does not define.
   if (InsnLayout::format_of(op) == InsnLayout::Format::kMem &&
-      static_cast<int>(insn.memory_type) > static_cast<int>(MemType::kOut))
-    throw Error("memory_type must be uop, wgt, inp, acc or out (0 to 4)");
-  if (op == Opcode::kAlu && static_cast<int>(insn.alu_opcode) > static_cast<int>(AluOp::kMul))
-    throw Error("alu_opcode must be min, max, add, shr or mul (0 to 4)");
+      static_cast<size_t>(insn.memory_type) >= kMemTypes.size())
+    throw Error("memory_type must be one of " + mem_type_list());
+  if (op == Opcode::kAlu && static_cast<size_t>(insn.alu_opcode) >= kAluOps.size())
+    throw Error("alu_opcode must be one of " + alu_op_list());
   return insn;
 }
 
@@ -191,9 +191,9 @@ std::string disassemble_insn(const Insn& insn, const InsnLayout& layout) {
     int64_t v = get_field(insn, f.field);
     if (is_flag(f.field)) {
       if (v) flags += fmt::format(" {}", f.name);
-    } else if (f.field == Field::kMemoryType && v <= static_cast<int>(MemType::kOut)) {
+    } else if (f.field == Field::kMemoryType && static_cast<size_t>(v) < kMemTypes.size()) {
       line += fmt::format(" {}={}", f.name, mem_type_name(static_cast<MemType>(v)));
-    } else if (f.field == Field::kAluOpcode && v <= static_cast<int>(AluOp::kMul)) {
+    } else if (f.field == Field::kAluOpcode && static_cast<size_t>(v) < kAluOps.size()) {
       line += fmt::format(" {}={}", f.name, alu_op_name(static_cast<AluOp>(v)));
     } else {
       line += fmt::format(" {}={}", f.name, v);

@@ -39,6 +39,73 @@ int mem_elem_bytes(const Config& cfg, MemType m) {
   return 1;
 }
 
+uint32_t mem_depth(const Config& cfg, MemType m) {
+  switch (m) {
+    case MemType::kUop: return cfg.uop_depth();
+    case MemType::kWgt: return cfg.wgt_depth();
+    case MemType::kInp: return cfg.inp_depth();
+    case MemType::kAcc: return cfg.acc_depth();
+    case MemType::kOut: return cfg.out_depth();
+  }
+  return 0;
+}
+
+std::string_view module_name(Module m) {
+  switch (m) {
+    case Module::kLoad: return "load";
+    case Module::kCompute: return "compute";
+    case Module::kStore: return "store";
+  }
+  return "?";
+}
+
+Module module_of(Opcode op, MemType memory_type) {
+  switch (op) {
+    case Opcode::kLoad:
+      return memory_type == MemType::kInp || memory_type == MemType::kWgt ? Module::kLoad
+                                                                          : Module::kCompute;
+    case Opcode::kStore: return Module::kStore;
+    case Opcode::kGemm:
+    case Opcode::kAlu:
+    case Opcode::kFinish: return Module::kCompute;
+  }
+  return Module::kCompute;
+}
+
+std::string_view token_queue_name(TokenQueue t) {
+  switch (t) {
+    case TokenQueue::kLoadToCompute: return "load->compute";
+    case TokenQueue::kComputeToLoad: return "compute->load";
+    case TokenQueue::kComputeToStore: return "compute->store";
+    case TokenQueue::kStoreToCompute: return "store->compute";
+  }
+  return "?";
+}
+
+std::optional<TokenQueue> token_queue(Module from, Module to) {
+  using M = Module;
+  if (from == M::kLoad && to == M::kCompute) return TokenQueue::kLoadToCompute;
+  if (from == M::kCompute && to == M::kLoad) return TokenQueue::kComputeToLoad;
+  if (from == M::kCompute && to == M::kStore) return TokenQueue::kComputeToStore;
+  if (from == M::kStore && to == M::kCompute) return TokenQueue::kStoreToCompute;
+  return std::nullopt;
+}
+
+TokenLinks token_links(Module m) {
+  // prev of module k is k - 1, next is k + 1 (where they exist).
+  auto neighbour = [m](int step) -> std::optional<Module> {
+    int k = static_cast<int>(m) + step;
+    if (k < 0 || k >= kNumModules) return std::nullopt;
+    return static_cast<Module>(k);
+  };
+  auto queue = [](std::optional<Module> from, std::optional<Module> to) -> std::optional<TokenQueue> {
+    if (!from || !to) return std::nullopt;
+    return token_queue(*from, *to);
+  };
+  std::optional<Module> prev = neighbour(-1), next = neighbour(+1), self = m;
+  return {queue(prev, self), queue(next, self), queue(self, prev), queue(self, next)};
+}
+
 std::string_view alu_op_name(AluOp op) {
   switch (op) {
     case AluOp::kMin: return "min";
@@ -49,6 +116,22 @@ std::string_view alu_op_name(AluOp op) {
   }
   return "?";
 }
+
+namespace {
+
+template <class E, size_t N>
+std::string value_list(const std::array<E, N>& values, std::string_view (*name)(E)) {
+  std::string out;
+  for (E v : values)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name(v), static_cast<int>(v));
+  return out;
+}
+
+}  // namespace
+
+std::string opcode_list() { return value_list(kOpcodes, opcode_name); }
+std::string mem_type_list() { return value_list(kMemTypes, mem_type_name); }
+std::string alu_op_list() { return value_list(kAluOps, alu_op_name); }
 
 int64_t get_field(const Insn& i, Field f) {
   switch (f) {
@@ -248,11 +331,22 @@ InsnBits InsnLayout::encode(const Insn& insn) const {
   return bits;
 }
 
+Insn InsnLayout::header(const InsnBits& bits) const {
+  Insn insn;
+  auto read = [&](const FieldSpec& f) {
+    set_field(insn, f.field, static_cast<int64_t>(extract(bits, f.lsb, f.width)));
+  };
+  for (const FieldSpec& f : finish_) read(f);
+  for (const FieldSpec& f : mem_)
+    if (f.field == Field::kMemoryType) read(f);
+  return insn;
+}
+
 Insn InsnLayout::decode(const InsnBits& bits) const {
-  auto op = static_cast<Opcode>(bits[0] & 7);
-  if (bits[0] % 8 > static_cast<uint64_t>(Opcode::kAlu))
-    throw Error(fmt::format("unknown opcode {} (valid: 0 load, 1 store, 2 gemm, 3 finish, 4 alu)",
-                            bits[0] & 7));
+  Insn head = header(bits);
+  auto op = head.opcode;
+  if (static_cast<size_t>(op) >= kOpcodes.size())
+    throw Error(fmt::format("unknown opcode {} (valid: {})", static_cast<int>(op), opcode_list()));
   Insn insn;
   InsnBits used{0, 0};
   for (const FieldSpec& f : fields(op)) {
@@ -270,13 +364,13 @@ Insn InsnLayout::decode(const InsnBits& bits) const {
                               opcode_name(op), bit));
     }
   }
-  if (format_of(op) == Format::kMem && static_cast<int>(insn.memory_type) > 4) {
-    throw Error(fmt::format("{}: memory_type {} is not one of uop 0, wgt 1, inp 2, acc 3, out 4",
-                            opcode_name(op), static_cast<int>(insn.memory_type)));
+  if (format_of(op) == Format::kMem && static_cast<size_t>(insn.memory_type) >= kMemTypes.size()) {
+    throw Error(fmt::format("{}: memory_type {} is not one of {}", opcode_name(op),
+                            static_cast<int>(insn.memory_type), mem_type_list()));
   }
-  if (op == Opcode::kAlu && static_cast<int>(insn.alu_opcode) > 4) {
-    throw Error(fmt::format("alu: alu_opcode {} is not one of min 0, max 1, add 2, shr 3, mul 4",
-                            static_cast<int>(insn.alu_opcode)));
+  if (op == Opcode::kAlu && static_cast<size_t>(insn.alu_opcode) >= kAluOps.size()) {
+    throw Error(fmt::format("alu: alu_opcode {} is not one of {}",
+                            static_cast<int>(insn.alu_opcode), alu_op_list()));
   }
   return insn;
 }

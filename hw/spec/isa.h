@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,12 +18,50 @@ namespace kiln::hw {
 enum class Opcode : uint8_t { kLoad = 0, kStore = 1, kGemm = 2, kFinish = 3, kAlu = 4 };
 enum class MemType : uint8_t { kUop = 0, kWgt = 1, kInp = 2, kAcc = 3, kOut = 4 };
 enum class AluOp : uint8_t { kMin = 0, kMax = 1, kAdd = 2, kShr = 3, kMul = 4 };
+// Every value of each, in encoding order (the generated RTL package's enums list these).
+inline constexpr std::array kOpcodes = {Opcode::kLoad, Opcode::kStore, Opcode::kGemm,
+                                        Opcode::kFinish, Opcode::kAlu};
+inline constexpr std::array kMemTypes = {MemType::kUop, MemType::kWgt, MemType::kInp,
+                                         MemType::kAcc, MemType::kOut};
+inline constexpr std::array kAluOps = {AluOp::kMin, AluOp::kMax, AluOp::kAdd, AluOp::kShr,
+                                       AluOp::kMul};
 
 std::string_view opcode_name(Opcode op);    // "load", "store", "gemm", "finish", "alu"
 std::string_view mem_type_name(MemType m);  // "uop", "wgt", "inp", "acc", "out"
 std::string_view alu_op_name(AluOp op);     // "min", "max", "add", "shr", "mul"
+// Every value with its encoding, for messages: "min 0, max 1, add 2, shr 3, mul 4".
+std::string opcode_list();
+std::string mem_type_list();
+std::string alu_op_list();
 // Bytes of one element of a buffer: the unit of a LOAD's or STORE's DRAM fields.
 int mem_elem_bytes(const Config& cfg, MemType m);
+// Elements a buffer holds (OUT shares ACC's index space).
+uint32_t mem_depth(const Config& cfg, MemType m);
+
+// The three modules behind fetch (shared/ISA.md, "Modules and tokens"), in the order
+// of their token queues: tokens flow only between neighbours, and a module's "prev"
+// is the one before it, its "next" the one after.
+enum class Module : uint8_t { kLoad = 0, kCompute = 1, kStore = 2 };
+inline constexpr int kNumModules = 3;
+std::string_view module_name(Module m);  // "load", "compute", "store"
+// The module whose queue fetch routes an instruction to: LOAD of INP or WGT to load,
+// STORE to store, everything else (LOAD of UOP or ACC, GEMM, ALU, FINISH) to compute.
+Module module_of(Opcode op, MemType memory_type);
+
+// The four dependency-token queues.
+enum class TokenQueue : uint8_t {
+  kLoadToCompute = 0, kComputeToLoad = 1, kComputeToStore = 2, kStoreToCompute = 3,
+};
+inline constexpr int kNumTokenQueues = 4;
+std::string_view token_queue_name(TokenQueue t);  // "load->compute", ...
+// The queue tokens take from `from` to `to`; none unless the two are neighbours.
+std::optional<TokenQueue> token_queue(Module from, Module to);
+// The queues an instruction of module `m` pops and pushes through its four dependency
+// flags; none where the module has no such neighbour (load has no prev, store no next).
+struct TokenLinks {
+  std::optional<TokenQueue> pop_prev, pop_next, push_prev, push_next;
+};
+TokenLinks token_links(Module m);
 
 // One instruction with every field of every format; a format uses its own subset.
 // Field names are exactly those of shared/ISA.md.
@@ -61,6 +100,8 @@ struct Insn {
 
   bool operator==(const Insn&) const = default;
 };
+
+inline Module module_of(const Insn& insn) { return module_of(insn.opcode, insn.memory_type); }
 
 // A micro-op: indices into ACC (dst), INP or ACC (src) and WGT (wgt).
 struct Uop {
@@ -113,6 +154,10 @@ class InsnLayout {
   InsnBits encode(const Insn& insn) const;
   // Throws hw::Error on an unknown opcode or bits set outside every field.
   Insn decode(const InsnBits& bits) const;
+  // What fetch and the modules read of any 128 bits, checking nothing: the opcode, the
+  // four dependency flags and the memory type (opcode and memory type may be values
+  // no enumerator names; module_of routes those to compute, as fetch does).
+  Insn header(const InsnBits& bits) const;
 
   int uop_dst_width() const { return uop_dst_width_; }
   int uop_src_width() const { return uop_src_width_; }

@@ -4,8 +4,12 @@
 
 #include <cctype>
 
-#include "hw/spec/error.h"
+#include <algorithm>
+#include <bit>
+#include <vector>
 
+#include "hw/spec/debug_ports.h"
+#include "hw/spec/error.h"
 #include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
 
@@ -33,6 +37,70 @@ void fields(std::string& out, const InsnLayout& layout, InsnLayout::Format forma
     param(out, name + "_LSB", f.lsb);
     param(out, name + "_WIDTH", f.width);
   }
+}
+
+// `typedef enum logic [W-1:0] {PREFIX_NAME = W'd0, ...} type;` over every value of E.
+template <class E, size_t N>
+void enum_type(std::string& out, std::string_view type, std::string_view width_param, int width,
+               std::string_view prefix, const std::array<E, N>& values,
+               std::string_view (*name)(E)) {
+  out += fmt::format("  typedef enum logic [{}-1:0] {{\n", width_param);
+  for (size_t i = 0; i < N; ++i) {
+    out += fmt::format("    {}_{} = {}'d{}{}\n", prefix, upper(name(values[i])), width,
+                       static_cast<int>(values[i]), i + 1 < N ? "," : "");
+  }
+  out += fmt::format("  }} {};\n", type);
+}
+
+// A member of a generated packed struct: bits [lsb + width - 1 : lsb], of `type` or else
+// a plain logic vector.
+struct Member {
+  std::string name;
+  int lsb;
+  int width;
+  std::string type;
+};
+
+// `typedef struct packed {...} name;` of `bits` bits, members from the top bit down;
+// bits no member covers are named unused_<lsb>.
+void packed_struct(std::string& out, std::string_view name, int bits, std::vector<Member> members) {
+  std::sort(members.begin(), members.end(),
+            [](const Member& a, const Member& b) { return a.lsb > b.lsb; });
+  out += "  typedef struct packed {\n";
+  auto vector = [](int width) {
+    return width == 1 ? std::string("logic") : fmt::format("logic [{}:0]", width - 1);
+  };
+  int top = bits;  // the lowest bit above the next member
+  auto gap = [&](int lsb) {
+    if (top > lsb) out += fmt::format("    {} unused_{};\n", vector(top - lsb), lsb);
+  };
+  for (const Member& m : members) {
+    gap(m.lsb + m.width);
+    out += fmt::format("    {} {};\n", m.type.empty() ? vector(m.width) : m.type, m.name);
+    top = m.lsb;
+  }
+  gap(0);
+  out += fmt::format("  }} {};\n", name);
+}
+
+// An instruction format as a packed struct of INSN_BITS, its enum fields typed.
+void insn_struct(std::string& out, std::string_view name, std::span<const FieldSpec> fields) {
+  std::vector<Member> members;
+  for (const FieldSpec& f : fields) {
+    std::string type = f.field == Field::kOpcode       ? "opcode_e"
+                       : f.field == Field::kMemoryType ? "mem_type_e"
+                       : f.field == Field::kAluOpcode  ? "alu_op_e"
+                                                       : "";
+    members.push_back({std::string(f.name), f.lsb, f.width, type});
+  }
+  packed_struct(out, name, kInsnBytes * 8, members);
+}
+
+template <size_t N>
+void dbg_struct(std::string& out, std::string_view name, const std::array<dbg::BitField, N>& f) {
+  std::vector<Member> members;
+  for (const dbg::BitField& b : f) members.push_back({std::string(b.name), b.lsb, b.width, ""});
+  packed_struct(out, name, dbg::kStateBits, members);
 }
 
 }  // namespace
@@ -94,26 +162,68 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
   out += fmt::format("  localparam logic [63:0] FINGERPRINT = 64'h{:016x};\n", cfg.fingerprint());
 
   out += "\n  // Encodings (shared/ISA.md)\n";
-  param(out, "INSN_BITS", 128);
-  param(out, "OP_LOAD", static_cast<int>(Opcode::kLoad));
-  param(out, "OP_STORE", static_cast<int>(Opcode::kStore));
-  param(out, "OP_GEMM", static_cast<int>(Opcode::kGemm));
-  param(out, "OP_FINISH", static_cast<int>(Opcode::kFinish));
-  param(out, "OP_ALU", static_cast<int>(Opcode::kAlu));
-  param(out, "MEM_UOP", static_cast<int>(MemType::kUop));
-  param(out, "MEM_WGT", static_cast<int>(MemType::kWgt));
-  param(out, "MEM_INP", static_cast<int>(MemType::kInp));
-  param(out, "MEM_ACC", static_cast<int>(MemType::kAcc));
-  param(out, "MEM_OUT", static_cast<int>(MemType::kOut));
-  param(out, "ALU_MIN", static_cast<int>(AluOp::kMin));
-  param(out, "ALU_MAX", static_cast<int>(AluOp::kMax));
-  param(out, "ALU_ADD", static_cast<int>(AluOp::kAdd));
-  param(out, "ALU_SHR", static_cast<int>(AluOp::kShr));
-  param(out, "ALU_MUL", static_cast<int>(AluOp::kMul));
-
+  param(out, "INSN_BITS", kInsnBytes * 8);
   fields(out, layout, InsnLayout::Format::kMem, "MEM");
   fields(out, layout, InsnLayout::Format::kGemm, "GEMM");
   fields(out, layout, InsnLayout::Format::kAlu, "ALU");
+  out += "\n";
+  const int opcode_width = static_cast<int>(layout.fields(InsnLayout::Format::kFinish)[0].width);
+  int mem_type_width = 0, alu_op_width = 0;
+  for (const FieldSpec& f : layout.fields(InsnLayout::Format::kMem))
+    if (f.field == Field::kMemoryType) mem_type_width = f.width;
+  for (const FieldSpec& f : layout.fields(InsnLayout::Format::kAlu))
+    if (f.field == Field::kAluOpcode) alu_op_width = f.width;
+  enum_type(out, "opcode_e", "GEMM_OPCODE_WIDTH", opcode_width, "OP", kOpcodes, opcode_name);
+  enum_type(out, "mem_type_e", "MEM_MEMORY_TYPE_WIDTH", mem_type_width, "MEM", kMemTypes,
+            mem_type_name);
+  enum_type(out, "alu_op_e", "ALU_ALU_OPCODE_WIDTH", alu_op_width, "ALU", kAluOps, alu_op_name);
+  out += "\n  // The formats as packed structs: assign an instruction, read its fields by name.\n";
+  insn_struct(out, "mem_insn_t", layout.fields(InsnLayout::Format::kMem));
+  insn_struct(out, "gemm_insn_t", layout.fields(InsnLayout::Format::kGemm));
+  insn_struct(out, "alu_insn_t", layout.fields(InsnLayout::Format::kAlu));
+  packed_struct(out, "uop_t", cfg.uop_elem_bytes() * 8,
+                {{"dst_idx", 0, layout.uop_dst_width(), ""},
+                 {"src_idx", layout.uop_dst_width(), layout.uop_src_width(), ""},
+                 {"wgt_idx", layout.uop_dst_width() + layout.uop_src_width(),
+                  layout.uop_wgt_width(), ""}});
+
+  out += "\n  // Modules and token queues (hw/spec/isa.h: module_of, token_links)\n";
+  static constexpr std::array kModules = {Module::kLoad, Module::kCompute, Module::kStore};
+  const int module_bits = std::bit_width(static_cast<unsigned>(kNumModules - 1));
+  param(out, "MODULE_BITS", module_bits);
+  enum_type(out, "module_e", "MODULE_BITS", module_bits, "MODULE", kModules, module_name);
+  param(out, "NUM_TOKEN_QUEUES", kNumTokenQueues);
+  auto queue_name = [](TokenQueue q) {
+    std::string n = upper(token_queue_name(q));
+    return n.replace(n.find("->"), 2, "_TO_");
+  };
+  for (int q = 0; q < kNumTokenQueues; ++q)
+    param(out, "TOKEN_" + queue_name(static_cast<TokenQueue>(q)), q);
+  out += "  // The token queue a module pops or pushes through each flag; -1: it has no such\n"
+         "  // neighbour.\n";
+  for (Module m : kModules) {
+    TokenLinks l = token_links(m);
+    auto link = [&](std::string_view flag, std::optional<TokenQueue> q) {
+      param(out, fmt::format("{}_{}", upper(module_name(m)), flag), q ? static_cast<int>(*q) : -1);
+    };
+    link("POP_PREV", l.pop_prev);
+    link("POP_NEXT", l.pop_next);
+    link("PUSH_PREV", l.push_prev);
+    link("PUSH_NEXT", l.push_next);
+  }
+
+  out += "\n  // Debug ports (hw/spec/debug_ports.h)\n";
+  param(out, "DBG_STATE_BITS", dbg::kStateBits);
+  param(out, "DBG_TOKEN_COUNT_BITS", dbg::kTokenCountBits, "occupancy of one token queue");
+  param(out, "DBG_TOKENS_BITS", dbg::kTokensBits);
+  param(out, "DBG_QUEUE_COUNT_BITS", dbg::kQueueCountBits, "occupancy of one command queue");
+  param(out, "DBG_QUEUES_BITS", dbg::kQueuesBits);
+  for (const dbg::BitField& b : dbg::kDecoupledState)
+    param(out, "DBG_" + upper(b.name) + "_WIDTH", b.width);
+  dbg_struct(out, "dbg_state_t", dbg::kDecoupledState);
+  for (const dbg::BitField& b : dbg::kInorderDbgState)
+    param(out, "DBG_INORDER_" + upper(b.name) + "_WIDTH", b.width);
+  dbg_struct(out, "inorder_dbg_state_t", dbg::kInorderDbgState);
 
   out += "\n  // Host interface (hw/spec/regs.h)\n";
   param(out, "REG_MAP_VERSION", regs::kMapVersion);

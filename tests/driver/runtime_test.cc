@@ -29,6 +29,7 @@ namespace {
 using hw::AluOp;
 using hw::Insn;
 using hw::MemType;
+using hw::Module;
 using hw::Opcode;
 
 constexpr const char* kConfigs[] = {"default", "tiny", "small"};
@@ -149,15 +150,15 @@ TEST_P(RuntimeTest, LoadStoreRoundTripWithPadding) {
 
     s.load_2d(MemType::kInp, inp_base, src_dev.address(), y, x, stride, pad);
     s.load_2d(MemType::kWgt, 0, wgt_dev.address(), 1, 1, 1);
-    s.dep_push(Stage::kLoad, Stage::kCompute);
-    s.dep_pop(Stage::kLoad, Stage::kCompute);
+    s.dep_push(Module::kLoad, Module::kCompute);
+    s.dep_pop(Module::kLoad, Module::kCompute);
     s.push_gemm(UopKernelBuilder::gemm("copy")
                     .loop_begin(rows * cols, 1, 1, 0)
                     .push(acc_base, inp_base, 0)
                     .loop_end()
                     .finish());
-    s.dep_push(Stage::kCompute, Stage::kStore);
-    s.dep_pop(Stage::kCompute, Stage::kStore);
+    s.dep_push(Module::kCompute, Module::kStore);
+    s.dep_pop(Module::kCompute, Module::kStore);
     s.store_2d(acc_base, dst_dev.address(), rows, cols, cols);
     s.synchronize();
 
@@ -188,8 +189,8 @@ TEST_P(RuntimeTest, AccLoadWithPaddingThroughAluCopy) {
                  .push(0, 0)
                  .loop_end()
                  .finish());
-  s.dep_push(Stage::kCompute, Stage::kStore);
-  s.dep_pop(Stage::kCompute, Stage::kStore);
+  s.dep_push(Module::kCompute, Module::kStore);
+  s.dep_pop(Module::kCompute, Module::kStore);
   s.store_2d(0, out_dev.address(), 1, rows * cols, rows * cols);
   s.synchronize();
   std::vector<int8_t> expected(size_t(rows) * cols * lanes, 0);
@@ -220,8 +221,8 @@ TEST_P(RuntimeTest, StoreAfterAccLoadWritesItsLowBits) {
                   .loop_end()
                   .finish());
   s.load_2d(MemType::kAcc, 0, acc_dev.address(), 1, n, n, Pad{});
-  s.dep_push(Stage::kCompute, Stage::kStore);
-  s.dep_pop(Stage::kCompute, Stage::kStore);
+  s.dep_push(Module::kCompute, Module::kStore);
+  s.dep_pop(Module::kCompute, Module::kStore);
   s.store_2d(0, out_dev.address(), 1, n, n);
   s.synchronize();
   std::vector<int8_t> expected(acc.size());
@@ -249,23 +250,23 @@ TEST_P(RuntimeTest, GemmKernelWithTwoLoops) {
 
     s.load_2d(MemType::kInp, 0, a_dev.address(), 1, mb * kb, mb * kb);
     s.load_2d(MemType::kWgt, 0, b_dev.address(), 1, nb * kb, nb * kb);
-    s.dep_push(Stage::kLoad, Stage::kCompute);
-    s.dep_pop(Stage::kLoad, Stage::kCompute);
+    s.dep_push(Module::kLoad, Module::kCompute);
+    s.dep_pop(Module::kLoad, Module::kCompute);
     s.push_gemm(UopKernelBuilder::gemm("reset", true).loop_begin(mb * nb, 1, 0, 0).push(0, 0, 0)
                     .loop_end().finish());
     auto gemm = UopKernelBuilder::gemm("gemm");
     gemm.loop_begin(mb, nb, kb, 0).loop_begin(nb, 1, 0, kb);
     for (int k = 0; k < kb; ++k) gemm.push(0, k, k);
     s.push_gemm(gemm.loop_end().loop_end().finish());
-    s.dep_push(Stage::kCompute, Stage::kStore);
-    s.dep_pop(Stage::kCompute, Stage::kStore);
+    s.dep_push(Module::kCompute, Module::kStore);
+    s.dep_pop(Module::kCompute, Module::kStore);
     s.store_2d(0, lo_dev.address(), 1, mb * nb, mb * nb);
-    s.dep_push(Stage::kStore, Stage::kCompute);
-    s.dep_pop(Stage::kStore, Stage::kCompute);
+    s.dep_push(Module::kStore, Module::kCompute);
+    s.dep_pop(Module::kStore, Module::kCompute);
     s.push_alu(UopKernelBuilder::alu_imm("shr", AluOp::kShr, 12).loop_begin(mb * nb, 1, 1)
                    .push(0, 0).loop_end().finish());
-    s.dep_push(Stage::kCompute, Stage::kStore);
-    s.dep_pop(Stage::kCompute, Stage::kStore);
+    s.dep_push(Module::kCompute, Module::kStore);
+    s.dep_pop(Module::kCompute, Module::kStore);
     s.store_2d(0, mid_dev.address(), 1, mb * nb, mb * nb);
     s.synchronize();
 
@@ -329,8 +330,8 @@ TEST_P(RuntimeTest, EachAluOp) {
         upper(UopKernelBuilder::alu_imm("zero", AluOp::kMul, 0), n);
         upper(UopKernelBuilder::alu("add", AluOp::kAdd), 0);
         upper(UopKernelBuilder::alu_imm("shr12", AluOp::kShr, 12), n);
-        s.dep_push(Stage::kCompute, Stage::kStore);
-        s.dep_pop(Stage::kCompute, Stage::kStore);
+        s.dep_push(Module::kCompute, Module::kStore);
+        s.dep_pop(Module::kCompute, Module::kStore);
         s.store_2d(0, out_dev.address(), 1, 2 * n, 2 * n);
         s.synchronize();
         std::vector<int8_t> expected(2 * n * lanes);
@@ -374,8 +375,8 @@ TEST_P(RuntimeTest, KernelCachedAcrossPushesAndSynchronize) {
     EXPECT_EQ(count_uop_loads(s.pending()), 0u);
     EXPECT_EQ(s.uop_cache_stats().loads, 1u);
     EXPECT_EQ(s.uop_cache_stats().hits, 2u);
-    s.dep_push(Stage::kCompute, Stage::kStore);
-    s.dep_pop(Stage::kCompute, Stage::kStore);
+    s.dep_push(Module::kCompute, Module::kStore);
+    s.dep_pop(Module::kCompute, Module::kStore);
     s.store_2d(0, out_dev.address(), 1, 4, 4);
     s.synchronize();
     EXPECT_EQ(out_dev.read_elems<int8_t>(4 * lanes), std::vector<int8_t>(4 * lanes, 3));
@@ -402,8 +403,8 @@ TEST_P(RuntimeTest, KernelEvictedWhenUopBufferIsFull) {
   EXPECT_EQ(bases, (std::vector<uint32_t>{0, 100, 0, 100}));  // k1, k2, k3 over k1, k1 over k2
   EXPECT_EQ(s.uop_cache_stats().evictions, 2u);
   EXPECT_EQ(s.uop_cache_stats().hits, 1u);
-  s.dep_push(Stage::kCompute, Stage::kStore);
-  s.dep_pop(Stage::kCompute, Stage::kStore);
+  s.dep_push(Module::kCompute, Module::kStore);
+  s.dep_pop(Module::kCompute, Module::kStore);
   s.store_2d(0, out_dev.address(), 1, 200, 200);
   s.synchronize();
   std::vector<int8_t> expected(200 * lanes, 4);
@@ -425,15 +426,15 @@ TEST_P(RuntimeTest, DependencyPushPopMergedIntoNeighbours) {
   auto gemm = UopKernelBuilder::gemm("g").push(0, 0, 0).finish();
 
   s.load_2d(MemType::kInp, 0, buf.address(), 1, 1, 1);  // #0
-  s.dep_pop(Stage::kLoad, Stage::kCompute);
+  s.dep_pop(Module::kLoad, Module::kCompute);
   s.push_gemm(gemm);                                    // #1 LOAD UOP (pops), #2 GEMM
-  s.dep_push(Stage::kLoad, Stage::kCompute);            // onto #0, not the last insn
-  s.dep_push(Stage::kCompute, Stage::kStore);           // onto #2
-  s.dep_push(Stage::kCompute, Stage::kLoad);            // onto #2 as well
-  s.dep_push(Stage::kCompute, Stage::kStore);           // taken: #3 compute no-op
-  s.dep_push(Stage::kStore, Stage::kCompute);           // no store insn: #4 store no-op
-  s.dep_pop(Stage::kCompute, Stage::kStore);
-  s.dep_pop(Stage::kCompute, Stage::kStore);            // second pop: #5 no-op pops the first
+  s.dep_push(Module::kLoad, Module::kCompute);            // onto #0, not the last insn
+  s.dep_push(Module::kCompute, Module::kStore);           // onto #2
+  s.dep_push(Module::kCompute, Module::kLoad);            // onto #2 as well
+  s.dep_push(Module::kCompute, Module::kStore);           // taken: #3 compute no-op
+  s.dep_push(Module::kStore, Module::kCompute);           // no store insn: #4 store no-op
+  s.dep_pop(Module::kCompute, Module::kStore);
+  s.dep_pop(Module::kCompute, Module::kStore);            // second pop: #5 no-op pops the first
   s.store_2d(0, buf.address(), 1, 1, 1);                // #6 pops the second
   std::span<const Insn> p = s.pending();
   ASSERT_EQ(p.size(), 7u);
@@ -444,7 +445,7 @@ TEST_P(RuntimeTest, DependencyPushPopMergedIntoNeighbours) {
   EXPECT_FALSE(p[2].pop_prev_dep);
   EXPECT_TRUE(p[2].push_next_dep);
   EXPECT_TRUE(p[2].push_prev_dep);
-  EXPECT_EQ(stage_of(p[3]), Stage::kCompute);
+  EXPECT_EQ(hw::module_of(p[3]), Module::kCompute);
   EXPECT_EQ(p[3].x_size, 0u);
   EXPECT_TRUE(p[3].push_next_dep);
   EXPECT_EQ(p[4].opcode, Opcode::kStore);
@@ -455,8 +456,8 @@ TEST_P(RuntimeTest, DependencyPushPopMergedIntoNeighbours) {
   EXPECT_TRUE(p[5].pop_prev_dep);
   EXPECT_TRUE(p[6].pop_prev_dep);
   EXPECT_EQ(p[6].x_size, 1u);
-  expect_error([&] { s.dep_push(Stage::kLoad, Stage::kStore); }, {"neighbouring"});
-  expect_error([&] { s.dep_pop(Stage::kStore, Stage::kLoad); }, {"neighbouring"});
+  expect_error([&] { s.dep_push(Module::kLoad, Module::kStore); }, {"neighbouring"});
+  expect_error([&] { s.dep_pop(Module::kStore, Module::kLoad); }, {"neighbouring"});
   EXPECT_NE(s.disassemble().find("gemm"), std::string::npos);
 }
 
@@ -472,7 +473,7 @@ TEST_P(RuntimeTest, SynchronizeEndsWithVtaFinishProtocol) {
   EXPECT_TRUE(p[0].push_next_dep);                 // load hands a token to compute
   EXPECT_EQ(p[1].opcode, Opcode::kStore);          // store no-op hands one too
   EXPECT_TRUE(p[1].push_prev_dep);
-  EXPECT_EQ(stage_of(p[2]), Stage::kCompute);      // compute takes both
+  EXPECT_EQ(hw::module_of(p[2]), Module::kCompute);  // compute takes both
   EXPECT_TRUE(p[2].pop_prev_dep && p[2].pop_next_dep);
   EXPECT_EQ(p[3].opcode, Opcode::kFinish);
   EXPECT_FALSE(p[3].pop_prev_dep || p[3].pop_next_dep);
@@ -490,8 +491,8 @@ TEST_P(RuntimeTest, SynchronizeOnEmptyStream) {
   EXPECT_TRUE(s.last_program().empty());
   EXPECT_TRUE(s.counters().empty());
   // A stream of tokens only still runs.
-  s.dep_push(Stage::kLoad, Stage::kCompute);
-  s.dep_pop(Stage::kLoad, Stage::kCompute);
+  s.dep_push(Module::kLoad, Module::kCompute);
+  s.dep_pop(Module::kLoad, Module::kCompute);
   EXPECT_NO_THROW(s.synchronize());
   EXPECT_EQ(s.last_program().back().opcode, Opcode::kFinish);
   EXPECT_NO_THROW(s.synchronize());
@@ -513,7 +514,7 @@ TEST_P(RuntimeTest, BrokenStreamReportsDeadlock) {
   CommandStream s(*dev);
   DeviceBuffer buf(*dev, 4096);
   // The load module waits for a token that compute never pushes.
-  s.dep_pop(Stage::kCompute, Stage::kLoad);
+  s.dep_pop(Module::kCompute, Module::kLoad);
   s.load_2d(MemType::kInp, 0, buf.address(), 1, 1, 1);
   try {
     s.synchronize();
@@ -536,7 +537,7 @@ TEST_P(RuntimeTest, StreamUsableAfterDeviceError) {
   CommandStream s(*dev);
   DeviceBuffer buf(*dev, 4096);
   s.push_alu(add_imm_kernel("add", 0, 1, 1));
-  s.dep_pop(Stage::kCompute, Stage::kLoad);
+  s.dep_pop(Module::kCompute, Module::kLoad);
   s.load_2d(MemType::kInp, 0, buf.address(), 1, 1, 1);
   EXPECT_THROW(s.synchronize(), hw::Error);
 
@@ -546,8 +547,8 @@ TEST_P(RuntimeTest, StreamUsableAfterDeviceError) {
   s.load_2d(MemType::kAcc, 0, buf.address(), 1, 1, 1);
   s.push_alu(add_imm_kernel("add", 0, 1, 1));
   EXPECT_EQ(count_uop_loads(s.pending()), 1u);  // the cache was dropped with the failed run
-  s.dep_push(Stage::kCompute, Stage::kStore);
-  s.dep_pop(Stage::kCompute, Stage::kStore);
+  s.dep_push(Module::kCompute, Module::kStore);
+  s.dep_pop(Module::kCompute, Module::kStore);
   s.store_2d(0, buf.address() + 1024, 1, 1, 1);
   EXPECT_NO_THROW(s.synchronize());
   EXPECT_EQ(buf.read_elems<int8_t>(lanes, 1024), std::vector<int8_t>(lanes, 42));
@@ -593,7 +594,7 @@ TEST_P(RuntimeTest, LimitsOfTheConfigurationChecked) {
                {"'imm'", "imm = 40000", "16 bits"});
 
   // A refused instruction leaves the pending pop to the next one of its module.
-  s.dep_pop(Stage::kCompute, Stage::kLoad);
+  s.dep_pop(Module::kCompute, Module::kLoad);
   expect_error([&] { s.load_2d(MemType::kInp, 0, a, 1, 1, 70000); }, {"x_stride"});
   s.load_2d(MemType::kInp, 0, a, 1, 1, 1);
   ASSERT_EQ(s.pending().size(), 1u);

@@ -99,14 +99,7 @@ inline Insn alu(AluOp op, const LoopSpec& l, bool use_imm, int32_t imm = 0, bool
 
 inline Insn finish() { return Insn{}; }
 
-enum class Mod { kLoad, kCompute, kStore };
-inline Mod module_of(const Insn& in) {
-  if (in.opcode == Opcode::kStore) return Mod::kStore;
-  if (in.opcode == Opcode::kLoad &&
-      (in.memory_type == MemType::kInp || in.memory_type == MemType::kWgt))
-    return Mod::kLoad;
-  return Mod::kCompute;
-}
+using Mod = hw::Module;  // module_of: hw::module_of, found by argument lookup
 
 // Adds the tokens that make `insns` run strictly in the given order (a compute no-op
 // between load and store), and a FINISH after everything.

@@ -16,7 +16,7 @@ using vta::Insn;
 using vta::InsnFunc;
 using vta::SpadEvent;
 using vta::Tup;
-using runtime::Stage;
+using hw::Module;
 
 hw::Config config(const std::string& name) {
   return hw::Config::from_file(std::filesystem::path(KILN_SOURCE_DIR) / "hw/config" / (name + ".json"));
@@ -45,7 +45,7 @@ vta::SpadTensor tensor(std::string name, hw::MemType mem, int64_t elems) {
 Insn load(int t, int64_t rows, int64_t cols, int64_t stride, int64_t pad) {
   Insn x;
   x.kind = Insn::Kind::kLoad;
-  x.stage = Stage::kLoad;
+  x.stage = Module::kLoad;
   x.tensor = t;
   x.mem = hw::MemType::kInp;
   x.arg = 0;
@@ -144,7 +144,7 @@ TEST(VtaPassPlanScratchpad, AluResultsShareTheirOperandsRangeAndMicroOpsBecomeAb
   fn.events = {{SpadEvent::Kind::kPlace, 0, {}}, {SpadEvent::Kind::kAlias, 1, {0, 0}}};
   Insn x;
   x.kind = Insn::Kind::kAlu;
-  x.stage = Stage::kCompute;
+  x.stage = Module::kCompute;
   x.tensor = 1;
   x.alias_event = 1;
   x.use_imm = true;
@@ -217,7 +217,7 @@ TEST(VtaPassFoldUops, EqualListsShareOneKernel) {
 
 // ---------------------------------------------------------------- order_queues, insert_tokens
 
-Insn with_access(Insn::Kind kind, Stage stage, hw::MemType mem, int64_t lo, int64_t hi, bool write) {
+Insn with_access(Insn::Kind kind, Module stage, hw::MemType mem, int64_t lo, int64_t hi, bool write) {
   Insn x;
   x.kind = kind;
   x.stage = stage;
@@ -232,11 +232,11 @@ TEST(VtaPassOrderQueues, LoadsAreIssuedInTheOrderComputeNeedsThem) {
   vta::Env env(config("default"));
   InsnFunc fn = func(env, {});
   using K = Insn::Kind;
-  fn.insns = {with_access(K::kLoad, Stage::kLoad, hw::MemType::kInp, 0, 4, true),    // inp t0
-              with_access(K::kLoad, Stage::kLoad, hw::MemType::kInp, 4, 8, true),    // inp t1
-              with_access(K::kLoad, Stage::kLoad, hw::MemType::kWgt, 0, 4, true),    // wgt t0
-              with_access(K::kGemm, Stage::kCompute, hw::MemType::kWgt, 0, 4, false),  // gemm t0
-              with_access(K::kGemm, Stage::kCompute, hw::MemType::kInp, 4, 8, false)};  // gemm t1
+  fn.insns = {with_access(K::kLoad, Module::kLoad, hw::MemType::kInp, 0, 4, true),    // inp t0
+              with_access(K::kLoad, Module::kLoad, hw::MemType::kInp, 4, 8, true),    // inp t1
+              with_access(K::kLoad, Module::kLoad, hw::MemType::kWgt, 0, 4, true),    // wgt t0
+              with_access(K::kGemm, Module::kCompute, hw::MemType::kWgt, 0, 4, false),  // gemm t0
+              with_access(K::kGemm, Module::kCompute, hw::MemType::kInp, 4, 8, false)};  // gemm t1
   fn.insns[3].accesses.push_back(vta::Access{hw::MemType::kInp, 0, 4, false});
   vta::passes::order_queues(env, fn);
   EXPECT_EQ(fn.insns[0].accesses[0].mem, hw::MemType::kInp);
@@ -249,10 +249,10 @@ TEST(VtaPassInsertTokens, ModulesWaitOnlyWhereTheirRangesConflict) {
   vta::Env env(config("default"));
   InsnFunc fn = func(env, {});
   using K = Insn::Kind;
-  fn.insns = {with_access(K::kLoad, Stage::kLoad, hw::MemType::kInp, 0, 4, true),
-              with_access(K::kGemm, Stage::kCompute, hw::MemType::kInp, 0, 4, false),
-              with_access(K::kLoad, Stage::kLoad, hw::MemType::kInp, 4, 8, true),   // no conflict
-              with_access(K::kLoad, Stage::kLoad, hw::MemType::kInp, 0, 4, true)};  // overwrites what gemm read
+  fn.insns = {with_access(K::kLoad, Module::kLoad, hw::MemType::kInp, 0, 4, true),
+              with_access(K::kGemm, Module::kCompute, hw::MemType::kInp, 0, 4, false),
+              with_access(K::kLoad, Module::kLoad, hw::MemType::kInp, 4, 8, true),   // no conflict
+              with_access(K::kLoad, Module::kLoad, hw::MemType::kInp, 0, 4, true)};  // overwrites what gemm read
   vta::passes::insert_tokens(env, fn);
   using P = vta::ProgramOp::Kind;
   std::vector<P> kinds;

@@ -14,26 +14,16 @@ namespace kiln::runtime {
 
 namespace {
 
-int index(Stage s) { return static_cast<int>(s); }
+using hw::Module;
+
+int index(Module m) { return static_cast<int>(m); }
 
 // Neighbouring modules only: load and store share no token queue.
-void check_pair(Stage from, Stage to, const char* what) {
-  int distance = index(from) - index(to);
-  if (distance == 1 || distance == -1) return;
+void check_pair(Module from, Module to, const char* what) {
+  if (hw::token_queue(from, to)) return;
   throw hw::Error(fmt::format("{}({}, {}): tokens flow only between neighbouring modules "
                               "(load<->compute, compute<->store)",
-                              what, stage_name(from), stage_name(to)));
-}
-
-uint32_t depth(const hw::Config& cfg, hw::MemType type) {
-  switch (type) {
-    case hw::MemType::kUop: return cfg.uop_depth();
-    case hw::MemType::kWgt: return cfg.wgt_depth();
-    case hw::MemType::kInp: return cfg.inp_depth();
-    case hw::MemType::kAcc: return cfg.acc_depth();
-    case hw::MemType::kOut: return cfg.out_depth();
-  }
-  return 0;
+                              what, hw::module_name(from), hw::module_name(to)));
 }
 
 // The largest index a kernel touches along one operand, for a range check.
@@ -45,26 +35,6 @@ uint64_t max_index(const UopKernel& k, uint32_t hw::Uop::*member, uint32_t UopLo
 }
 
 }  // namespace
-
-std::string_view stage_name(Stage s) {
-  switch (s) {
-    case Stage::kLoad: return "load";
-    case Stage::kCompute: return "compute";
-    case Stage::kStore: return "store";
-  }
-  return "?";
-}
-
-Stage stage_of(const hw::Insn& insn) {
-  switch (insn.opcode) {
-    case hw::Opcode::kStore: return Stage::kStore;
-    case hw::Opcode::kLoad:
-      return insn.memory_type == hw::MemType::kInp || insn.memory_type == hw::MemType::kWgt
-                 ? Stage::kLoad
-                 : Stage::kCompute;
-    default: return Stage::kCompute;
-  }
-}
 
 CommandStream::CommandStream(driver::Device& dev, StreamOptions opts)
     : CommandStream(dev, dev.config(), opts) {}
@@ -99,7 +69,7 @@ uint32_t CommandStream::dram_elem_base(driver::DevAddr addr, int elem, const cha
 
 hw::Insn& CommandStream::emit(const hw::Insn& in) {
   hw::Insn insn = in;
-  Stage s = stage_of(insn);
+  Module s = hw::module_of(insn);
   insn.pop_prev_dep = pending_pop_prev_[index(s)];
   insn.pop_next_dep = pending_pop_next_[index(s)];
   layout_.encode(insn);  // every field fits its width, or a message naming it
@@ -109,18 +79,18 @@ hw::Insn& CommandStream::emit(const hw::Insn& in) {
   return insns_.back();
 }
 
-void CommandStream::emit_noop(Stage stage, bool push_prev, bool push_next) {
+void CommandStream::emit_noop(Module stage, bool push_prev, bool push_next) {
   hw::Insn insn;
-  insn.opcode = stage == Stage::kStore ? hw::Opcode::kStore : hw::Opcode::kLoad;
-  insn.memory_type = stage == Stage::kLoad    ? hw::MemType::kInp
-                     : stage == Stage::kStore ? hw::MemType::kOut
+  insn.opcode = stage == Module::kStore ? hw::Opcode::kStore : hw::Opcode::kLoad;
+  insn.memory_type = stage == Module::kLoad    ? hw::MemType::kInp
+                     : stage == Module::kStore ? hw::MemType::kOut
                                               : hw::MemType::kUop;
   hw::Insn& out = emit(insn);  // x_size 0: moves tokens only
   out.push_prev_dep = push_prev;
   out.push_next_dep = push_next;
 }
 
-void CommandStream::commit_pending_pops(Stage stage) {
+void CommandStream::commit_pending_pops(Module stage) {
   if (pending_pop_prev_[index(stage)] || pending_pop_next_[index(stage)])
     emit_noop(stage, false, false);
 }
@@ -138,11 +108,11 @@ void CommandStream::load_2d(hw::MemType type, uint32_t sram, driver::DevAddr dra
                                 mem, y_size, x_size));
   uint64_t rows = uint64_t{pad.top} + y_size + pad.bottom;
   uint64_t cols = uint64_t{pad.left} + x_size + pad.right;
-  if (sram + rows * cols > depth(cfg_, type)) {
+  if (sram + rows * cols > hw::mem_depth(cfg_, type)) {
     throw hw::Error(fmt::format("load_2d({}): elements [{}, {}) (({}+{}+{}) x ({}+{}+{})) do not "
                                 "fit the {} buffer of {} elements",
                                 mem, sram, sram + rows * cols, pad.top, y_size, pad.bottom,
-                                pad.left, x_size, pad.right, mem, depth(cfg_, type)));
+                                pad.left, x_size, pad.right, mem, hw::mem_depth(cfg_, type)));
   }
   int elem = hw::mem_elem_bytes(cfg_, type);
   uint64_t end = dram + (uint64_t{y_size - 1} * x_stride + x_size) * elem;
@@ -227,9 +197,9 @@ void CommandStream::check_kernel(const UopKernel& k) const {
   for (const Operand& op : operands) {
     if (!gemm && op.buffer == hw::MemType::kWgt) continue;
     uint64_t top = max_index(k, op.member, op.factor);
-    if (top >= depth(cfg_, op.buffer)) {
+    if (top >= hw::mem_depth(cfg_, op.buffer)) {
       fail(fmt::format("{} index reaches {}, beyond the {} buffer of {} elements", op.name, top,
-                       hw::mem_type_name(op.buffer), depth(cfg_, op.buffer)));
+                       hw::mem_type_name(op.buffer), hw::mem_depth(cfg_, op.buffer)));
     }
   }
 }
@@ -324,7 +294,7 @@ void CommandStream::push_kernel(const UopKernel& k, KernelKind kind) {
 void CommandStream::push_gemm(const UopKernel& kernel) { push_kernel(kernel, KernelKind::kGemm); }
 void CommandStream::push_alu(const UopKernel& kernel) { push_kernel(kernel, KernelKind::kAlu); }
 
-void CommandStream::dep_pop(Stage from, Stage to) {
+void CommandStream::dep_pop(Module from, Module to) {
   check_pair(from, to, "dep_pop");
   // The pop executes on `to`; one instruction pops at most one token per queue.
   bool& flag = index(from) < index(to) ? pending_pop_prev_[index(to)]
@@ -333,7 +303,7 @@ void CommandStream::dep_pop(Stage from, Stage to) {
   flag = true;
 }
 
-void CommandStream::dep_push(Stage from, Stage to) {
+void CommandStream::dep_push(Module from, Module to) {
   check_pair(from, to, "dep_push");
   // The push executes on `from`, after everything `from` was given so far.
   commit_pending_pops(from);
@@ -351,11 +321,11 @@ void CommandStream::dep_push(Stage from, Stage to) {
 
 void CommandStream::end_stream() {
   // VTA's protocol: FINISH retires after the last store and the last load.
-  dep_push(Stage::kStore, Stage::kCompute);
-  dep_push(Stage::kLoad, Stage::kCompute);
-  dep_pop(Stage::kStore, Stage::kCompute);
-  dep_pop(Stage::kLoad, Stage::kCompute);
-  commit_pending_pops(Stage::kCompute);  // FINISH may not pop
+  dep_push(Module::kStore, Module::kCompute);
+  dep_push(Module::kLoad, Module::kCompute);
+  dep_pop(Module::kStore, Module::kCompute);
+  dep_pop(Module::kLoad, Module::kCompute);
+  commit_pending_pops(Module::kCompute);  // FINISH may not pop
   hw::Insn finish;
   finish.opcode = hw::Opcode::kFinish;
   emit(finish);
@@ -365,7 +335,7 @@ std::string CommandStream::disassemble() const { return hw::disassemble(insns_, 
 
 void CommandStream::synchronize() {
   bool pending_pops = false;
-  for (int s = 0; s < 3; ++s) pending_pops |= pending_pop_prev_[s] || pending_pop_next_[s];
+  for (int s = 0; s < hw::kNumModules; ++s) pending_pops |= pending_pop_prev_[s] || pending_pop_next_[s];
   if (insns_.empty() && !pending_pops) return;
   end_stream();
   last_program_ = std::move(insns_);

@@ -31,12 +31,6 @@
 
 namespace kiln::runtime {
 
-// The three modules an instruction can run on.
-enum class Stage : uint8_t { kLoad = 0, kCompute = 1, kStore = 2 };
-std::string_view stage_name(Stage s);
-// The module that runs `insn` (shared/ISA.md "Modules and tokens").
-Stage stage_of(const hw::Insn& insn);
-
 // Zero padding around a 2D load, in elements (each at most field_max(kLoad, kYPad0)).
 struct Pad {
   uint32_t top = 0, bottom = 0, left = 0, right = 0;
@@ -87,8 +81,8 @@ class CommandStream {
   void push_alu(const UopKernel& kernel);
 
   // Dependency tokens between neighbouring modules (load<->compute, compute<->store).
-  void dep_push(Stage from, Stage to);
-  void dep_pop(Stage from, Stage to);
+  void dep_push(hw::Module from, hw::Module to);
+  void dep_pop(hw::Module from, hw::Module to);
 
   // Ends the stream (VTA's protocol: store and load hand a token to compute, compute
   // takes both, FINISH), copies it to device DRAM, runs it and waits. Throws hw::Error
@@ -112,8 +106,8 @@ class CommandStream {
   std::pair<uint32_t, uint32_t> ensure_resident(const UopKernel& kernel);
   void check_kernel(const UopKernel& kernel) const;
   hw::Insn& emit(const hw::Insn& insn);
-  void emit_noop(Stage stage, bool push_prev, bool push_next);
-  void commit_pending_pops(Stage stage);
+  void emit_noop(hw::Module stage, bool push_prev, bool push_next);
+  void commit_pending_pops(hw::Module stage);
   void end_stream();
   void run_program();
   void invalidate_uop_cache();
@@ -126,9 +120,9 @@ class CommandStream {
 
   std::vector<hw::Insn> insns_;
   std::vector<hw::Insn> last_program_;
-  std::array<std::optional<size_t>, 3> last_of_stage_;  // index in insns_
-  std::array<bool, 3> pending_pop_prev_{};
-  std::array<bool, 3> pending_pop_next_{};
+  std::array<std::optional<size_t>, hw::kNumModules> last_of_stage_;  // index in insns_
+  std::array<bool, hw::kNumModules> pending_pop_prev_{};
+  std::array<bool, hw::kNumModules> pending_pop_next_{};
 
   // The uop buffer as a ring (VTA's UopQueue): a kernel goes right after the newest
   // one, or at 0 when it does not fit there, evicting every kernel it overlaps.

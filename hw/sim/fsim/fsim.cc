@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -18,14 +19,19 @@ using hw::MemType;
 using hw::Opcode;
 using Counter = hw::regs::Counter;
 
-enum Module { kLoadModule = 0, kComputeModule = 1, kStoreModule = 2, kNumModules = 3 };
-constexpr const char* kModuleName[kNumModules] = {"load", "compute", "store"};
+using hw::Module;
+using hw::TokenQueue;
+constexpr Module kModules[] = {Module::kLoad, Module::kCompute, Module::kStore};
 
-// The four dependency-token queues of shared/ISA.md.
-enum Token { kLoadToCompute = 0, kComputeToLoad, kComputeToStore, kStoreToCompute, kNumTokens };
-constexpr const char* kTokenName[kNumTokens] = {"load->compute", "compute->load",
-                                                "compute->store", "store->compute"};
-constexpr int kNone = -1;
+// A value per module or per token queue, indexed by the enum itself.
+template <class E, int N, class T>
+struct PerEnum {
+  T v[N]{};
+  T& operator[](E e) { return v[static_cast<int>(e)]; }
+  const T& operator[](E e) const { return v[static_cast<int>(e)]; }
+};
+template <class T>
+using PerModule = PerEnum<Module, hw::kNumModules, T>;
 
 // The low `width` bits of `v` as a signed number: the only way values enter a buffer.
 int64_t wrap(uint64_t v, int width) {
@@ -44,36 +50,12 @@ void write_le(uint8_t* p, int bytes, uint64_t v) {
   for (int b = 0; b < bytes; ++b) p[b] = static_cast<uint8_t>(v >> (8 * b));
 }
 
-Module module_of(const Insn& insn) {
-  switch (insn.opcode) {
-    case Opcode::kLoad:
-      return insn.memory_type == MemType::kInp || insn.memory_type == MemType::kWgt
-                 ? kLoadModule
-                 : kComputeModule;
-    case Opcode::kStore: return kStoreModule;
-    default: return kComputeModule;
-  }
-}
-
 // "load inp", "store", "gemm", "alu shr", "finish".
 std::string mnemonic(const Insn& insn) {
   switch (insn.opcode) {
     case Opcode::kLoad: return fmt::format("load {}", hw::mem_type_name(insn.memory_type));
     case Opcode::kAlu: return fmt::format("alu {}", hw::alu_op_name(insn.alu_opcode));
     default: return std::string(hw::opcode_name(insn.opcode));
-  }
-}
-
-// The token queues an instruction of module `m` pops / pushes through its prev and
-// next flags (kNone where the module has no such neighbour).
-struct Links {
-  int prev_pop, next_pop, prev_push, next_push;
-};
-Links links_of(Module m) {
-  switch (m) {
-    case kLoadModule: return {kNone, kComputeToLoad, kNone, kLoadToCompute};
-    case kComputeModule: return {kLoadToCompute, kStoreToCompute, kComputeToLoad, kComputeToStore};
-    default: return {kComputeToStore, kNone, kStoreToCompute, kNone};
   }
 }
 
@@ -88,12 +70,12 @@ struct Fsim::Impl {
   const hw::Config& cfg;
   std::vector<Insn> insns;
   // queue[m]: the instructions fetch dispatched to m, in order; head[m] the one m holds.
-  std::vector<uint32_t> queue[kNumModules];
-  size_t head[kNumModules] = {0, 0, 0};
+  PerModule<std::vector<uint32_t>> queue;
+  PerModule<size_t> head;
   uint32_t next_fetch = 0;  // the next instruction fetch dispatches
   // m ran its held instruction and waits for room to push its tokens.
-  bool pushing[kNumModules] = {false, false, false};
-  uint64_t tokens[kNumTokens] = {0, 0, 0, 0};
+  PerModule<bool> pushing;
+  PerEnum<TokenQueue, hw::kNumTokenQueues, uint64_t> tokens;
 
   explicit Impl(Fsim& fsim) : f(fsim), cfg(fsim.cfg_) {}
 
@@ -112,7 +94,7 @@ struct Fsim::Impl {
   void schedule_random(uint64_t seed);
   // Compute holds FINISH, the last instruction, until the end.
   bool at_finish() const {
-    return !done(kComputeModule) && insns[head_insn(kComputeModule)].opcode == Opcode::kFinish;
+    return !done(Module::kCompute) && insns[head_insn(Module::kCompute)].opcode == Opcode::kFinish;
   }
   void retire_finish();
   [[noreturn]] void deadlock() const;
@@ -126,9 +108,9 @@ struct Fsim::Impl {
   // Dispatches instructions while their module's queue has room.
   void dispatch();
   // The first token queue the head instruction of `m` waits on (to pop from, or while
-  // pushing, to push into), or kNone if `m` can go on.
-  int missing_token(Module m) const;
-  bool ready(Module m) const { return !done(m) && missing_token(m) == kNone; }
+  // pushing, to push into), or none if `m` can go on.
+  std::optional<TokenQueue> missing_token(Module m) const;
+  bool ready(Module m) const { return !done(m) && !missing_token(m); }
   // What `m` waits for, for messages: "it waits for a load->compute token", ...
   std::string wait_reason(Module m) const;
   void step(Module m);
@@ -177,7 +159,7 @@ void Fsim::Impl::fetch(uint64_t insn_addr, uint32_t insn_count) {
 // Checks what the decoder cannot: combinations of fields that no module accepts.
 void Fsim::Impl::check_form(uint32_t n) const {
   const Insn& in = insns[n];
-  Module m = module_of(in);
+  Module m = hw::module_of(in);
   if (in.opcode == Opcode::kFinish) {
     if (in.pop_prev_dep || in.pop_next_dep)
       fail(n, "pops a token; FINISH must pop none (pop the last token in an earlier compute "
@@ -186,12 +168,13 @@ void Fsim::Impl::check_form(uint32_t n) const {
       fail(n, "pushes a token; FINISH has every field but the opcode zero");
     return;
   }
-  if (m == kLoadModule && (in.pop_prev_dep || in.push_prev_dep))
-    fail(n, "runs on the load module, which has no prev module: pop_prev_dep and push_prev_dep "
-            "must be 0");
-  if (m == kStoreModule && (in.pop_next_dep || in.push_next_dep))
-    fail(n, "runs on the store module, which has no next module: pop_next_dep and push_next_dep "
-            "must be 0");
+  hw::TokenLinks l = hw::token_links(m);
+  if (!l.pop_prev && (in.pop_prev_dep || in.push_prev_dep))
+    fail(n, fmt::format("runs on the {} module, which has no prev module: pop_prev_dep and "
+                        "push_prev_dep must be 0", hw::module_name(m)));
+  if (!l.pop_next && (in.pop_next_dep || in.push_next_dep))
+    fail(n, fmt::format("runs on the {} module, which has no next module: pop_next_dep and "
+                        "push_next_dep must be 0", hw::module_name(m)));
   bool padded = in.y_pad_0 || in.y_pad_1 || in.x_pad_0 || in.x_pad_1;
   if (in.opcode == Opcode::kLoad) {
     if (in.memory_type == MemType::kOut)
@@ -209,30 +192,36 @@ void Fsim::Impl::check_form(uint32_t n) const {
 
 void Fsim::Impl::dispatch() {
   while (next_fetch < insns.size()) {
-    Module m = module_of(insns[next_fetch]);
+    Module m = hw::module_of(insns[next_fetch]);
     if (queue_full(m)) return;
     queue[m].push_back(next_fetch++);
   }
 }
 
-int Fsim::Impl::missing_token(Module m) const {
+// check_form rejected a flag whose module has no such neighbour, so every queue a set
+// flag names exists (value() throws rather than read past the array otherwise).
+std::optional<TokenQueue> Fsim::Impl::missing_token(Module m) const {
   const Insn& in = insns[head_insn(m)];
-  Links l = links_of(m);
+  hw::TokenLinks l = hw::token_links(m);
+  auto full = [&](std::optional<TokenQueue> q) {
+    return tokens[q.value()] >= hw::Config::kTokenQueueDepth;
+  };
+  auto empty = [&](std::optional<TokenQueue> q) { return tokens[q.value()] == 0; };
   if (pushing[m]) {
-    if (in.push_prev_dep && tokens[l.prev_push] >= hw::Config::kTokenQueueDepth) return l.prev_push;
-    if (in.push_next_dep && tokens[l.next_push] >= hw::Config::kTokenQueueDepth) return l.next_push;
-    return kNone;
+    if (in.push_prev_dep && full(l.push_prev)) return l.push_prev;
+    if (in.push_next_dep && full(l.push_next)) return l.push_next;
+    return std::nullopt;
   }
-  if (in.pop_prev_dep && tokens[l.prev_pop] == 0) return l.prev_pop;
-  if (in.pop_next_dep && tokens[l.next_pop] == 0) return l.next_pop;
-  return kNone;
+  if (in.pop_prev_dep && empty(l.pop_prev)) return l.pop_prev;
+  if (in.pop_next_dep && empty(l.pop_next)) return l.pop_next;
+  return std::nullopt;
 }
 
 std::string Fsim::Impl::wait_reason(Module m) const {
-  int t = missing_token(m);
-  if (!pushing[m]) return fmt::format("it waits for a {} token", kTokenName[t]);
+  std::string_view t = hw::token_queue_name(missing_token(m).value());
+  if (!pushing[m]) return fmt::format("it waits for a {} token", t);
   return fmt::format("it ran and waits to push a {} token, but that token queue is full ({} tokens)",
-                     kTokenName[t], hw::Config::kTokenQueueDepth);
+                     t, hw::Config::kTokenQueueDepth);
 }
 
 // Pops, executes, then pushes, as the RTL's modules do: a push into a full token queue
@@ -240,20 +229,20 @@ std::string Fsim::Impl::wait_reason(Module m) const {
 void Fsim::Impl::step(Module m) {
   uint32_t n = head_insn(m);
   const Insn& in = insns[n];
-  Links l = links_of(m);
+  hw::TokenLinks l = hw::token_links(m);
   if (!pushing[m]) {
-    if (in.pop_prev_dep) --tokens[l.prev_pop];
-    if (in.pop_next_dep) --tokens[l.next_pop];
+    if (in.pop_prev_dep) --tokens[l.pop_prev.value()];
+    if (in.pop_next_dep) --tokens[l.pop_next.value()];
     execute(n);
     pushing[m] = true;
-    if (missing_token(m) != kNone) return;
+    if (missing_token(m)) return;
   }
   pushing[m] = false;
-  if (in.push_prev_dep) ++tokens[l.prev_push];
-  if (in.push_next_dep) ++tokens[l.next_push];
-  static constexpr Counter kInsnCounter[kNumModules] = {
+  if (in.push_prev_dep) ++tokens[l.push_prev.value()];
+  if (in.push_next_dep) ++tokens[l.push_next.value()];
+  static constexpr Counter kInsnCounter[hw::kNumModules] = {
       Counter::kLoadInsns, Counter::kComputeInsns, Counter::kStoreInsns};
-  ++counter(kInsnCounter[m]);
+  ++counter(kInsnCounter[static_cast<int>(m)]);
   ++head[m];
   dispatch();
 }
@@ -265,15 +254,15 @@ void Fsim::Impl::schedule() {
     bool progress = false;
     // Load and store run as far as they can before compute looks at its head, so
     // that when FINISH is at compute's head they have done all they ever could.
-    for (Module m : {kLoadModule, kStoreModule}) {
+    for (Module m : {Module::kLoad, Module::kStore}) {
       while (ready(m)) {
         step(m);
         progress = true;
       }
     }
     if (at_finish()) return retire_finish();
-    while (!at_finish() && ready(kComputeModule)) {
-      step(kComputeModule);
+    while (!at_finish() && ready(Module::kCompute)) {
+      step(Module::kCompute);
       progress = true;
     }
     if (!progress) deadlock();
@@ -283,10 +272,10 @@ void Fsim::Impl::schedule() {
 void Fsim::Impl::schedule_random(uint64_t seed) {
   std::mt19937_64 rng(seed);
   for (;;) {
-    Module ready[kNumModules];
+    Module ready[hw::kNumModules];
     int count = 0;
-    for (Module m : {kLoadModule, kComputeModule, kStoreModule}) {
-      if (m == kComputeModule && at_finish()) continue;
+    for (Module m : kModules) {
+      if (m == Module::kCompute && at_finish()) continue;
       if (this->ready(m)) ready[count++] = m;
     }
     if (count > 0) {
@@ -301,39 +290,39 @@ void Fsim::Impl::schedule_random(uint64_t seed) {
 
 // FINISH retires only when load and store have run every instruction.
 void Fsim::Impl::retire_finish() {
-  uint32_t n = head_insn(kComputeModule);
-  for (Module m : {kLoadModule, kStoreModule}) {
+  uint32_t n = head_insn(Module::kCompute);
+  for (Module m : {Module::kLoad, Module::kStore}) {
     if (done(m)) continue;
     throw hw::Error(fmt::format(
         "FINISH (instruction #{}) retires while {} {} is not done ({}): the stream does not "
         "order it before FINISH",
-        n, kModuleName[m], where(head_insn(m)), wait_reason(m)));
+        n, hw::module_name(m), where(head_insn(m)), wait_reason(m)));
   }
-  step(kComputeModule);
+  step(Module::kCompute);
 }
 
 void Fsim::Impl::deadlock() const {
   std::string msg = "deadlock: no module can proceed;";
   const char* sep = "";
-  for (Module m : {kLoadModule, kComputeModule, kStoreModule}) {
+  for (Module m : kModules) {
     if (done(m)) continue;
     if (pushing[m]) {
-      msg += fmt::format("{} {} holds {}: {}", sep, kModuleName[m], where(head_insn(m)), wait_reason(m));
+      msg += fmt::format("{} {} holds {}: {}", sep, hw::module_name(m), where(head_insn(m)), wait_reason(m));
     } else {
-      msg += fmt::format("{} {} waits at {} for a {} token", sep, kModuleName[m], where(head_insn(m)),
-                         kTokenName[missing_token(m)]);
+      msg += fmt::format("{} {} waits at {} for a {} token", sep, hw::module_name(m), where(head_insn(m)),
+                         hw::token_queue_name(missing_token(m).value()));
     }
     sep = ";";
   }
   if (next_fetch == insns.size()) throw hw::Error(msg + " that no instruction will push");
   // The instructions that would free the module are behind one that cannot be fetched.
-  Module full = module_of(insns[next_fetch]);
+  Module full = hw::module_of(insns[next_fetch]);
   throw hw::Error(fmt::format(
       "{}; fetch waits to dispatch {} into the {} command queue, which is full ({} instructions "
       "queued behind {} that {} holds; the RTL queues {}): the tokens it needs come later in the "
       "stream",
-      msg, where(next_fetch), kModuleName[full], hw::Config::kCmdQueueDepth, where(head_insn(full)),
-      kModuleName[full], hw::Config::kCmdQueueDepth));
+      msg, where(next_fetch), hw::module_name(full), hw::Config::kCmdQueueDepth, where(head_insn(full)),
+      hw::module_name(full), hw::Config::kCmdQueueDepth));
 }
 
 void Fsim::Impl::execute(uint32_t n) {
@@ -361,28 +350,24 @@ void Fsim::Impl::check_dram(uint32_t n, const Insn& in, int elem_bytes) const {
 
 void Fsim::Impl::load(uint32_t n, const Insn& in) {
   if (in.x_size == 0 || in.y_size == 0) return;  // a no-op that only moves tokens
-  int elem_bytes = 0, width = 0;
-  uint32_t depth = 0;
+  if (in.memory_type == MemType::kOut) fail(n, "a LOAD cannot target OUT");
+  const int elem_bytes = hw::mem_elem_bytes(cfg, in.memory_type);
+  const uint32_t depth = hw::mem_depth(cfg, in.memory_type);
+  int width = 32;  // a micro-op is one 32-bit value
   std::vector<int64_t>* buf = nullptr;
-  Counter bytes_counter{};
+  Counter bytes_counter = Counter::kLoadUopBytes;
   switch (in.memory_type) {
     case MemType::kInp:
-      elem_bytes = cfg.inp_elem_bytes(), width = cfg.inp_width(), depth = cfg.inp_depth();
-      buf = &f.inp_, bytes_counter = Counter::kLoadInpBytes;
+      width = cfg.inp_width(), buf = &f.inp_, bytes_counter = Counter::kLoadInpBytes;
       break;
     case MemType::kWgt:
-      elem_bytes = cfg.wgt_elem_bytes(), width = cfg.wgt_width(), depth = cfg.wgt_depth();
-      buf = &f.wgt_, bytes_counter = Counter::kLoadWgtBytes;
+      width = cfg.wgt_width(), buf = &f.wgt_, bytes_counter = Counter::kLoadWgtBytes;
       break;
     case MemType::kAcc:
-      elem_bytes = cfg.acc_elem_bytes(), width = cfg.acc_width(), depth = cfg.acc_depth();
-      buf = &f.acc_, bytes_counter = Counter::kLoadAccBytes;
+      width = cfg.acc_width(), buf = &f.acc_, bytes_counter = Counter::kLoadAccBytes;
       break;
     case MemType::kUop:
-      elem_bytes = cfg.uop_elem_bytes(), width = 32, depth = cfg.uop_depth();
-      bytes_counter = Counter::kLoadUopBytes;
-      break;
-    case MemType::kOut: fail(n, "a LOAD cannot target OUT");
+    case MemType::kOut: break;
   }
   uint64_t rows = uint64_t{in.y_pad_0} + in.y_size + in.y_pad_1;
   uint64_t cols = uint64_t{in.x_pad_0} + in.x_size + in.x_pad_1;

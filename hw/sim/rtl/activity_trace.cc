@@ -8,6 +8,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "hw/spec/debug_ports.h"
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
@@ -20,9 +21,13 @@ using json = nlohmann::ordered_json;
 using State = ActivityTrace::State;
 
 constexpr int kRunsTid = 0;  // the runs themselves; module m is on tid m + 1
-const char* const kModuleNames[] = {"fetch", "load", "compute", "store"};
-// kiln_token_queue's DEPTH as kiln_top instantiates it: a full queue holds this many.
-constexpr uint64_t kTokenQueueFull = 65535;
+static_assert(ActivityTrace::unit_of(hw::Module::kLoad) == ActivityTrace::kLoad &&
+              ActivityTrace::unit_of(hw::Module::kStore) == ActivityTrace::kStore);
+std::string_view unit_name(ActivityTrace::Unit u) {
+  return u == ActivityTrace::kFetch ? "fetch" : hw::module_name(static_cast<hw::Module>(u - 1));
+}
+// A full token queue holds this many.
+constexpr uint64_t kTokenQueueFull = hw::Config::kTokenQueueDepth;
 
 // The RTL's state encodings (kiln_load, kiln_compute, kiln_store: state_e).
 constexpr unsigned kIdle = 0, kPop = 1;
@@ -149,8 +154,8 @@ ActivityTrace::ActivityTrace(std::shared_ptr<TraceFile> file, const hw::Config& 
 
 void ActivityTrace::declare_tracks(const std::string& name) {
   file_->name_process(pid_, name, pid_);
-  for (int t = 0; t <= kNumModules; ++t)
-    file_->name_thread(pid_, t, t == kRunsTid ? "runs" : kModuleNames[t - 1]);
+  for (int t = 0; t <= kNumUnits; ++t)
+    file_->name_thread(pid_, t, std::string(t == kRunsTid ? "runs" : unit_name(static_cast<Unit>(t - 1))));
   file_->flush();
 }
 
@@ -180,17 +185,15 @@ ActivityTrace::InsnInfo ActivityTrace::describe(std::span<const uint8_t> stream,
   InsnInfo info{fmt::format("#{} (outside DRAM)", i), kCompute, false, false, false, false};
   if (at + hw::kInsnBytes > stream.size()) return info;
   hw::InsnBits bits = {le64(stream.subspan(at, 8)), le64(stream.subspan(at + 8, 8))};
-  // Routing and tokens from the raw bits, as kiln_fetch and the modules read them; the
+  // Routing and tokens from the header, as kiln_fetch and the modules read it; the
   // name from the decoded instruction where it decodes.
-  uint64_t w = bits[0];
-  unsigned opcode = w & 7, mem = w >> 7 & 7;
-  bool to_load = opcode == 0 && (mem == 1 || mem == 2);  // LOAD of WGT or INP
-  info.module = to_load ? kLoad : opcode == 1 ? kStore : kCompute;
-  info.pop_prev = w >> 3 & 1;
-  info.pop_next = w >> 4 & 1;
-  info.push_prev = w >> 5 & 1;
-  info.push_next = w >> 6 & 1;
-  info.name = fmt::format("op{} #{}", opcode, i);
+  hw::Insn head = layout_.header(bits);
+  info.module = unit_of(hw::module_of(head));
+  info.pop_prev = head.pop_prev_dep;
+  info.pop_next = head.pop_next_dep;
+  info.push_prev = head.push_prev_dep;
+  info.push_next = head.push_next_dep;
+  info.name = fmt::format("op{} #{}", static_cast<int>(head.opcode), i);
   try {
     hw::Insn insn = layout_.decode(bits);
     std::string op(hw::opcode_name(insn.opcode));
@@ -212,7 +215,7 @@ void ActivityTrace::begin_run(std::span<const uint8_t> stream, uint32_t insn_cou
     insns_.push_back(describe(stream, i));
     routed_[insns_.back().module].push_back(i);
   }
-  for (int m = 0; m < kNumModules; ++m) {
+  for (int m = 0; m < kNumUnits; ++m) {
     popped_[m] = 0;
     current_[m] = -1;
     tracks_[m] = Track{};
@@ -224,25 +227,30 @@ void ActivityTrace::begin_run(std::span<const uint8_t> stream, uint32_t insn_cou
 }
 
 void ActivityTrace::sample_cycle(const TopOut& out, uint64_t now) {
-  // dbg_state_o = {store[3], compute[3], load[3], fetch[2], 5'(running)}
-  unsigned st = out.dbg_state;
-  unsigned fetch = st >> 5 & 3, load = st >> 7 & 7, compute = st >> 10 & 7, store = st >> 13 & 7;
-  auto tok = [&](int k) { return (out.dbg_tokens >> (16 * k)) & 0xffff; };
-  uint64_t l2c = tok(0), c2l = tok(1), c2s = tok(2), s2c = tok(3);
-  unsigned queue[kNumModules] = {0, out.dbg_queues & 0x1fu, out.dbg_queues >> 5 & 0x1fu,
-                                 out.dbg_queues >> 10 & 0x1fu};
-  const unsigned module_state[kNumModules] = {fetch, load, compute, store};
+  namespace dbg = hw::dbg;
+  using hw::Module;
+  using hw::TokenQueue;
+  auto state = [&](const dbg::BitField& f) { return static_cast<unsigned>(f.get(out.dbg_state)); };
+  unsigned fetch = state(dbg::kFetchState), load = state(dbg::kLoadState);
+  unsigned compute = state(dbg::kComputeState), store = state(dbg::kStoreState);
+  auto tok = [&](TokenQueue q) { return dbg::token_count(out.dbg_tokens, q); };
+  uint64_t l2c = tok(TokenQueue::kLoadToCompute), c2l = tok(TokenQueue::kComputeToLoad);
+  uint64_t c2s = tok(TokenQueue::kComputeToStore), s2c = tok(TokenQueue::kStoreToCompute);
+  auto queued = [&](Module m) { return static_cast<unsigned>(dbg::queue_count(out.dbg_queues, m)); };
+  unsigned queue[kNumUnits] = {0, queued(Module::kLoad), queued(Module::kCompute),
+                               queued(Module::kStore)};
+  const unsigned module_state[kNumUnits] = {fetch, load, compute, store};
 
-  if (st & 1) {  // running: the counters count this cycle
+  if (state(dbg::kRunning)) {  // running: the counters count this cycle
     now_ = now;
     if (cycle_ == 0) run_start_ = now;
-    auto insn = [&](Module m) -> const InsnInfo* {
+    auto insn = [&](Unit m) -> const InsnInfo* {
       return current_[m] >= 0 ? &insns_[static_cast<size_t>(current_[m])] : nullptr;
     };
     // Fetch: bit 0 = the head waits for room in its module's command queue, bit 1 =
     // instructions left to read. The head is the first instruction not yet queued.
     int64_t head = 0;
-    for (int m = kLoad; m < kNumModules; ++m) head += static_cast<int64_t>(popped_[m] + queue[m]);
+    for (int m = kLoad; m < kNumUnits; ++m) head += static_cast<int64_t>(popped_[m] + queue[m]);
     if (fetch & 1)
       set_state(kFetch, State::kStallQueue, head);
     else
@@ -281,14 +289,14 @@ void ActivityTrace::sample_cycle(const TopOut& out, uint64_t now) {
 
   // A module in IDLE with a command queued takes it at this edge (cmd_pop_o); each
   // queue holds its module's instructions in stream order.
-  for (int m = kLoad; m < kNumModules; ++m) {
+  for (int m = kLoad; m < kNumUnits; ++m) {
     if (module_state[m] != kIdle || queue[m] == 0) continue;
     size_t n = popped_[m]++;
     current_[m] = n < routed_[m].size() ? routed_[m][n] : -1;
   }
 }
 
-void ActivityTrace::set_state(Module m, State s, int64_t insn) {
+void ActivityTrace::set_state(Unit m, State s, int64_t insn) {
   if (s == State::kIdle || s == State::kSync) insn = -1;
   Track& t = tracks_[m];
   if (t.state == s && t.insn == insn) return;
@@ -296,12 +304,12 @@ void ActivityTrace::set_state(Module m, State s, int64_t insn) {
   t = Track{s, insn, now_};
 }
 
-void ActivityTrace::close(Module m) {
+void ActivityTrace::close(Unit m) {
   const Track& t = tracks_[m];
   if (t.state == State::kIdle || t.state == State::kSync || now_ == t.since) return;
   std::string what = t.insn >= 0 && static_cast<size_t>(t.insn) < insns_.size()
                          ? insns_[static_cast<size_t>(t.insn)].name
-                         : std::string(kModuleNames[m]);
+                         : std::string(unit_name(m));
   std::string name = t.state == State::kBusy         ? what
                      : t.state == State::kStallToken ? "token wait: " + what
                                                      : "queue full: " + what;
@@ -317,8 +325,8 @@ void ActivityTrace::close(Module m) {
 void ActivityTrace::end_run(const std::string& error) {
   if (!active_) return;
   active_ = false;
-  for (int m = 0; m < kNumModules; ++m) {
-    close(static_cast<Module>(m));
+  for (int m = 0; m < kNumUnits; ++m) {
+    close(static_cast<Unit>(m));
     tracks_[m] = Track{};
   }
   ++runs_;

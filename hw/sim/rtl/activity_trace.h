@@ -66,7 +66,9 @@ class TraceFile {
 class ActivityTrace {
  public:
   enum class State : uint8_t { kIdle, kSync, kBusy, kStallToken, kStallQueue };
-  enum Module : uint8_t { kFetch, kLoad, kCompute, kStore, kNumModules };
+  // The timeline's tracks: fetch, then the three hw::Module in their order.
+  enum Unit : uint8_t { kFetch, kLoad, kCompute, kStore, kNumUnits };
+  static constexpr Unit unit_of(hw::Module m) { return static_cast<Unit>(static_cast<int>(m) + 1); }
 
   // The rtl harness's timeline: its own file at `path`, with runs placed one after
   // another (each starts where the previous one ended; only running cycles count).
@@ -107,7 +109,7 @@ class ActivityTrace {
  private:
   struct InsnInfo {
     std::string name;  // "gemm #12", "load inp #3"
-    Module module;     // whose command queue fetch routes it to
+    Unit module;       // whose command queue fetch routes it to
     bool pop_prev, pop_next, push_prev, push_next;
   };
   struct Track {
@@ -119,8 +121,8 @@ class ActivityTrace {
   void declare_tracks(const std::string& name);
   InsnInfo describe(std::span<const uint8_t> stream, uint32_t i) const;
   void sample_cycle(const TopOut& out, uint64_t now);
-  void set_state(Module m, State s, int64_t insn);
-  void close(Module m);
+  void set_state(Unit m, State s, int64_t insn);
+  void close(Unit m);
 
   std::shared_ptr<TraceFile> file_;
   int pid_ = 1;
@@ -135,10 +137,10 @@ class ActivityTrace {
   uint64_t insn_addr_ = 0;  // as last written to the registers
   uint32_t insn_count_ = 0;
   std::vector<InsnInfo> insns_;
-  std::vector<uint32_t> routed_[kNumModules];  // per module, its instructions in order
-  size_t popped_[kNumModules] = {};            // how many it has taken from its queue
-  int64_t current_[kNumModules] = {};          // the instruction it holds, or -1
-  Track tracks_[kNumModules];
+  std::vector<uint32_t> routed_[kNumUnits];  // per module, its instructions in order
+  size_t popped_[kNumUnits] = {};            // how many it has taken from its queue
+  int64_t current_[kNumUnits] = {};          // the instruction it holds, or -1
+  Track tracks_[kNumUnits];
   uint64_t tokens_ = ~uint64_t{0};  // last token occupancies written
 };
 

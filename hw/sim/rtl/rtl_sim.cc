@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hw/spec/debug_ports.h"
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
@@ -89,10 +90,12 @@ const char* store_state(unsigned s) {
 }  // namespace
 
 std::string describe_modules(const TopOut& out) {
-  unsigned st = out.dbg_state;
-  unsigned fetch = st >> 5 & 3, load = st >> 7 & 7, compute = st >> 10 & 7, store = st >> 13 & 7;
-  auto tok = [&](int k) { return (out.dbg_tokens >> (16 * k)) & 0xffff; };
-  auto queue = [&](int k) { return (out.dbg_queues >> (5 * k)) & 0x1f; };
+  namespace dbg = hw::dbg;
+  auto state = [&](const dbg::BitField& f) { return static_cast<unsigned>(f.get(out.dbg_state)); };
+  unsigned fetch = state(dbg::kFetchState), load = state(dbg::kLoadState);
+  unsigned compute = state(dbg::kComputeState), store = state(dbg::kStoreState);
+  auto tok = [&](int k) { return dbg::token_count(out.dbg_tokens, static_cast<hw::TokenQueue>(k)); };
+  auto queue = [&](int k) { return dbg::queue_count(out.dbg_queues, static_cast<hw::Module>(k)); };
   std::string f = (fetch & 1)   ? "waits for room in a module's command queue"
                   : (fetch & 2) ? "reading instructions"
                                 : "all instructions fetched";
@@ -270,12 +273,13 @@ uint32_t RtlSim::abort_run() {
 }
 
 std::string RtlSim::hang_report() const {
-  unsigned st = out_.dbg_state;
+  uint64_t st = out_.dbg_state;
   if (core_ == "inorder") {
-    // dbg_state_o = {7'b0, read outstanding, state[4], 3'b0, running}
     return fmt::format("rtl watchdog: no progress for {} cycles (at cycle {}). in-order core: {}{}. {}",
-                       opts_.watchdog_cycles, cycle_, inorder_state(st >> 4 & 0xf),
-                       (st >> 8 & 1) ? ", waiting for a memory read" : "", dram_.describe());
+                       opts_.watchdog_cycles, cycle_,
+                       inorder_state(static_cast<unsigned>(hw::dbg::kInorderState.get(st))),
+                       hw::dbg::kInorderReadWait.get(st) ? ", waiting for a memory read" : "",
+                       dram_.describe());
   }
   return fmt::format("rtl watchdog: no progress for {} cycles (at cycle {}). {}. {}",
                      opts_.watchdog_cycles, cycle_, describe_modules(out_), dram_.describe());

@@ -316,7 +316,7 @@ void Generator::loop_insn(std::vector<Insn>& out, bool gemm) {
   in.opcode = gemm ? Opcode::kGemm : Opcode::kAlu;
   in.reset = chance(gemm ? 0.15 : 0.06);
   if (!gemm) {
-    in.alu_opcode = static_cast<AluOp>(uniform(0, 4));
+    in.alu_opcode = static_cast<AluOp>(uniform(0, static_cast<int>(hw::kAluOps.size()) - 1));
     in.use_imm = chance(0.5);
     static constexpr int32_t kEdges[] = {-32768, 32767, 0, 1, -1};
     if (chance(0.3)) {

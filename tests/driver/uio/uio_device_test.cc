@@ -178,7 +178,7 @@ TEST(UioDevice, TimeoutAbortsARunThatNeverFinishes) {
   UioDevice dev(cfg, opts);
   runtime::CommandStream s(dev);
   runtime::DeviceBuffer buf(dev, 4096);
-  s.dep_pop(runtime::Stage::kCompute, runtime::Stage::kLoad);  // a token never pushed
+  s.dep_pop(hw::Module::kCompute, hw::Module::kLoad);  // a token never pushed
   s.load_2d(hw::MemType::kInp, 0, buf.address(), 1, 1, 1);
   auto t0 = std::chrono::steady_clock::now();
   std::string what = error_of([&] { s.synchronize(); });
