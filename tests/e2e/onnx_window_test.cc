@@ -1,8 +1,10 @@
 // The windowed ONNX operators beyond what the conformance suite covers (grouped 3-d
 // ConvTranspose, 3-d MaxPool indices in column-major order, MaxUnpool with overlapping
-// windows) against direct loops, and their bad-input errors.
+// windows; LpPool, GlobalLpPool and LpNormalization, which it has no tests of) against
+// direct loops, and their bad-input errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -155,6 +157,109 @@ TEST(OnnxWindow, MaxUnpoolOfOverlappingWindows) {
 // Conv on 4 spatial dimensions, dilated AveragePool, a kernel_shape of the wrong
 // length, an output_shape of the wrong length, LRN without size, MaxUnpool to other
 // channels: errors that name the node and what is wrong.
+// LpPool over 2-d data, p = 3, strided and padded (the padding counts as zeros), and
+// over 1-d data, p = 2 with SAME_UPPER padding: (sum |x|^p)^(1/p) per window.
+TEST(OnnxWindow, LpPoolMatchesLoops) {
+  const int64_t N = 2, C = 3, H = 5, W = 6, KH = 3, KW = 2, S = 2, P = 1;
+  const int64_t OH = (H + 2 * P - KH) / S + 1, OW = (W + 2 * P - KW) / S + 1;
+  OnnxBuilder b(11);
+  b.input("x", {N, C, H, W});
+  auto* n = b.node("LpPool", {"x"}, {"y"}, "lp");
+  OnnxBuilder::attr(n, "kernel_shape", std::vector<int64_t>{KH, KW});
+  OnnxBuilder::attr(n, "strides", std::vector<int64_t>{S, S});
+  OnnxBuilder::attr(n, "pads", std::vector<int64_t>{P, P, P, P});
+  OnnxBuilder::attr(n, "p", int64_t{3});
+  b.output("y");
+  auto x = test::random_floats(N * C * H * W, 4);
+  std::vector<float> want;
+  for (int64_t nc = 0; nc < N * C; ++nc)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        double sum = 0;
+        for (int64_t ky = 0; ky < KH; ++ky)
+          for (int64_t kx = 0; kx < KW; ++kx) {
+            int64_t y = oy * S - P + ky, v = ox * S - P + kx;
+            if (y >= 0 && y < H && v >= 0 && v < W) sum += std::pow(std::fabs(x[static_cast<size_t>((nc * H + y) * W + v)]), 3.0);
+          }
+        want.push_back(static_cast<float>(std::cbrt(sum)));
+      }
+  auto got = run_output<float>(b, {x}, 0);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LT(test::rel_error(got, want), 1e-5);
+
+  const int64_t L = 7, K = 3;
+  OnnxBuilder b1(13);
+  b1.input("x", {1, 2, L});
+  auto* n1 = b1.node("LpPool", {"x"}, {"y"}, "lp1");
+  OnnxBuilder::attr(n1, "kernel_shape", std::vector<int64_t>{K});
+  OnnxBuilder::attr(n1, "auto_pad", std::string("SAME_UPPER"));
+  b1.output("y");
+  auto x1 = test::random_floats(2 * L, 5);
+  std::vector<float> want1;
+  for (int64_t ch = 0; ch < 2; ++ch)
+    for (int64_t o = 0; o < L; ++o) {
+      double sum = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        int64_t i = o - 1 + k;  // SAME_UPPER with a window of 3: one element of padding each side
+        if (i >= 0 && i < L) sum += double(x1[static_cast<size_t>(ch * L + i)]) * x1[static_cast<size_t>(ch * L + i)];
+      }
+      want1.push_back(static_cast<float>(std::sqrt(sum)));
+    }
+  auto got1 = run_output<float>(b1, {x1}, 0);
+  ASSERT_EQ(got1.size(), want1.size());
+  EXPECT_LT(test::rel_error(got1, want1), 1e-5);
+}
+
+// GlobalLpPool (p = 1 over 3-d data) and LpNormalization (p = 1 and 2, along the
+// channels and along the last axis).
+TEST(OnnxWindow, GlobalLpPoolAndLpNormalization) {
+  const int64_t N = 2, C = 3, D = 2, H = 3, W = 4, S = D * H * W;
+  OnnxBuilder b(13);
+  b.input("x", {N, C, D, H, W});
+  auto* n = b.node("GlobalLpPool", {"x"}, {"y"}, "glp");
+  OnnxBuilder::attr(n, "p", int64_t{1});
+  b.output("y");
+  auto x = test::random_floats(N * C * S, 6);
+  std::vector<float> want;
+  for (int64_t nc = 0; nc < N * C; ++nc) {
+    double sum = 0;
+    for (int64_t i = 0; i < S; ++i) sum += std::fabs(x[static_cast<size_t>(nc * S + i)]);
+    want.push_back(static_cast<float>(sum));
+  }
+  auto got = run_output<float>(b, {x}, 0);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LT(test::rel_error(got, want), 1e-5);
+
+  for (int64_t p : {1, 2})
+    for (int64_t axis : {1, -1}) {
+      const int64_t A = 3, B = 4, E = 5;  // [A, B, E]; axis 1 is B, axis -1 is E
+      OnnxBuilder bn(13);
+      bn.input("x", {A, B, E});
+      auto* nn = bn.node("LpNormalization", {"x"}, {"y"}, "lpn");
+      OnnxBuilder::attr(nn, "p", p);
+      OnnxBuilder::attr(nn, "axis", axis);
+      bn.output("y");
+      auto xn = test::random_floats(A * B * E, 7);
+      std::vector<float> wn(xn.size());
+      int64_t len = axis == 1 ? B : E, stride = axis == 1 ? E : 1;
+      for (int64_t a = 0; a < A; ++a)
+        for (int64_t o = 0; o < (axis == 1 ? E : B); ++o) {
+          int64_t base = axis == 1 ? a * B * E + o : (a * B + o) * E;
+          double norm = 0;
+          for (int64_t i = 0; i < len; ++i) {
+            double v = xn[static_cast<size_t>(base + i * stride)];
+            norm += p == 1 ? std::fabs(v) : v * v;
+          }
+          if (p == 2) norm = std::sqrt(norm);
+          for (int64_t i = 0; i < len; ++i)
+            wn[static_cast<size_t>(base + i * stride)] = static_cast<float>(xn[static_cast<size_t>(base + i * stride)] / norm);
+        }
+      auto gn = run_output<float>(bn, {xn}, 0);
+      ASSERT_EQ(gn.size(), wn.size());
+      EXPECT_LT(test::rel_error(gn, wn), 1e-5) << "p " << p << ", axis " << axis;
+    }
+}
+
 TEST(OnnxWindow, ErrorsNameTheNodeAndAttribute) {
   {
     OnnxBuilder b(13);
@@ -218,6 +323,27 @@ TEST(OnnxWindow, ErrorsNameTheNodeAndAttribute) {
     std::string e = import_error(b);
     EXPECT_NE(e.find("node 'unpool' (MaxUnpool"), std::string::npos) << e;
     EXPECT_NE(e.find("output_shape [1, 3, 4, 4] does not fit the values"), std::string::npos) << e;
+  }
+  {
+    OnnxBuilder b(13);
+    b.input("x", {1, 2, 3});
+    auto* n = b.node("LpNormalization", {"x"}, {"y"}, "norm");
+    OnnxBuilder::attr(n, "p", int64_t{3});
+    b.output("y");
+    std::string e = import_error(b);
+    EXPECT_NE(e.find("node 'norm' (LpNormalization"), std::string::npos) << e;
+    EXPECT_NE(e.find("p must be 1 or 2, got 3"), std::string::npos) << e;
+  }
+  {
+    OnnxBuilder b(13);
+    b.input("x", {1, 2, 4, 4});
+    auto* n = b.node("LpPool", {"x"}, {"y"}, "lp");
+    OnnxBuilder::attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+    OnnxBuilder::attr(n, "p", int64_t{0});
+    b.output("y");
+    std::string e = import_error(b);
+    EXPECT_NE(e.find("node 'lp' (LpPool"), std::string::npos) << e;
+    EXPECT_NE(e.find("p must be positive, got 0"), std::string::npos) << e;
   }
 }
 

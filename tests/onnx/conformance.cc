@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/defs/schema.h>
 
 #include <algorithm>
 #include <cmath>
@@ -216,26 +217,40 @@ std::set<std::string> model_ops(const fs::path& dir) {
   return r;
 }
 
-std::map<std::string, std::string> read_exclusions(const fs::path& file) {
+std::map<std::string, std::string> read_reasons(const fs::path& file) {
   std::map<std::string, std::string> r;
   std::istringstream in(read_file(file));
   std::string line;
   for (int no = 1; std::getline(in, line); ++no) {
-    auto hash = line.find('#');
-    if (hash == 0) continue;
+    if (line.find('#') == 0) continue;
     size_t b = line.find_first_not_of(" \t");
     if (b == std::string::npos) continue;
     size_t e = line.find_first_of(" \t", b);
     std::string key = line.substr(b, e - b);
     size_t rb = e == std::string::npos ? std::string::npos : line.find_first_not_of(" \t", e);
     if (rb == std::string::npos)
-      throw CompileError(fmt::format("{}:{}: '{}' has no reason; every exclusion says why", file.string(), no, key));
-    if (key.find('/') == std::string::npos)
-      throw CompileError(fmt::format("{}:{}: '{}' is not suite/test_name", file.string(), no, key));
+      throw CompileError(fmt::format("{}:{}: '{}' has no reason; every entry says why", file.string(), no, key));
     if (!r.emplace(key, line.substr(rb)).second)
       throw CompileError(fmt::format("{}:{}: '{}' is listed twice", file.string(), no, key));
   }
   return r;
+}
+
+std::map<std::string, std::string> read_exclusions(const fs::path& file) {
+  auto r = read_reasons(file);
+  for (const auto& [key, reason] : r)
+    if (key.find('/') == std::string::npos)
+      throw CompileError(fmt::format("{}: '{}' is not suite/test_name", file.string(), key));
+  return r;
+}
+
+std::vector<std::string> onnx_operators(int max_opset) {
+  std::set<std::string> names;
+  // Each operator's newest schema: one deprecated there (Upsample, Scatter) was replaced
+  // by another operator, to which ONNX's version converter brings older models.
+  for (const auto& s : onnx::OpSchemaRegistry::get_all_schemas())
+    if (s.domain().empty() && s.since_version() <= max_opset && !s.Deprecated()) names.insert(s.Name());
+  return {names.begin(), names.end()};
 }
 
 std::vector<SuiteCase> list_cases(const fs::path& data_dir, const std::vector<std::string>& suites) {

@@ -23,9 +23,15 @@ std::set<std::string> model_ops(const std::filesystem::path& dir);
 // Runs the test in `dir`; never throws (a failure of any stage is a message).
 CaseResult run_case(const std::filesystem::path& dir);
 
-// The exclusion list: "suite/test_name  reason" lines, '#' comments. Keyed by
-// "suite/test_name"; an entry without a reason is an error naming the line.
+// A list of "key  reason" lines ('#' starts a comment line), keyed by its first word;
+// an entry without a reason, or listed twice, is an error naming the line.
+std::map<std::string, std::string> read_reasons(const std::filesystem::path& file);
+// The exclusion list (tests/onnx/exclusions.txt): read_reasons with "suite/test_name" keys.
 std::map<std::string, std::string> read_exclusions(const std::filesystem::path& file);
+
+// The operators of ONNX's default domain up to `max_opset` that libonnx's schema
+// registry knows, sorted; those deprecated in favour of another (Upsample) left out.
+std::vector<std::string> onnx_operators(int max_opset);
 
 struct SuiteCase {
   std::string suite, name;

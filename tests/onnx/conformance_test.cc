@@ -23,6 +23,7 @@
 
 #include "backend-cpu/graph_backend.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/frontend/onnx/onnx_version.h"
 #include "tests/onnx/conformance.h"
 
 namespace kiln::conformance {
@@ -52,6 +53,34 @@ class Case : public ::testing::Test {
  private:
   fs::path dir_;
 };
+
+// The operators of ONNX's default domain (up to the newest opset Kiln reads) that the
+// importer has no converter for, each with its reason from unsupported_ops.txt.
+std::map<std::string, std::string> operators_left_out() {
+  auto reasons = read_reasons(KILN_ONNX_UNSUPPORTED);
+  auto ops = frontend::supported_onnx_ops();
+  std::set<std::string> supported(ops.begin(), ops.end());
+  std::map<std::string, std::string> r;
+  for (const auto& op : onnx_operators(frontend::kMaxNativeOpset))
+    if (!supported.count(op)) r[op] = reasons.count(op) ? reasons.at(op) : "";
+  return r;
+}
+
+// docs/models.md's list of what Kiln leaves out is this file: it must name every
+// operator the importer lacks, and only those.
+TEST(OnnxOperators, EveryOperatorLeftOutSaysWhy) {
+  auto reasons = read_reasons(KILN_ONNX_UNSUPPORTED);
+  auto left_out = operators_left_out();
+  auto ops = onnx_operators(frontend::kMaxNativeOpset);
+  std::set<std::string> known(ops.begin(), ops.end());
+  EXPECT_GT(known.size(), 150u) << "libonnx's schema registry looks empty";
+  for (const auto& [op, why] : left_out)
+    EXPECT_FALSE(why.empty()) << op << " is not imported and has no reason in tests/onnx/unsupported_ops.txt";
+  for (const auto& [op, why] : reasons) {
+    EXPECT_TRUE(known.count(op)) << op << " (unsupported_ops.txt) is not an operator of ONNX's default domain";
+    EXPECT_TRUE(!known.count(op) || left_out.count(op)) << op << " is imported now: remove it from unsupported_ops.txt";
+  }
+}
 
 // Runs a case in a child process so that a crash or a hang is a failure of that case
 // (named as such), not the end of the report.
@@ -108,6 +137,12 @@ std::string coverage_table(const std::map<std::string, OpRow>& ops, const std::m
   o << "| operator | tests | excluded | passed | failed |\n|---|---:|---:|---:|---:|\n";
   for (const auto& [op, r] : ops)
     o << fmt::format("| {} | {} | {} | {} | {} |\n", op, r.tests, r.excluded, r.passed, r.tests - r.excluded - r.passed);
+  auto left_out = operators_left_out();
+  o << fmt::format("\nThe {} operators of ONNX's default domain (opsets up to {}) that Kiln does not import, and why "
+                   "(tests/onnx/unsupported_ops.txt):\n\n",
+                   left_out.size(), frontend::kMaxNativeOpset);
+  o << "| operator | why |\n|---|---|\n";
+  for (const auto& [op, why] : left_out) o << fmt::format("| {} | {} |\n", op, why.empty() ? "(no reason given)" : why);
   o << "\n" << kEnd;
   return o.str();
 }

@@ -1,5 +1,5 @@
 // The windowed ONNX operators: Conv, ConvTranspose, MaxPool (and its Indices output),
-// AveragePool, GlobalAveragePool, LRN, MaxUnpool. 2-d data maps onto the 2-d graph ops
+// AveragePool, GlobalAveragePool, LpPool, GlobalLpPool, LpNormalization, LRN, MaxUnpool. 2-d data maps onto the 2-d graph ops
 // (conv2d, ...), 3-d data onto the 3-d ones (conv3d, ... in compiler/graph/ops_window.cc),
 // and 1-d data [N, C, W] onto the 2-d ops as [N, C, 1, W], so it keeps their schedules.
 #include "compiler/frontend/onnx/importer.h"
@@ -186,6 +186,64 @@ std::vector<NodeId> global_average_pool(Importer& c) {
   return {c.op("mean", {c.in(0)}, {{"axes", axes}, {"keepdims", int64_t{1}}})};
 }
 
+// |x|^p elementwise, for the p-norms: x*x for p = 2, |x| for p = 1.
+NodeId abs_power(Importer& c, NodeId x, int64_t p) {
+  if (p == 2) return c.op("multiply", {x, x});
+  NodeId a = c.op("abs", {x});
+  return p == 1 ? a : c.op("power", {a, c.scalar(c.type(x).dtype, static_cast<double>(p))});
+}
+
+// s^(1/p): the inverse of abs_power on a sum.
+NodeId root(Importer& c, NodeId s, int64_t p) {
+  if (p == 1) return s;
+  if (p == 2) return c.op("sqrt", {s});
+  return c.op("power", {s, c.scalar(c.type(s).dtype, 1.0 / static_cast<double>(p))});
+}
+
+int64_t norm_order(Importer& c, int64_t def) {
+  if (!c.in_type(0).dtype.is_float()) fail(fmt::format("{} takes floating-point data", c.node().op_type()));
+  int64_t p = c.attr_int("p", def);
+  if (p <= 0) fail(fmt::format("p must be positive, got {}", p));
+  return p;
+}
+
+// LpPool: (sum of |x|^p over each window)^(1/p), the sum being an average pooling that
+// counts the zero padding, times the window's size.
+std::vector<NodeId> lp_pool(Importer& c) {
+  int64_t p = norm_order(c, 2);
+  TensorType x = c.in_type(0);
+  size_t r = spatial_rank(c, x);
+  auto k = c.attr_ints("kernel_shape", {});
+  if (k.size() != r) fail(fmt::format("kernel_shape has {} entries, the data has {} spatial dimensions", k.size(), r));
+  auto s = per_dim(c, "strides", r, 1);
+  std::vector<int64_t> d(r, 1);
+  Attrs a{{"kernel", k}, {"strides", s}, {"dilations", d}, {"pads", window_pads(c, spatial(x), k, s, d)},
+          {"ceil_mode", int64_t{0}}, {"count_include_pad", int64_t{1}}};
+  NodeId mean = window_op(c, r, "avg_pool2d", "avg_pool3d", {abs_power(c, c.in(0), p)}, a);
+  NodeId sum = c.op("multiply", {mean, c.scalar(x.dtype, static_cast<double>(product(k, 0, k.size())))});
+  return {root(c, sum, p)};
+}
+
+// GlobalLpPool: the p-norm of each channel over all spatial positions.
+std::vector<NodeId> global_lp_pool(Importer& c) {
+  int64_t p = norm_order(c, 2);
+  size_t r = spatial_rank(c, c.in_type(0));
+  std::vector<int64_t> axes;
+  for (size_t j = 0; j < r; ++j) axes.push_back(static_cast<int64_t>(j + 2));
+  return {root(c, c.op("sum", {abs_power(c, c.in(0), p)}, {{"axes", axes}, {"keepdims", int64_t{1}}}), p)};
+}
+
+// LpNormalization: x divided by its p-norm (p = 1 or 2) along `axis`.
+std::vector<NodeId> lp_normalization(Importer& c) {
+  int64_t p = norm_order(c, 2);
+  if (p != 1 && p != 2) fail(fmt::format("p must be 1 or 2, got {}", p));
+  TensorType x = c.in_type(0);
+  int64_t axis = c.attr_int("axis", -1);
+  if (axis < -x.ndim() || axis >= x.ndim()) fail(fmt::format("axis {} is out of range for {}", axis, x.to_string()));
+  NodeId norm = root(c, c.op("sum", {abs_power(c, c.in(0), p)}, {{"axes", std::vector<int64_t>{axis}}, {"keepdims", int64_t{1}}}), p);
+  return {c.op("divide", {c.in(0), norm})};
+}
+
 // y = x / (bias + alpha/size * sum of x^2 over `size` neighbouring channels)^beta; the
 // sum is an average pooling over the channels of [N, 1, C, rest].
 std::vector<NodeId> lrn(Importer& c) {
@@ -236,6 +294,9 @@ void add_window_converters(std::map<std::string, Converter>& m) {
   m["MaxPool"] = [](Importer& c) { return pool(c, true); };
   m["AveragePool"] = [](Importer& c) { return pool(c, false); };
   m["GlobalAveragePool"] = global_average_pool;
+  m["LpPool"] = lp_pool;
+  m["GlobalLpPool"] = global_lp_pool;
+  m["LpNormalization"] = lp_normalization;
   m["LRN"] = lrn;
   m["MaxUnpool"] = max_unpool;
 }
