@@ -687,11 +687,13 @@ TEST(FsimViews, OutOfRangeViewsThrow) {
   EXPECT_EQ(b.fsim.acc(cfg.acc_depth() - 1).size(), 16u);
 }
 
-// --- Performance ------------------------------------------------------------------
+// --- A blocked GEMM ----------------------------------------------------------------
 
 // C = A x B^T for 256x256 int8 matrices, blocked as a VTA program: 64 rows of A per
-// round (1024 INP elements, 1024 ACC elements), all of B resident in WGT.
-TEST(FsimPerformance, Blocked256GemmRunsWellUnderASecond) {
+// round (1024 INP elements, 1024 ACC elements), all of B resident in WGT. Its time is
+// printed, not asserted (timings belong in bench/: a loaded machine or a sanitizer
+// build is slower, not wrong).
+TEST(FsimBlockedGemm, Blocked256GemmMatchesTheProduct) {
   hw::Config cfg = hw::Config::vta_default();
   Bench b(cfg, size_t{8} << 20);
   const int n = 256, blk = 16, nb = n / blk;
@@ -736,9 +738,6 @@ TEST(FsimPerformance, Blocked256GemmRunsWellUnderASecond) {
     }
   EXPECT_EQ(b.counter(Counter::kGemmUops), uint64_t{4} * 64 * 16 * 17);
   std::printf("blocked 256x256x256 GEMM: %.3f s\n", seconds);
-#if !defined(__SANITIZE_ADDRESS__)
-  EXPECT_LT(seconds, 0.5);
-#endif
 }
 
 }  // namespace
