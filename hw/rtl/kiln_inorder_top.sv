@@ -23,34 +23,13 @@ module kiln_inorder_top #(
 ) (
   input  logic clk_i,
   input  logic rst_ni,
-  // AXI4-Lite register file
-  input  logic        s_axil_awvalid,
-  output logic        s_axil_awready,
-  input  logic [7:0]  s_axil_awaddr,
-  input  logic        s_axil_wvalid,
-  output logic        s_axil_wready,
-  input  logic [31:0] s_axil_wdata,
-  input  logic [3:0]  s_axil_wstrb,
-  output logic        s_axil_bvalid,
-  input  logic        s_axil_bready,
-  output logic [1:0]  s_axil_bresp,
-  input  logic        s_axil_arvalid,
-  output logic        s_axil_arready,
-  input  logic [7:0]  s_axil_araddr,
-  output logic        s_axil_rvalid,
-  input  logic        s_axil_rready,
-  output logic [31:0] s_axil_rdata,
-  output logic [1:0]  s_axil_rresp,
-  // Device memory
-  output logic        mem_valid_o,
-  input  logic        mem_ready_i,
-  output logic        mem_we_o,
-  output logic [31:0] mem_addr_o,    // byte address, 8-byte aligned
-  output logic [63:0] mem_wdata_o,
-  output logic [7:0]  mem_wstrb_o,
-  input  logic        mem_rvalid_i,
-  input  logic [63:0] mem_rdata_i,
-  input  logic        mem_error_i,   // with an accepted request or a read's data: it failed
+  // AXI4-Lite register file, and device memory: one 64-bit word a request at a byte
+  // address 8-byte aligned; an error with an accepted request or a read's data says it
+  // failed (hw/spec/bus_ports.h)
+  input  kiln_cfg_pkg::axil_req_t s_axil_i,
+  output kiln_cfg_pkg::axil_rsp_t s_axil_o,
+  output kiln_cfg_pkg::mem_req_t  mem_o,
+  input  kiln_cfg_pkg::mem_rsp_t  mem_i,
   // Simulation view
   output logic [kiln_cfg_pkg::DBG_STATE_BITS-1:0] dbg_state_o,
   output logic        dbg_progress_o
@@ -92,12 +71,7 @@ module kiln_inorder_top #(
   logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add, cnt_add_q;  // registered: a cycle late
   kiln_regfile #(.CNT_BITS(CNT_BITS), .CNT_MASK(CNT_MASK)) regs (
     .clk_i, .rst_ni,
-    .awvalid_i(s_axil_awvalid), .awready_o(s_axil_awready), .awaddr_i(s_axil_awaddr),
-    .wvalid_i(s_axil_wvalid), .wready_o(s_axil_wready), .wdata_i(s_axil_wdata),
-    .wstrb_i(s_axil_wstrb), .bvalid_o(s_axil_bvalid), .bready_i(s_axil_bready),
-    .bresp_o(s_axil_bresp), .arvalid_i(s_axil_arvalid), .arready_o(s_axil_arready),
-    .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
-    .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
+    .axil_i(s_axil_i), .axil_o(s_axil_o),
     .start_o(start_w), .abort_o(abort_w), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished), .error_i(err_pulse), .error_cause_i(err_cause),
     .cnt_add_i(cnt_add_q), .busy_o(running));
@@ -136,15 +110,10 @@ module kiln_inorder_top #(
       out_rdata[l * kiln_cfg_pkg::OUT_WIDTH +: kiln_cfg_pkg::OUT_WIDTH] = acc_rdata[l * AW +: kiln_cfg_pkg::OUT_WIDTH];
   end
 
-  // ---- State -------------------------------------------------------------------------
-  typedef enum logic [3:0] {
-    IDLE = 4'd0, FETCH = 4'd1, DECODE = 4'd2, XFER = 4'd3, ST_READ = 4'd4, ST_WRITE = 4'd5,
-    UOP = 4'd6, ROW = 4'd7, SRC = 4'd8, LANE = 4'd9, WRITE = 4'd10, RETIRE = 4'd11,
-    DONE = 4'd12
-  } state_e;
+  // ---- State (kiln_cfg_pkg::inorder_state_e: hw/spec/debug_ports.h InorderState) ----
   // One-hot: Yosys recodes it (warning that the circuit might grow; it shrinks by about
   // 80 LUTs), and the states' decodes that sit on most enables become single bits.
-  (* fsm_encoding = "one-hot" *) state_e state_q;
+  (* fsm_encoding = "one-hot" *) kiln_cfg_pkg::inorder_state_e state_q;
   logic [kiln_cfg_pkg::INSN_BITS-1:0] insn_q;
   logic [31:0] pc_q;            // instructions fetched
   logic at_end_q;               // pc_q == insn_count, a cycle late (pc_q waits in DECODE)
@@ -155,8 +124,8 @@ module kiln_inorder_top #(
 
   // Memory port: a word request in flight waits for its response.
   logic rd_wait_q, mem_fire, rd_done;
-  assign mem_fire = mem_valid_o && mem_ready_i;
-  assign rd_done = rd_wait_q && mem_rvalid_i;
+  assign mem_fire = mem_o.valid && mem_i.ready;
+  assign rd_done = rd_wait_q && mem_i.rvalid;
 
   // ---- Decode -------------------------------------------------------------------------
   // The instruction as a LOAD or STORE: the opcode and flags sit where every format
@@ -213,8 +182,8 @@ module kiln_inorder_top #(
       tok_d = '0;
     end else if (!abort && !err_pulse) begin
       for (int t = 0; t < NTQ; t++) begin
-        if (state_q == DECODE && !fail && pops[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] - 1'b1;
-        if (state_q == RETIRE && pushes[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] + 1'b1;
+        if (state_q == kiln_cfg_pkg::INORDER_DECODE && !fail && pops[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] - 1'b1;
+        if (state_q == kiln_cfg_pkg::INORDER_RETIRE && pushes[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] + 1'b1;
       end
     end
   end
@@ -326,19 +295,19 @@ module kiln_inorder_top #(
   logic [63:0] sub_elem;
   always_comb begin
     case (le_q)
-      4'd0: sub_elem = 64'(mem_rdata_i[elem_byte[2:0] * 8 +: 8]);
-      4'd1: sub_elem = 64'(mem_rdata_i[elem_byte[2:1] * 16 +: 16]);
-      default: sub_elem = 64'(mem_rdata_i[elem_byte[2] * 32 +: 32]);
+      4'd0: sub_elem = 64'(mem_i.rdata[elem_byte[2:0] * 8 +: 8]);
+      4'd1: sub_elem = 64'(mem_i.rdata[elem_byte[2:1] * 16 +: 16]);
+      default: sub_elem = 64'(mem_i.rdata[elem_byte[2] * 32 +: 32]);
     endcase
   end
   logic [MAXB-1:0] shifted;  // buf_q with the response shifted in from the top
-  assign shifted = {mem_rdata_i, buf_q};
+  assign shifted = {mem_i.rdata, buf_q};
 
   // Scratchpad writes of a LOAD: a padding element, or the element completed this cycle.
   // An element of 8 bytes or more is the top of `shifted` after its last word.
   logic ld_write, ld_data_done;
-  assign ld_data_done = state_q == XFER && !is_pad && rd_done && w_last;
-  assign ld_write = state_q == XFER && is_load && (is_pad || ld_data_done);
+  assign ld_data_done = state_q == kiln_cfg_pkg::INORDER_XFER && !is_pad && rd_done && w_last;
+  assign ld_write = state_q == kiln_cfg_pkg::INORDER_XFER && is_load && (is_pad || ld_data_done);
   logic [kiln_cfg_pkg::UOP_ELEM_BITS-1:0] uop_elem;
   logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_elem;
   logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_elem;
@@ -388,7 +357,7 @@ module kiln_inorder_top #(
   logic [AW-1:0] s2_acc_q, s2_b_q;
   logic [BI*kiln_cfg_pkg::INP_WIDTH-1:0] s2_inp_q;
   logic [BI*kiln_cfg_pkg::WGT_WIDTH-1:0] s2_wgt_q;
-  assign s1_valid = state_q == LANE && !reset_f;
+  assign s1_valid = state_q == kiln_cfg_pkg::INORDER_LANE && !reset_f;
   logic lanes_done;  // every lane has left the pipeline (WRITE may write the row)
   assign lanes_done = !s2_valid_q && !s3_valid_q && !s4_valid_q;
   logic [LW-1:0] s1_b, s1_o;  // batch row and output column of the lane
@@ -465,8 +434,8 @@ module kiln_inorder_top #(
     else wr_ack_q <= mem_fire && req_we_q;
   end
   assign want_req = !req_q && !rd_wait_q && !wr_ack_q &&
-                    ((state_q == FETCH && !at_end_q) || (state_q == XFER && !is_pad) ||
-                     state_q == ST_WRITE);
+                    ((state_q == kiln_cfg_pkg::INORDER_FETCH && !at_end_q) || (state_q == kiln_cfg_pkg::INORDER_XFER && !is_pad) ||
+                     state_q == kiln_cfg_pkg::INORDER_ST_WRITE);
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start || abort || err_pulse) req_q <= 1'b0;
     else if (want_req) req_q <= 1'b1;
@@ -476,18 +445,18 @@ module kiln_inorder_top #(
   // want_req), and hold while one is.
   always_ff @(posedge clk_i) begin
     if (!req_q) begin
-      req_we_q <= state_q == ST_WRITE;
-      req_addr_q <= state_q == FETCH ? insn_addr[31:0] + (pc_q << $clog2(kiln_cfg_pkg::INSN_BITS / 8)) + {28'b0, w_q[0], 3'b0}
+      req_we_q <= state_q == kiln_cfg_pkg::INORDER_ST_WRITE;
+      req_addr_q <= state_q == kiln_cfg_pkg::INORDER_FETCH ? insn_addr[31:0] + (pc_q << $clog2(kiln_cfg_pkg::INSN_BITS / 8)) + {28'b0, w_q[0], 3'b0}
                                      : word_addr;
       req_wdata_q <= st_wdata;
       req_wstrb_q <= st_wstrb;
     end
   end
-  assign mem_valid_o = req_q;
-  assign mem_we_o = req_we_q;
-  assign mem_addr_o = req_addr_q;
-  assign mem_wdata_o = req_wdata_q;
-  assign mem_wstrb_o = req_wstrb_q;
+  assign mem_o.valid = req_q;
+  assign mem_o.we = req_we_q;
+  assign mem_o.addr = req_addr_q;
+  assign mem_o.wdata = req_wdata_q;
+  assign mem_o.wstrb = req_wstrb_q;
 
   // ---- Scratchpad ports ------------------------------------------------------------
   always_comb begin
@@ -501,30 +470,30 @@ module kiln_inorder_top #(
     inp_wdata = inp_elem;
     wgt_wdata = wgt_elem;
 
-    uop_re = state_q == UOP;
+    uop_re = state_q == kiln_cfg_pkg::INORDER_UOP;
     uop_raddr = UW'(k_q);
-    inp_re = state_q == ROW && !is_alu;
+    inp_re = state_q == kiln_cfg_pkg::INORDER_ROW && !is_alu;
     inp_raddr = INPW'(s_idx);
-    wgt_re = state_q == ROW && !is_alu;
+    wgt_re = state_q == kiln_cfg_pkg::INORDER_ROW && !is_alu;
     wgt_raddr = w_idx;
-    acc_re = state_q == ROW || state_q == SRC || state_q == ST_READ;
-    acc_raddr = (state_q == ROW && tensor_alu) ? DSTW'(s_idx) :
-                (state_q == ROW ? d_idx : (state_q == ST_READ ? DSTW'(idx_q) : d_q));
+    acc_re = state_q == kiln_cfg_pkg::INORDER_ROW || state_q == kiln_cfg_pkg::INORDER_SRC || state_q == kiln_cfg_pkg::INORDER_ST_READ;
+    acc_raddr = (state_q == kiln_cfg_pkg::INORDER_ROW && tensor_alu) ? DSTW'(s_idx) :
+                (state_q == kiln_cfg_pkg::INORDER_ROW ? d_idx : (state_q == kiln_cfg_pkg::INORDER_ST_READ ? DSTW'(idx_q) : d_q));
 
-    acc_we = (ld_write && tgt_q[3]) || (state_q == WRITE && lanes_done);
-    acc_waddr = state_q == WRITE ? d_q : DSTW'(idx_q);
-    acc_wdata = state_q == WRITE ? res_q : acc_elem;
+    acc_we = (ld_write && tgt_q[3]) || (state_q == kiln_cfg_pkg::INORDER_WRITE && lanes_done);
+    acc_waddr = state_q == kiln_cfg_pkg::INORDER_WRITE ? d_q : DSTW'(idx_q);
+    acc_wdata = state_q == kiln_cfg_pkg::INORDER_WRITE ? res_q : acc_elem;
   end
 
   // ---- Sequencer -------------------------------------------------------------------
   logic retire;
-  assign retire = state_q == RETIRE;
+  assign retire = state_q == kiln_cfg_pkg::INORDER_RETIRE;
   // A failed access stops the run a cycle later (a register between the memory's
   // decode and the sequencer).
   logic mem_err_q;
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start) mem_err_q <= 1'b0;
-    else mem_err_q <= (mem_fire || rd_done) && mem_error_i;
+    else mem_err_q <= (mem_fire || rd_done) && mem_i.error;
   end
   logic [3:0] fail_cause;
   always_comb begin
@@ -533,10 +502,10 @@ module kiln_inorder_top #(
     if (mem_err_q) begin
       fail = 1'b1;
       fail_cause = 4'(kiln_cfg_pkg::ERR_DRAM);
-    end else if (state_q == FETCH && at_end_q && !rd_wait_q && !req_q) begin
+    end else if (state_q == kiln_cfg_pkg::INORDER_FETCH && at_end_q && !rd_wait_q && !req_q) begin
       fail = 1'b1;  // the stream ended without FINISH
       fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
-    end else if (state_q == DECODE) begin
+    end else if (state_q == kiln_cfg_pkg::INORDER_DECODE) begin
       if (bad_insn) begin
         fail = 1'b1;
         fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
@@ -561,53 +530,53 @@ module kiln_inorder_top #(
       fail_cause_q <= fail_cause;
     end
   end
-  assign err_pulse = fail_q && state_q != IDLE && state_q != DONE;
+  assign err_pulse = fail_q && state_q != kiln_cfg_pkg::INORDER_IDLE && state_q != kiln_cfg_pkg::INORDER_DONE;
   assign err_cause = fail_cause_q;
-  assign finished = state_q == DONE && !start;  // not the last run's DONE while starting
+  assign finished = state_q == kiln_cfg_pkg::INORDER_DONE && !start;  // not the last run's DONE while starting
 
   // The sequencer is two blocks: the state (which start, abort and a failure override)
   // and the datapath registers, which follow the state alone. A datapath step taken in
   // the cycle that aborts or fails is harmless: DECODE reloads every walk and loop
   // register, and a start clears the fetch's. Keeping start, abort and the failure
   // logic out of the datapath's enables keeps those paths short (iCE40 timing).
-  state_e state_next;
+  kiln_cfg_pkg::inorder_state_e state_next;
   always_comb begin
     state_next = state_q;
     case (state_q)
-      IDLE, DONE: ;
-      FETCH: if (rd_done && w_q[0]) state_next = DECODE;
-      DECODE: if (!fail) begin
-        if (is_finish) state_next = DONE;
-        else if (is_load || is_store) state_next = empty_xfer ? RETIRE : (is_load ? XFER : ST_READ);
-        else state_next = empty_loop ? RETIRE : UOP;
+      kiln_cfg_pkg::INORDER_IDLE, kiln_cfg_pkg::INORDER_DONE: ;
+      kiln_cfg_pkg::INORDER_FETCH: if (rd_done && w_q[0]) state_next = kiln_cfg_pkg::INORDER_DECODE;
+      kiln_cfg_pkg::INORDER_DECODE: if (!fail) begin
+        if (is_finish) state_next = kiln_cfg_pkg::INORDER_DONE;
+        else if (is_load || is_store) state_next = empty_xfer ? kiln_cfg_pkg::INORDER_RETIRE : (is_load ? kiln_cfg_pkg::INORDER_XFER : kiln_cfg_pkg::INORDER_ST_READ);
+        else state_next = empty_loop ? kiln_cfg_pkg::INORDER_RETIRE : kiln_cfg_pkg::INORDER_UOP;
       end
-      XFER: if ((is_pad || rd_done) && (is_pad || w_last) && last_elem)
-        state_next = RETIRE;
-      ST_READ: state_next = ST_WRITE;
-      ST_WRITE: if (wr_ack_q && w_last)
-        state_next = last_elem ? RETIRE : ST_READ;
-      UOP: state_next = ROW;
-      ROW: state_next = tensor_alu ? SRC : LANE;
-      SRC: state_next = LANE;
-      LANE: if (reset_f || lane_q == LW'(LANES - 1)) state_next = WRITE;
-      WRITE: if (lanes_done) state_next = loop_last ? RETIRE : UOP;
-      RETIRE: state_next = FETCH;
-      default: state_next = IDLE;
+      kiln_cfg_pkg::INORDER_XFER: if ((is_pad || rd_done) && (is_pad || w_last) && last_elem)
+        state_next = kiln_cfg_pkg::INORDER_RETIRE;
+      kiln_cfg_pkg::INORDER_ST_READ: state_next = kiln_cfg_pkg::INORDER_ST_WRITE;
+      kiln_cfg_pkg::INORDER_ST_WRITE: if (wr_ack_q && w_last)
+        state_next = last_elem ? kiln_cfg_pkg::INORDER_RETIRE : kiln_cfg_pkg::INORDER_ST_READ;
+      kiln_cfg_pkg::INORDER_UOP: state_next = kiln_cfg_pkg::INORDER_ROW;
+      kiln_cfg_pkg::INORDER_ROW: state_next = tensor_alu ? kiln_cfg_pkg::INORDER_SRC : kiln_cfg_pkg::INORDER_LANE;
+      kiln_cfg_pkg::INORDER_SRC: state_next = kiln_cfg_pkg::INORDER_LANE;
+      kiln_cfg_pkg::INORDER_LANE: if (reset_f || lane_q == LW'(LANES - 1)) state_next = kiln_cfg_pkg::INORDER_WRITE;
+      kiln_cfg_pkg::INORDER_WRITE: if (lanes_done) state_next = loop_last ? kiln_cfg_pkg::INORDER_RETIRE : kiln_cfg_pkg::INORDER_UOP;
+      kiln_cfg_pkg::INORDER_RETIRE: state_next = kiln_cfg_pkg::INORDER_FETCH;
+      default: state_next = kiln_cfg_pkg::INORDER_IDLE;
     endcase
   end
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni || abort) begin
-      state_q <= IDLE;
+      state_q <= kiln_cfg_pkg::INORDER_IDLE;
       rd_wait_q <= 1'b0;
     end else if (start) begin
-      state_q <= FETCH;
+      state_q <= kiln_cfg_pkg::INORDER_FETCH;
       rd_wait_q <= 1'b0;
     end else if (err_pulse) begin
-      state_q <= DONE;
+      state_q <= kiln_cfg_pkg::INORDER_DONE;
       rd_wait_q <= 1'b0;
     end else begin
-      if (mem_fire && !mem_we_o) rd_wait_q <= 1'b1;
+      if (mem_fire && !mem_o.we) rd_wait_q <= 1'b1;
       if (rd_done) rd_wait_q <= 1'b0;
       state_q <= state_next;
     end
@@ -615,7 +584,7 @@ module kiln_inorder_top #(
 
   always_ff @(posedge clk_i) begin
     case (state_q)
-      FETCH: if (rd_done) begin
+      kiln_cfg_pkg::INORDER_FETCH: if (rd_done) begin
         buf_q <= shifted[MAXB-1:64];
         if (w_q[0]) begin
           insn_q <= shifted[MAXB-1 -: 128];
@@ -627,7 +596,7 @@ module kiln_inorder_top #(
       end
       // The walk's and the loop's registers load unconditionally; a failing
       // instruction (its tokens, its opcode) waits here for err_pulse.
-      DECODE: begin
+      kiln_cfg_pkg::INORDER_DECODE: begin
         r_q <= '0;
         c_q <= '0;
         w_q <= '0;
@@ -669,7 +638,7 @@ module kiln_inorder_top #(
         wgt_off_q <= '0;
       end
       // LOAD: one element per pass; data elements take nw + 1 word reads.
-      XFER: if (is_pad || rd_done) begin
+      kiln_cfg_pkg::INORDER_XFER: if (is_pad || rd_done) begin
         if (!is_pad) buf_q <= shifted[MAXB-1:64];
         if (is_pad || w_last) begin
           w_q <= '0;
@@ -702,7 +671,7 @@ module kiln_inorder_top #(
         end
       end
       // STORE: read the OUT element, then write its words.
-      ST_WRITE: if (wr_ack_q) begin
+      kiln_cfg_pkg::INORDER_ST_WRITE: if (wr_ack_q) begin
         if (w_last) begin
           w_q <= '0;
           w_last <= nw0_q;
@@ -725,17 +694,17 @@ module kiln_inorder_top #(
         end
       end
       // GEMM / ALU: read the micro-op, then its rows, then walk the lanes.
-      ROW: begin
+      kiln_cfg_pkg::INORDER_ROW: begin
         d_q <= d_idx;
         lane_q <= '0;
       end
-      SRC: res_q <= acc_rdata;  // the tensor operand; acc[d] is read now
-      LANE: begin
+      kiln_cfg_pkg::INORDER_SRC: res_q <= acc_rdata;  // the tensor operand; acc[d] is read now
+      kiln_cfg_pkg::INORDER_LANE: begin
         if (reset_f) res_q <= '0;
         else if (lane_q != LW'(LANES - 1)) lane_q <= lane_q + 1'b1;
       end
       // advance k innermost, then j, then i
-      WRITE: if (lanes_done && !loop_last) begin
+      kiln_cfg_pkg::INORDER_WRITE: if (lanes_done && !loop_last) begin
         if (!k_wrap) begin
           k_q <= k_q + 1'b1;
         end else begin
@@ -798,10 +767,10 @@ module kiln_inorder_top #(
     cnt_add[kiln_cfg_pkg::CNT_CYCLES * 32 +: 32] = 32'd1;
     cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * 32 +: 32] = 32'(retire && module_of == kiln_cfg_pkg::MODULE_LOAD);
     cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * 32 +: 32] = 32'((retire && module_of == kiln_cfg_pkg::MODULE_COMPUTE) ||
-                                                (state_q == DECODE && is_finish && !fail));
+                                                (state_q == kiln_cfg_pkg::INORDER_DECODE && is_finish && !fail));
     cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * 32 +: 32] = 32'(retire && module_of == kiln_cfg_pkg::MODULE_STORE);
-    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(state_q == UOP && is_gemm);
-    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(state_q == UOP && is_alu);
+    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(state_q == kiln_cfg_pkg::INORDER_UOP && is_gemm);
+    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(state_q == kiln_cfg_pkg::INORDER_UOP && is_alu);
   end
   // The last increment (FINISH's) lands in the DONE cycle, while the file still counts.
   always_ff @(posedge clk_i) cnt_add_q <= cnt_add;
@@ -814,5 +783,5 @@ module kiln_inorder_top #(
     dbg_state.read_wait = rd_wait_q;
   end
   assign dbg_state_o = dbg_state;
-  assign dbg_progress_o = mem_fire || rd_done || retire || state_q == UOP;
+  assign dbg_progress_o = mem_fire || rd_done || retire || state_q == kiln_cfg_pkg::INORDER_UOP;
 endmodule
