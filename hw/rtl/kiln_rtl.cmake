@@ -30,6 +30,10 @@ set(KILN_RTL_INORDER_SOURCES
   ${KILN_RTL_DIR}/kiln_alu.sv
   ${KILN_RTL_DIR}/kiln_regfile.sv
   ${KILN_RTL_DIR}/kiln_loop_fields.sv
+  ${KILN_RTL_DIR}/kiln_inorder_decode.sv
+  ${KILN_RTL_DIR}/kiln_inorder_tokens.sv
+  ${KILN_RTL_DIR}/kiln_inorder_loop.sv
+  ${KILN_RTL_DIR}/kiln_inorder_lanes.sv
   ${KILN_RTL_DIR}/kiln_inorder_top.sv)
 set(KILN_RTL_INORDER_AXI_SOURCES ${KILN_RTL_INORDER_SOURCES} ${KILN_RTL_DIR}/kiln_inorder_axi.sv)
 set(KILN_RTL_INORDER_CONFIGS "default;tiny;small" CACHE STRING
