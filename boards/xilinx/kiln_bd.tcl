@@ -1,12 +1,12 @@
 # Shared part of boards/<board>/vivado.tcl: a Vivado project with the accelerator RTL
-# (kiln_top of one configuration, wrapped by kiln_zynq.v), a block design that joins it
+# (kiln_top of one configuration, wrapped by the generated kiln_zynq.v), a block design that joins it
 # to the Zynq PS, synthesis, implementation and the bitstream. Written for Vivado
 # 2020.2 or later; not run by Kiln's CI (no Vivado there): docs/boards.md.
 #
 # kiln_build_zynq <board> <part> <board_part> <ps_kind> <pkg_dir> <out_dir> <mhz>
 #   ps_kind: ps7 (Zynq-7000: M_AXI_GP0 -> registers, S_AXI_HP0 <- memory port) or
 #            zynqmp (ZynqMP: M_AXI_HPM0_FPD -> registers, S_AXI_HP0_FPD <- memory port)
-#   pkg_dir: the folder holding kiln_cfg_pkg.sv (kiln hw rtl-params --config ... -o DIR)
+#   pkg_dir: the folder holding kiln_cfg_pkg.sv and kiln_zynq.v (kiln hw rtl-params --config ... -o DIR)
 set kiln_root [file normalize [file join [file dirname [info script]] .. ..]]
 
 proc kiln_build_zynq {board part board_part ps_kind pkg_dir out_dir mhz} {
@@ -20,7 +20,7 @@ proc kiln_build_zynq {board part board_part ps_kind pkg_dir out_dir mhz} {
   foreach f [lsort [glob [file join $root hw rtl *.sv]]] { lappend rtl $f }
   add_files -norecurse $rtl
   set_property file_type SystemVerilog [get_files *.sv]
-  add_files -norecurse [file join $root boards xilinx kiln_zynq.v]
+  add_files -norecurse [file join $pkg_dir kiln_zynq.v]
   set_property top kiln_zynq [current_fileset]
   update_compile_order -fileset sources_1
 

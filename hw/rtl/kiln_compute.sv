@@ -67,7 +67,7 @@ module kiln_compute #(
   output logic       gemm_uop_o,
   output logic       alu_uop_o,
   output logic [1:0] elem_read_o,   // [acc, uop] element read from DRAM this cycle
-  output logic [kiln_cfg_pkg::DBG_COMPUTE_STATE_WIDTH-1:0] state_o
+  output kiln_cfg_pkg::seq_state_e state_o
 );
   localparam int UW = kiln_cfg_pkg::LOG_UOP_DEPTH;
   localparam int DSTW = kiln_cfg_pkg::LOG_ACC_DEPTH;
@@ -80,12 +80,22 @@ module kiln_compute #(
   localparam int IIW = kiln_cfg_pkg::GEMM_ITER_IN_WIDTH;
   localparam int IMMW = kiln_cfg_pkg::ALU_IMM_WIDTH;
 
-  typedef enum logic [2:0] {
-    IDLE = 3'd0, POP = 3'd1, START = 3'd2, LOAD = 3'd3, LOOP = 3'd4, PUSH = 3'd5
-  } state_e;
-  state_e state_q;
+  // ---- Instruction sequencing (kiln_token_seq): START starts a LOAD of UOP/ACC or a
+  // GEMM/ALU loop, or neither (FINISH, an empty one): then it goes straight to PUSH.
   logic [kiln_cfg_pkg::INSN_BITS-1:0] insn_q;
-  logic finished_q;
+  logic start, skip, run_done, run_loop_q, finished_q;
+  logic start_uop, start_acc, start_loop, uop_busy, acc_busy, loop_done;
+  kiln_token_seq #(
+    .POP_PREV(kiln_cfg_pkg::COMPUTE_POP_PREV), .POP_NEXT(kiln_cfg_pkg::COMPUTE_POP_NEXT),
+    .PUSH_PREV(kiln_cfg_pkg::COMPUTE_PUSH_PREV), .PUSH_NEXT(kiln_cfg_pkg::COMPUTE_PUSH_NEXT)
+  ) seq (
+    .clk_i, .rst_ni, .cmd_valid_i, .cmd_i, .cmd_pop_o, .insn_o(insn_q),
+    .tok_prev_i(tok_from_load_i), .tok_next_i(tok_from_store_i),
+    .pop_prev_o(tok_from_load_pop_o), .pop_next_o(tok_from_store_pop_o),
+    .room_prev_i(!tok_to_load_full_i), .room_next_i(!tok_to_store_full_i),
+    .push_prev_o(tok_to_load_push_o), .push_next_o(tok_to_store_push_o),
+    .start_o(start), .skip_i(skip), .done_i(run_done),
+    .idle_o, .busy_o, .stall_o, .retire_o, .state_o);
 
   // ---- Decode -------------------------------------------------------------------
   // The held instruction as a LOAD: the opcode and flags sit where every format has
@@ -174,13 +184,12 @@ module kiln_compute #(
   end
 
   // ---- LOAD of UOP and ACC --------------------------------------------------------
-  logic start_uop, start_acc, uop_busy, acc_busy;
   logic ld_acc_we;
   logic [DSTW-1:0] ld_acc_waddr;
   logic [ACCB-1:0] ld_acc_wdata;
-  assign start_uop = state_q == START && mem.opcode == kiln_cfg_pkg::OP_LOAD && !empty_load &&
+  assign start_uop = start && mem.opcode == kiln_cfg_pkg::OP_LOAD && !empty_load &&
                      mem.memory_type == kiln_cfg_pkg::MEM_UOP;
-  assign start_acc = state_q == START && mem.opcode == kiln_cfg_pkg::OP_LOAD && !empty_load &&
+  assign start_acc = start && mem.opcode == kiln_cfg_pkg::OP_LOAD && !empty_load &&
                      mem.memory_type != kiln_cfg_pkg::MEM_UOP;
 
   kiln_load_2d #(.ELEM_BYTES(4), .IDX_W(UW)) uop_ld (
@@ -276,8 +285,7 @@ module kiln_compute #(
   assign acc_waddr = ld_acc_we ? ld_acc_waddr : d_dst_q;
   assign acc_wdata = ld_acc_we ? ld_acc_wdata : d_res_q;
 
-  logic start_loop, loop_done;
-  assign start_loop = state_q == START &&
+  assign start_loop = start &&
                       (mem.opcode == kiln_cfg_pkg::OP_GEMM || is_alu_insn) && !empty_loop;
   assign loop_done = !a_active_q && !b_valid_q && !c_valid_q && !d_valid_q;
 
@@ -383,51 +391,21 @@ module kiln_compute #(
     e_res_q <= d_res_q;
   end
 
-  // ---- Instruction sequencing -------------------------------------------------------
-  logic tokens_ready, room_ready;
-  assign tokens_ready = (!mem.pop_prev_dep || tok_from_load_i) &&
-                        (!mem.pop_next_dep || tok_from_store_i);
-  assign room_ready = (!mem.push_prev_dep || !tok_to_load_full_i) &&
-                      (!mem.push_next_dep || !tok_to_store_full_i);
-  assign cmd_pop_o = state_q == IDLE && cmd_valid_i;
-  assign tok_from_load_pop_o = state_q == POP && tokens_ready && mem.pop_prev_dep;
-  assign tok_from_store_pop_o = state_q == POP && tokens_ready && mem.pop_next_dep;
-  assign tok_to_load_push_o = state_q == PUSH && room_ready && mem.push_prev_dep;
-  assign tok_to_store_push_o = state_q == PUSH && room_ready && mem.push_next_dep;
-
+  // ---- Sequencing: what START ran and when it is done; FINISH ----------------------
+  assign skip = !start_uop && !start_acc && !start_loop;
+  assign run_done = run_loop_q ? loop_done : !uop_busy && !acc_busy;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      state_q <= IDLE;
-      insn_q <= '0;
+      run_loop_q <= 1'b0;
       finished_q <= 1'b0;
     end else begin
+      if (start) run_loop_q <= !start_uop && !start_acc;
       if (start_i) finished_q <= 1'b0;
-      case (state_q)
-        IDLE: if (cmd_valid_i) begin
-          insn_q <= cmd_i;
-          state_q <= POP;
-        end
-        POP: if (tokens_ready) state_q <= START;
-        START: begin
-          if (start_uop || start_acc) state_q <= LOAD;
-          else if (start_loop) state_q <= LOOP;
-          else state_q <= PUSH;
-          if (mem.opcode == kiln_cfg_pkg::OP_FINISH) finished_q <= 1'b1;
-        end
-        LOAD: if (!uop_busy && !acc_busy) state_q <= PUSH;
-        LOOP: if (loop_done) state_q <= PUSH;
-        PUSH: if (room_ready) state_q <= IDLE;
-        default: state_q <= IDLE;
-      endcase
+      if (start && mem.opcode == kiln_cfg_pkg::OP_FINISH) finished_q <= 1'b1;
     end
   end
 
-  assign idle_o = state_q == IDLE;
-  assign busy_o = state_q == START || state_q == LOAD || state_q == LOOP;
-  assign stall_o = (state_q == POP && !tokens_ready) || (state_q == PUSH && !room_ready);
-  assign retire_o = state_q == PUSH && room_ready;
   assign finished_o = finished_q;
   assign gemm_uop_o = c_valid_q && !l_alu_q;
   assign alu_uop_o = c_valid_q && l_alu_q;
-  assign state_o = state_q;
 endmodule

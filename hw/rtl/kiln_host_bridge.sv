@@ -18,34 +18,12 @@ module kiln_host_bridge #(
   output logic        tx_valid_o,
   input  logic        tx_ready_i,
   output logic [7:0]  tx_data_o,
-  // AXI4-Lite master on the core's register file
-  output logic        m_awvalid_o,
-  input  logic        m_awready_i,
-  output logic [7:0]  m_awaddr_o,
-  output logic        m_wvalid_o,
-  input  logic        m_wready_i,
-  output logic [31:0] m_wdata_o,
-  output logic [3:0]  m_wstrb_o,
-  input  logic        m_bvalid_i,
-  output logic        m_bready_o,
-  input  logic [1:0]  m_bresp_i,
-  output logic        m_arvalid_o,
-  input  logic        m_arready_i,
-  output logic [7:0]  m_araddr_o,
-  input  logic        m_rvalid_i,
-  output logic        m_rready_o,
-  input  logic [31:0] m_rdata_i,
-  input  logic [1:0]  m_rresp_i,
-  // device memory
-  output logic        mem_valid_o,
-  input  logic        mem_ready_i,
-  output logic        mem_we_o,
-  output logic [31:0] mem_addr_o,
-  output logic [63:0] mem_wdata_o,
-  output logic [7:0]  mem_wstrb_o,
-  input  logic        mem_rvalid_i,
-  input  logic [63:0] mem_rdata_i,
-  input  logic        mem_error_i,
+  // AXI4-Lite master on the core's register file, and a client of device memory
+  // (hw/spec/bus_ports.h)
+  output kiln_cfg_pkg::axil_req_t m_axil_o,
+  input  kiln_cfg_pkg::axil_rsp_t m_axil_i,
+  output kiln_cfg_pkg::mem_req_t  mem_o,
+  input  kiln_cfg_pkg::mem_rsp_t  mem_i,
   // the core's reset, while the host asks for it
   output logic        core_rst_o
 );
@@ -115,20 +93,20 @@ module kiln_host_bridge #(
   // Outputs
   assign tx_valid_o = state_q == S_SEND || state_q == S_RSEND;
   assign tx_data_o = state_q == S_RSEND ? rd_byte : reply_q[7:0];
-  assign m_awvalid_o = state_q == S_REG_WR && !aw_done_q;
-  assign m_wvalid_o = state_q == S_REG_WR && !w_done_q;
-  assign m_awaddr_o = args_q[15:8];
-  assign m_wdata_o = args_q[47:16];
-  assign m_wstrb_o = 4'hf;
-  assign m_bready_o = state_q == S_REG_WR;
-  assign m_arvalid_o = state_q == S_REG_RD && !ar_done_q;
-  assign m_araddr_o = args_q[47:40];
-  assign m_rready_o = state_q == S_REG_RD;
-  assign mem_valid_o = state_q == S_WMEM || state_q == S_RMEM;
-  assign mem_we_o = state_q == S_WMEM;
-  assign mem_addr_o = 32'({state_q == S_WMEM ? word_addr_q : addr_q[MW-1:3], 3'b0});
-  assign mem_wdata_o = word_q;
-  assign mem_wstrb_o = strb_q;
+  assign m_axil_o.aw_valid = state_q == S_REG_WR && !aw_done_q;
+  assign m_axil_o.w_valid = state_q == S_REG_WR && !w_done_q;
+  assign m_axil_o.aw_addr = args_q[15:8];
+  assign m_axil_o.w_data = args_q[47:16];
+  assign m_axil_o.w_strb = 4'hf;
+  assign m_axil_o.b_ready = state_q == S_REG_WR;
+  assign m_axil_o.ar_valid = state_q == S_REG_RD && !ar_done_q;
+  assign m_axil_o.ar_addr = args_q[47:40];
+  assign m_axil_o.r_ready = state_q == S_REG_RD;
+  assign mem_o.valid = state_q == S_WMEM || state_q == S_RMEM;
+  assign mem_o.we = state_q == S_WMEM;
+  assign mem_o.addr = 32'({state_q == S_WMEM ? word_addr_q : addr_q[MW-1:3], 3'b0});
+  assign mem_o.wdata = word_q;
+  assign mem_o.wstrb = strb_q;
   assign core_rst_o = state_q == S_RESET;
 
   always_ff @(posedge clk_i) begin
@@ -234,18 +212,18 @@ module kiln_host_bridge #(
             endcase
           end
           S_REG_WR: begin
-            if (m_awvalid_o && m_awready_i) aw_done_q <= 1'b1;
-            if (m_wvalid_o && m_wready_i) w_done_q <= 1'b1;
-            if (m_bvalid_i) begin
-              reply_q <= {32'b0, m_bresp_i == 2'b00 ? CMD_REG_WRITE | ACK : ERR_BUS};
+            if (m_axil_o.aw_valid && m_axil_i.aw_ready) aw_done_q <= 1'b1;
+            if (m_axil_o.w_valid && m_axil_i.w_ready) w_done_q <= 1'b1;
+            if (m_axil_i.b_valid) begin
+              reply_q <= {32'b0, m_axil_i.b_resp == 2'b00 ? CMD_REG_WRITE | ACK : ERR_BUS};
               state_q <= S_SEND;
             end
           end
           S_REG_RD: begin
-            if (m_arvalid_o && m_arready_i) ar_done_q <= 1'b1;
-            if (m_rvalid_i) begin
-              if (m_rresp_i == 2'b00) begin
-                reply_q <= {m_rdata_i, CMD_REG_READ | ACK};
+            if (m_axil_o.ar_valid && m_axil_i.ar_ready) ar_done_q <= 1'b1;
+            if (m_axil_i.r_valid) begin
+              if (m_axil_i.r_resp == 2'b00) begin
+                reply_q <= {m_axil_i.r_data, CMD_REG_READ | ACK};
                 reply_n_q <= 3'd5;
               end else begin
                 reply_q <= {32'b0, ERR_BUS};
@@ -266,8 +244,8 @@ module kiln_host_bridge #(
               else if (left_q == 16'd1) state_q <= S_WSUM;
             end
           end
-          S_WMEM: if (mem_ready_i) begin
-            if (mem_error_i) bad_range_q <= 1'b1;
+          S_WMEM: if (mem_i.ready) begin
+            if (mem_i.error) bad_range_q <= 1'b1;
             strb_q <= '0;
             state_q <= left_q == 16'd0 ? S_WSUM : S_WDATA;
           end
@@ -276,9 +254,9 @@ module kiln_host_bridge #(
                                rx_data_i != sum_q ? ERR_CHECKSUM : CMD_MEM_WRITE | ACK};
             state_q <= S_SEND;
           end
-          S_RMEM: if (mem_ready_i) state_q <= S_RWAIT;  // in range: checked by S_EXEC
-          S_RWAIT: if (mem_rvalid_i) begin
-            word_q <= mem_rdata_i;
+          S_RMEM: if (mem_i.ready) state_q <= S_RWAIT;  // in range: checked by S_EXEC
+          S_RWAIT: if (mem_i.rvalid) begin
+            word_q <= mem_i.rdata;
             state_q <= S_RSEND;
           end
           S_RSEND: if (tx_ready_i) begin

@@ -23,34 +23,13 @@ module kiln_inorder_top #(
 ) (
   input  logic clk_i,
   input  logic rst_ni,
-  // AXI4-Lite register file
-  input  logic        s_axil_awvalid,
-  output logic        s_axil_awready,
-  input  logic [7:0]  s_axil_awaddr,
-  input  logic        s_axil_wvalid,
-  output logic        s_axil_wready,
-  input  logic [31:0] s_axil_wdata,
-  input  logic [3:0]  s_axil_wstrb,
-  output logic        s_axil_bvalid,
-  input  logic        s_axil_bready,
-  output logic [1:0]  s_axil_bresp,
-  input  logic        s_axil_arvalid,
-  output logic        s_axil_arready,
-  input  logic [7:0]  s_axil_araddr,
-  output logic        s_axil_rvalid,
-  input  logic        s_axil_rready,
-  output logic [31:0] s_axil_rdata,
-  output logic [1:0]  s_axil_rresp,
-  // Device memory
-  output logic        mem_valid_o,
-  input  logic        mem_ready_i,
-  output logic        mem_we_o,
-  output logic [31:0] mem_addr_o,    // byte address, 8-byte aligned
-  output logic [63:0] mem_wdata_o,
-  output logic [7:0]  mem_wstrb_o,
-  input  logic        mem_rvalid_i,
-  input  logic [63:0] mem_rdata_i,
-  input  logic        mem_error_i,   // with an accepted request or a read's data: it failed
+  // AXI4-Lite register file, and device memory: one 64-bit word a request at a byte
+  // address 8-byte aligned; an error with an accepted request or a read's data says it
+  // failed (hw/spec/bus_ports.h)
+  input  kiln_cfg_pkg::axil_req_t s_axil_i,
+  output kiln_cfg_pkg::axil_rsp_t s_axil_o,
+  output kiln_cfg_pkg::mem_req_t  mem_o,
+  input  kiln_cfg_pkg::mem_rsp_t  mem_i,
   // Simulation view
   output logic [kiln_cfg_pkg::DBG_STATE_BITS-1:0] dbg_state_o,
   output logic        dbg_progress_o
@@ -61,7 +40,6 @@ module kiln_inorder_top #(
   localparam int WGTW = kiln_cfg_pkg::LOG_WGT_DEPTH;
   localparam int SRCW = kiln_cfg_pkg::UOP_SRC_WIDTH;  // max(INPW, DSTW)
   localparam int AW = kiln_cfg_pkg::ACC_WIDTH;
-  localparam int BI = kiln_cfg_pkg::BLOCK_IN;
   localparam int BO = kiln_cfg_pkg::BLOCK_OUT;
   localparam int LANES = kiln_cfg_pkg::BATCH * BO;
   localparam int LW = (LANES > 1) ? $clog2(LANES) : 1;
@@ -92,12 +70,7 @@ module kiln_inorder_top #(
   logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add, cnt_add_q;  // registered: a cycle late
   kiln_regfile #(.CNT_BITS(CNT_BITS), .CNT_MASK(CNT_MASK)) regs (
     .clk_i, .rst_ni,
-    .awvalid_i(s_axil_awvalid), .awready_o(s_axil_awready), .awaddr_i(s_axil_awaddr),
-    .wvalid_i(s_axil_wvalid), .wready_o(s_axil_wready), .wdata_i(s_axil_wdata),
-    .wstrb_i(s_axil_wstrb), .bvalid_o(s_axil_bvalid), .bready_i(s_axil_bready),
-    .bresp_o(s_axil_bresp), .arvalid_i(s_axil_arvalid), .arready_o(s_axil_arready),
-    .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
-    .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
+    .axil_i(s_axil_i), .axil_o(s_axil_o),
     .start_o(start_w), .abort_o(abort_w), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished), .error_i(err_pulse), .error_cause_i(err_cause),
     .cnt_add_i(cnt_add_q), .busy_o(running));
@@ -136,27 +109,21 @@ module kiln_inorder_top #(
       out_rdata[l * kiln_cfg_pkg::OUT_WIDTH +: kiln_cfg_pkg::OUT_WIDTH] = acc_rdata[l * AW +: kiln_cfg_pkg::OUT_WIDTH];
   end
 
-  // ---- State -------------------------------------------------------------------------
-  typedef enum logic [3:0] {
-    IDLE = 4'd0, FETCH = 4'd1, DECODE = 4'd2, XFER = 4'd3, ST_READ = 4'd4, ST_WRITE = 4'd5,
-    UOP = 4'd6, ROW = 4'd7, SRC = 4'd8, LANE = 4'd9, WRITE = 4'd10, RETIRE = 4'd11,
-    DONE = 4'd12
-  } state_e;
+  // ---- State (kiln_cfg_pkg::inorder_state_e: hw/spec/debug_ports.h InorderState) ----
   // One-hot: Yosys recodes it (warning that the circuit might grow; it shrinks by about
   // 80 LUTs), and the states' decodes that sit on most enables become single bits.
-  (* fsm_encoding = "one-hot" *) state_e state_q;
+  (* fsm_encoding = "one-hot" *) kiln_cfg_pkg::inorder_state_e state_q;
   logic [kiln_cfg_pkg::INSN_BITS-1:0] insn_q;
   logic [31:0] pc_q;            // instructions fetched
   logic at_end_q;               // pc_q == insn_count, a cycle late (pc_q waits in DECODE)
   always_ff @(posedge clk_i) at_end_q <= start ? insn_count == '0 : pc_q == insn_count;
   logic [MAXB-65:0] buf_q;      // element assembly: the words read so far, at the top
-  logic [31:0] tok_q;           // 8-bit counts: l2c, c2l, c2s, s2c (queue t at [8t +: 8])
   logic fail;                   // this cycle's instruction or access failed (below)
 
   // Memory port: a word request in flight waits for its response.
   logic rd_wait_q, mem_fire, rd_done;
-  assign mem_fire = mem_valid_o && mem_ready_i;
-  assign rd_done = rd_wait_q && mem_rvalid_i;
+  assign mem_fire = mem_o.valid && mem_i.ready;
+  assign rd_done = rd_wait_q && mem_i.rvalid;
 
   // ---- Decode -------------------------------------------------------------------------
   // The instruction as a LOAD or STORE: the opcode and flags sit where every format
@@ -166,78 +133,27 @@ module kiln_inorder_top #(
   /* verilator lint_on UNUSEDSIGNAL */
   assign mem = insn_q;
 
-  logic is_load, is_store, is_gemm, is_alu, is_finish, to_load_module, to_store_module;
-  logic bad_insn;
-  assign is_load = mem.opcode == kiln_cfg_pkg::OP_LOAD;
-  assign is_store = mem.opcode == kiln_cfg_pkg::OP_STORE;
-  assign is_gemm = mem.opcode == kiln_cfg_pkg::OP_GEMM;
-  assign is_finish = mem.opcode == kiln_cfg_pkg::OP_FINISH;
-  assign to_load_module = is_load && (mem.memory_type == kiln_cfg_pkg::MEM_INP ||
-                                      mem.memory_type == kiln_cfg_pkg::MEM_WGT);
-  assign to_store_module = is_store;
-  assign bad_insn = !(is_load || is_store || is_gemm || is_alu || is_finish) ||
-                    (is_load && mem.memory_type > kiln_cfg_pkg::MEM_ACC) ||
-                    (is_store && mem.memory_type != kiln_cfg_pkg::MEM_OUT);
+  logic is_load, is_store, is_gemm, is_alu, is_finish, bad_insn, empty_xfer;
+  kiln_cfg_pkg::module_e module_of;
+  // Element bytes 2^le; an element of 8 bytes or more is nw + 1 words, a smaller one
+  // is part of a word. Registered at DECODE (le_q, nw_q, sub_q, and the scratchpad a
+  // LOAD writes, tgt_q: uop, inp, wgt, acc) for the walk's short paths.
+  logic [3:0] le, le_q, tgt, tgt_q;
+  logic [7:0] nw;
+  logic sub_word, sub_q;
+  kiln_inorder_decode decode (
+    .insn_i(mem), .is_alu_i(is_alu), .is_load_o(is_load), .is_store_o(is_store),
+    .is_gemm_o(is_gemm), .is_finish_o(is_finish), .module_o(module_of), .bad_o(bad_insn),
+    .empty_xfer_o(empty_xfer), .le_o(le), .nw_o(nw), .sub_word_o(sub_word), .target_o(tgt));
 
-  // Token counters of the instruction's module: which it pops and pushes through its
-  // prev (a) and next (b) flags, from the package's link table (hw::token_links).
-  localparam int NTQ = kiln_cfg_pkg::NUM_TOKEN_QUEUES;
-  localparam int TQW = $clog2(NTQ);
-  logic [TQW-1:0] pop_a, pop_b, push_a, push_b;
-  logic has_pop_a, has_pop_b, has_push_a, has_push_b;
-  always_comb begin
-    pop_a = '0; pop_b = '0; push_a = '0; push_b = '0;
-    has_pop_a = 1'b0; has_pop_b = 1'b0; has_push_a = 1'b0; has_push_b = 1'b0;
-    if (to_load_module) begin        // load has no prev
-      has_pop_b = mem.pop_next_dep;   pop_b = TQW'(kiln_cfg_pkg::LOAD_POP_NEXT);
-      has_push_b = mem.push_next_dep; push_b = TQW'(kiln_cfg_pkg::LOAD_PUSH_NEXT);
-    end else if (to_store_module) begin  // store has no next
-      has_pop_a = mem.pop_prev_dep;   pop_a = TQW'(kiln_cfg_pkg::STORE_POP_PREV);
-      has_push_a = mem.push_prev_dep; push_a = TQW'(kiln_cfg_pkg::STORE_PUSH_PREV);
-    end else begin
-      has_pop_a = mem.pop_prev_dep;   pop_a = TQW'(kiln_cfg_pkg::COMPUTE_POP_PREV);
-      has_pop_b = mem.pop_next_dep;   pop_b = TQW'(kiln_cfg_pkg::COMPUTE_POP_NEXT);
-      has_push_a = mem.push_prev_dep; push_a = TQW'(kiln_cfg_pkg::COMPUTE_PUSH_PREV);
-      has_push_b = mem.push_next_dep; push_b = TQW'(kiln_cfg_pkg::COMPUTE_PUSH_NEXT);
-    end
-  end
+  // Token counts (kiln_inorder_tokens): DECODE pops, RETIRE pushes, a start clears.
   logic tok_missing, tok_overflow;
-  logic [NTQ-1:0] pops, pushes, empty, at_max;
-  // The counts' next values: DECODE pops, RETIRE pushes, a start clears. Whether each
-  // is 0 or TOKEN_MAX is registered with it (the compares stay off the fail path).
-  logic [31:0] tok_d;
-  logic [NTQ-1:0] tok_empty_q, tok_max_q;
-  always_comb begin
-    tok_d = tok_q;
-    if (!rst_ni || (start && !abort)) begin
-      tok_d = '0;
-    end else if (!abort && !err_pulse) begin
-      for (int t = 0; t < NTQ; t++) begin
-        if (state_q == DECODE && !fail && pops[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] - 1'b1;
-        if (state_q == RETIRE && pushes[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] + 1'b1;
-      end
-    end
-  end
-  always_ff @(posedge clk_i) begin
-    tok_q <= tok_d;
-    for (int t = 0; t < NTQ; t++) begin
-      tok_empty_q[t] <= tok_d[t * 8 +: 8] == '0;
-      tok_max_q[t] <= tok_d[t * 8 +: 8] == 8'(TOKEN_MAX);
-    end
-  end
-  always_comb begin
-    for (int t = 0; t < NTQ; t++) begin
-      pops[t] = (has_pop_a && pop_a == TQW'(t)) || (has_pop_b && pop_b == TQW'(t));
-      pushes[t] = (has_push_a && push_a == TQW'(t)) || (has_push_b && push_b == TQW'(t));
-      empty[t] = tok_empty_q[t];
-      at_max[t] = tok_max_q[t];
-    end
-  end
-  assign tok_missing = |(pops & empty);
-  assign tok_overflow = |(pushes & at_max);
-
-  // LOAD / STORE fields
-  // (read from mem: sram_base, dram_base, y_size, x_size, x_stride and the pads)
+  kiln_inorder_tokens #(.TOKEN_MAX(TOKEN_MAX)) tokens (
+    .clk_i, .clear_i(!rst_ni || (start && !abort)), .hold_i(abort || err_pulse),
+    .module_i(module_of), .insn_i(mem),
+    .pop_i(state_q == kiln_cfg_pkg::INORDER_DECODE && !fail),
+    .push_i(state_q == kiln_cfg_pkg::INORDER_RETIRE),
+    .missing_o(tok_missing), .overflow_o(tok_overflow));
 
   // GEMM / ALU fields (shared layout up to the dst factors)
   logic reset_f, use_imm;
@@ -257,30 +173,6 @@ module kiln_inorder_top #(
     .dst_factor_out_o(dfo), .dst_factor_in_o(dfi), .src_factor_out_o(sfo),
     .src_factor_in_o(sfi), .wgt_factor_out_o(wfo), .wgt_factor_in_o(wfi),
     .alu_op_o(alu_op), .use_imm_o(use_imm), .imm_o(imm), .empty_o(empty_loop));
-
-  logic empty_xfer;
-  assign empty_xfer = mem.x_size == '0 || mem.y_size == '0;
-
-  // ---- Element geometry of the LOAD or STORE ------------------------------------------
-  // Element bytes 2^le; an element of 8 bytes or more is nw + 1 words, a smaller one
-  // is part of a word.
-  // Decoded from the instruction, then registered at DECODE (le_q, nw_q, sub_q, and the
-  // scratchpad a LOAD writes, tgt_q: uop, inp, wgt, acc) for the walk's short paths.
-  logic [3:0] le, le_q;
-  logic [7:0] nw;
-  logic sub_word, sub_q;
-  logic [3:0] tgt_q;
-  always_comb begin
-    case (mem.memory_type)
-      kiln_cfg_pkg::MEM_UOP: le = 4'($clog2(kiln_cfg_pkg::UOP_ELEM_BYTES));
-      kiln_cfg_pkg::MEM_WGT: le = 4'($clog2(kiln_cfg_pkg::WGT_ELEM_BYTES));
-      kiln_cfg_pkg::MEM_INP: le = 4'($clog2(kiln_cfg_pkg::INP_ELEM_BYTES));
-      kiln_cfg_pkg::MEM_ACC: le = 4'($clog2(kiln_cfg_pkg::ACC_ELEM_BYTES));
-      default:     le = 4'($clog2(kiln_cfg_pkg::OUT_ELEM_BYTES));
-    endcase
-    sub_word = le < 4'd3;
-    nw = sub_word ? 8'd0 : 8'((1 << (le - 4'd3)) - 1);
-  end
 
   // ---- LOAD and STORE walk ----------------------------------------------------------
   // A load writes (y_pad_0 + y_size + y_pad_1) x (x_pad_0 + x_size + x_pad_1) elements
@@ -326,19 +218,19 @@ module kiln_inorder_top #(
   logic [63:0] sub_elem;
   always_comb begin
     case (le_q)
-      4'd0: sub_elem = 64'(mem_rdata_i[elem_byte[2:0] * 8 +: 8]);
-      4'd1: sub_elem = 64'(mem_rdata_i[elem_byte[2:1] * 16 +: 16]);
-      default: sub_elem = 64'(mem_rdata_i[elem_byte[2] * 32 +: 32]);
+      4'd0: sub_elem = 64'(mem_i.rdata[elem_byte[2:0] * 8 +: 8]);
+      4'd1: sub_elem = 64'(mem_i.rdata[elem_byte[2:1] * 16 +: 16]);
+      default: sub_elem = 64'(mem_i.rdata[elem_byte[2] * 32 +: 32]);
     endcase
   end
   logic [MAXB-1:0] shifted;  // buf_q with the response shifted in from the top
-  assign shifted = {mem_rdata_i, buf_q};
+  assign shifted = {mem_i.rdata, buf_q};
 
   // Scratchpad writes of a LOAD: a padding element, or the element completed this cycle.
   // An element of 8 bytes or more is the top of `shifted` after its last word.
   logic ld_write, ld_data_done;
-  assign ld_data_done = state_q == XFER && !is_pad && rd_done && w_last;
-  assign ld_write = state_q == XFER && is_load && (is_pad || ld_data_done);
+  assign ld_data_done = state_q == kiln_cfg_pkg::INORDER_XFER && !is_pad && rd_done && w_last;
+  assign ld_write = state_q == kiln_cfg_pkg::INORDER_XFER && is_load && (is_pad || ld_data_done);
   logic [kiln_cfg_pkg::UOP_ELEM_BITS-1:0] uop_elem;
   logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_elem;
   logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_elem;
@@ -351,94 +243,33 @@ module kiln_inorder_top #(
   assign acc_elem = is_pad ? '0 : (kiln_cfg_pkg::ACC_ELEM_BYTES < 8) ? kiln_cfg_pkg::ACC_ELEM_BITS'(sub_elem)
                                                        : shifted[MAXB-1 -: kiln_cfg_pkg::ACC_ELEM_BITS];
 
-  // ---- GEMM and ALU loop ------------------------------------------------------------
-  logic [UW:0] k_q;
-  logic [IOW-1:0] i_q;
-  logic [IIW-1:0] j_q;
-  logic [DSTW-1:0] dst_base_q, dst_off_q;
-  logic [SRCW-1:0] src_base_q, src_off_q;
-  logic [WGTW-1:0] wgt_base_q, wgt_off_q;
+  // ---- GEMM and ALU loop (kiln_inorder_loop) and lanes (kiln_inorder_lanes) ---------
   logic [DSTW-1:0] d_idx, d_q;
   logic [SRCW-1:0] s_idx;
   logic [WGTW-1:0] w_idx;
-  assign d_idx = DSTW'(uop_rdata.dst_idx) + dst_off_q;
-  assign s_idx = SRCW'(uop_rdata.src_idx) + src_off_q;
-  assign w_idx = WGTW'(uop_rdata.wgt_idx) + wgt_off_q;
-  logic unused_uop_bits;  // bits above the three index fields are zero in a legal micro-op
-  assign unused_uop_bits = ^uop_rdata;
-  logic [UW:0] k_last_q;  // the loop's last values, registered at DECODE
-  logic [IIW-1:0] j_last_q;
-  logic [IOW-1:0] i_last_q;
-  // Whether k, j and i are at their last values, registered: they change only in WRITE,
-  // and the next WRITE is at least three cycles (UOP, ROW, LANE) later.
-  logic k_wrap, j_wrap, loop_last;
-  always_ff @(posedge clk_i) begin
-    k_wrap <= k_q == k_last_q;
-    j_wrap <= j_q == j_last_q;
-    loop_last <= k_q == k_last_q && j_q == j_last_q && i_q == i_last_q;
-  end
+  logic loop_last, lanes_done;
+  kiln_inorder_loop loop (
+    .clk_i, .load_i(state_q == kiln_cfg_pkg::INORDER_DECODE),
+    .step_i(state_q == kiln_cfg_pkg::INORDER_WRITE && lanes_done && !loop_last),
+    .uop_bgn_i(uop_bgn), .uop_end_i(uop_end), .iter_out_i(iter_out), .iter_in_i(iter_in),
+    .dst_factor_out_i(dfo), .dst_factor_in_i(dfi), .src_factor_out_i(sfo),
+    .src_factor_in_i(sfi), .wgt_factor_out_i(wfo), .wgt_factor_in_i(wfi),
+    .uop_raddr_o(uop_raddr), .uop_i(uop_rdata), .dst_idx_o(d_idx), .src_idx_o(s_idx),
+    .wgt_idx_o(w_idx), .last_o(loop_last));
   logic tensor_alu;
   assign tensor_alu = is_alu && !use_imm && !reset_f;
 
-  // Lanes: stage 1 registers lane l's operands, stages 2 to 4 compute into res_q.
-  // res_q holds the tensor operand row (ALU) until each lane is overwritten.
+  // res_q holds the tensor operand row (ALU) until each lane's result overwrites it.
   logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] res_q;
-  logic [LW-1:0] lane_q, s2_lane_q;
-  logic s1_valid, s2_valid_q, s3_valid_q, s4_valid_q;
-  logic [AW-1:0] s2_acc_q, s2_b_q;
-  logic [BI*kiln_cfg_pkg::INP_WIDTH-1:0] s2_inp_q;
-  logic [BI*kiln_cfg_pkg::WGT_WIDTH-1:0] s2_wgt_q;
-  assign s1_valid = state_q == LANE && !reset_f;
-  logic lanes_done;  // every lane has left the pipeline (WRITE may write the row)
-  assign lanes_done = !s2_valid_q && !s3_valid_q && !s4_valid_q;
-  logic [LW-1:0] s1_b, s1_o;  // batch row and output column of the lane
-  assign s1_b = LW'(32'(lane_q) / BO);
-  assign s1_o = LW'(32'(lane_q) % BO);
-  logic [AW-1:0] imm_ext;
-  assign imm_ext = AW'($signed(imm));
-
-  // Stage 2 registers the lane's BLOCK_IN exact products (on DSPs) and, inside kiln_alu,
-  // the ALU's results; stage 3 sums the products as a tree (exact in TW bits) and
-  // registers the ALU's selection; stage 4 adds the sum onto the accumulator and writes
-  // res_q. Each stage is one multiplier, one adder tree, one ALU or one add deep: iCE40
-  // timing.
-  localparam int PW = kiln_cfg_pkg::INP_WIDTH + kiln_cfg_pkg::WGT_WIDTH;
-  localparam int TW = PW + $clog2(BI);
-  logic [AW-1:0] alu_lane;
-  kiln_alu #(.LANES(1), .PIPELINE(1)) alu (
-    .clk_i, .op_i(alu_op), .a_i(s2_acc_q), .b_i(s2_b_q), .r_o(alu_lane));
-  logic [LW-1:0] s3_lane_q, s4_lane_q;
-  logic [AW-1:0] s3_acc_q, s4_acc_q, s4_alu_q;
-  logic [BI*PW-1:0] s3_prod_q;
-  logic [TW-1:0] s4_dot_q;
-  always_ff @(posedge clk_i) begin
-    if (s2_valid_q) begin
-      for (int i = 0; i < BI; i++)
-        s3_prod_q[i * PW +: PW] <=
-            PW'($signed(s2_inp_q[i * kiln_cfg_pkg::INP_WIDTH +: kiln_cfg_pkg::INP_WIDTH]) *
-                $signed(s2_wgt_q[i * kiln_cfg_pkg::WGT_WIDTH +: kiln_cfg_pkg::WGT_WIDTH]));
-      s3_acc_q <= s2_acc_q;
-      s3_lane_q <= s2_lane_q;
-    end
-  end
-  // The products' sum as a balanced tree: in place, pairs at distance 1, 2, 4, ...
-  logic [BI*TW-1:0] sum_v;
-  always_comb begin
-    for (int i = 0; i < BI; i++) sum_v[i * TW +: TW] = TW'($signed(s3_prod_q[i * PW +: PW]));
-    for (int step = 1; step < BI; step = step * 2)
-      for (int i = 0; i + step < BI; i = i + 2 * step)
-        sum_v[i * TW +: TW] = sum_v[i * TW +: TW] + sum_v[(i + step) * TW +: TW];
-  end
-  always_ff @(posedge clk_i) begin
-    if (s3_valid_q) begin
-      s4_dot_q <= sum_v[TW-1:0];
-      s4_acc_q <= s3_acc_q;
-      s4_alu_q <= alu_lane;
-      s4_lane_q <= s3_lane_q;
-    end
-  end
-  logic [AW-1:0] gemm_lane;
-  assign gemm_lane = s4_acc_q + AW'($signed(s4_dot_q));
+  logic [LW-1:0] lane_q, wb_lane;
+  logic s1_valid, wb_valid;
+  logic [AW-1:0] wb_data;
+  assign s1_valid = state_q == kiln_cfg_pkg::INORDER_LANE && !reset_f;
+  kiln_inorder_lanes #(.LW(LW)) lanes (
+    .clk_i, .rst_ni, .s1_valid_i(s1_valid), .lane_i(lane_q), .acc_rdata_i(acc_rdata),
+    .inp_rdata_i(inp_rdata), .wgt_rdata_i(wgt_rdata), .use_imm_i(use_imm), .imm_i(imm),
+    .row_i(res_q), .alu_op_i(alu_op), .is_alu_i(is_alu), .wb_valid_o(wb_valid),
+    .wb_lane_o(wb_lane), .wb_data_o(wb_data), .done_o(lanes_done));
 
   // ---- Memory requests ---------------------------------------------------------------
   localparam bit ST_SUB = kiln_cfg_pkg::OUT_ELEM_BYTES < 8;  // an OUT element is part of a word
@@ -465,8 +296,8 @@ module kiln_inorder_top #(
     else wr_ack_q <= mem_fire && req_we_q;
   end
   assign want_req = !req_q && !rd_wait_q && !wr_ack_q &&
-                    ((state_q == FETCH && !at_end_q) || (state_q == XFER && !is_pad) ||
-                     state_q == ST_WRITE);
+                    ((state_q == kiln_cfg_pkg::INORDER_FETCH && !at_end_q) || (state_q == kiln_cfg_pkg::INORDER_XFER && !is_pad) ||
+                     state_q == kiln_cfg_pkg::INORDER_ST_WRITE);
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start || abort || err_pulse) req_q <= 1'b0;
     else if (want_req) req_q <= 1'b1;
@@ -476,18 +307,18 @@ module kiln_inorder_top #(
   // want_req), and hold while one is.
   always_ff @(posedge clk_i) begin
     if (!req_q) begin
-      req_we_q <= state_q == ST_WRITE;
-      req_addr_q <= state_q == FETCH ? insn_addr[31:0] + (pc_q << $clog2(kiln_cfg_pkg::INSN_BITS / 8)) + {28'b0, w_q[0], 3'b0}
+      req_we_q <= state_q == kiln_cfg_pkg::INORDER_ST_WRITE;
+      req_addr_q <= state_q == kiln_cfg_pkg::INORDER_FETCH ? insn_addr[31:0] + (pc_q << $clog2(kiln_cfg_pkg::INSN_BITS / 8)) + {28'b0, w_q[0], 3'b0}
                                      : word_addr;
       req_wdata_q <= st_wdata;
       req_wstrb_q <= st_wstrb;
     end
   end
-  assign mem_valid_o = req_q;
-  assign mem_we_o = req_we_q;
-  assign mem_addr_o = req_addr_q;
-  assign mem_wdata_o = req_wdata_q;
-  assign mem_wstrb_o = req_wstrb_q;
+  assign mem_o.valid = req_q;
+  assign mem_o.we = req_we_q;
+  assign mem_o.addr = req_addr_q;
+  assign mem_o.wdata = req_wdata_q;
+  assign mem_o.wstrb = req_wstrb_q;
 
   // ---- Scratchpad ports ------------------------------------------------------------
   always_comb begin
@@ -501,30 +332,29 @@ module kiln_inorder_top #(
     inp_wdata = inp_elem;
     wgt_wdata = wgt_elem;
 
-    uop_re = state_q == UOP;
-    uop_raddr = UW'(k_q);
-    inp_re = state_q == ROW && !is_alu;
+    uop_re = state_q == kiln_cfg_pkg::INORDER_UOP;
+    inp_re = state_q == kiln_cfg_pkg::INORDER_ROW && !is_alu;
     inp_raddr = INPW'(s_idx);
-    wgt_re = state_q == ROW && !is_alu;
+    wgt_re = state_q == kiln_cfg_pkg::INORDER_ROW && !is_alu;
     wgt_raddr = w_idx;
-    acc_re = state_q == ROW || state_q == SRC || state_q == ST_READ;
-    acc_raddr = (state_q == ROW && tensor_alu) ? DSTW'(s_idx) :
-                (state_q == ROW ? d_idx : (state_q == ST_READ ? DSTW'(idx_q) : d_q));
+    acc_re = state_q == kiln_cfg_pkg::INORDER_ROW || state_q == kiln_cfg_pkg::INORDER_SRC || state_q == kiln_cfg_pkg::INORDER_ST_READ;
+    acc_raddr = (state_q == kiln_cfg_pkg::INORDER_ROW && tensor_alu) ? DSTW'(s_idx) :
+                (state_q == kiln_cfg_pkg::INORDER_ROW ? d_idx : (state_q == kiln_cfg_pkg::INORDER_ST_READ ? DSTW'(idx_q) : d_q));
 
-    acc_we = (ld_write && tgt_q[3]) || (state_q == WRITE && lanes_done);
-    acc_waddr = state_q == WRITE ? d_q : DSTW'(idx_q);
-    acc_wdata = state_q == WRITE ? res_q : acc_elem;
+    acc_we = (ld_write && tgt_q[3]) || (state_q == kiln_cfg_pkg::INORDER_WRITE && lanes_done);
+    acc_waddr = state_q == kiln_cfg_pkg::INORDER_WRITE ? d_q : DSTW'(idx_q);
+    acc_wdata = state_q == kiln_cfg_pkg::INORDER_WRITE ? res_q : acc_elem;
   end
 
   // ---- Sequencer -------------------------------------------------------------------
   logic retire;
-  assign retire = state_q == RETIRE;
+  assign retire = state_q == kiln_cfg_pkg::INORDER_RETIRE;
   // A failed access stops the run a cycle later (a register between the memory's
   // decode and the sequencer).
   logic mem_err_q;
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start) mem_err_q <= 1'b0;
-    else mem_err_q <= (mem_fire || rd_done) && mem_error_i;
+    else mem_err_q <= (mem_fire || rd_done) && mem_i.error;
   end
   logic [3:0] fail_cause;
   always_comb begin
@@ -533,10 +363,10 @@ module kiln_inorder_top #(
     if (mem_err_q) begin
       fail = 1'b1;
       fail_cause = 4'(kiln_cfg_pkg::ERR_DRAM);
-    end else if (state_q == FETCH && at_end_q && !rd_wait_q && !req_q) begin
+    end else if (state_q == kiln_cfg_pkg::INORDER_FETCH && at_end_q && !rd_wait_q && !req_q) begin
       fail = 1'b1;  // the stream ended without FINISH
       fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
-    end else if (state_q == DECODE) begin
+    end else if (state_q == kiln_cfg_pkg::INORDER_DECODE) begin
       if (bad_insn) begin
         fail = 1'b1;
         fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
@@ -561,53 +391,53 @@ module kiln_inorder_top #(
       fail_cause_q <= fail_cause;
     end
   end
-  assign err_pulse = fail_q && state_q != IDLE && state_q != DONE;
+  assign err_pulse = fail_q && state_q != kiln_cfg_pkg::INORDER_IDLE && state_q != kiln_cfg_pkg::INORDER_DONE;
   assign err_cause = fail_cause_q;
-  assign finished = state_q == DONE && !start;  // not the last run's DONE while starting
+  assign finished = state_q == kiln_cfg_pkg::INORDER_DONE && !start;  // not the last run's DONE while starting
 
   // The sequencer is two blocks: the state (which start, abort and a failure override)
   // and the datapath registers, which follow the state alone. A datapath step taken in
   // the cycle that aborts or fails is harmless: DECODE reloads every walk and loop
   // register, and a start clears the fetch's. Keeping start, abort and the failure
   // logic out of the datapath's enables keeps those paths short (iCE40 timing).
-  state_e state_next;
+  kiln_cfg_pkg::inorder_state_e state_next;
   always_comb begin
     state_next = state_q;
     case (state_q)
-      IDLE, DONE: ;
-      FETCH: if (rd_done && w_q[0]) state_next = DECODE;
-      DECODE: if (!fail) begin
-        if (is_finish) state_next = DONE;
-        else if (is_load || is_store) state_next = empty_xfer ? RETIRE : (is_load ? XFER : ST_READ);
-        else state_next = empty_loop ? RETIRE : UOP;
+      kiln_cfg_pkg::INORDER_IDLE, kiln_cfg_pkg::INORDER_DONE: ;
+      kiln_cfg_pkg::INORDER_FETCH: if (rd_done && w_q[0]) state_next = kiln_cfg_pkg::INORDER_DECODE;
+      kiln_cfg_pkg::INORDER_DECODE: if (!fail) begin
+        if (is_finish) state_next = kiln_cfg_pkg::INORDER_DONE;
+        else if (is_load || is_store) state_next = empty_xfer ? kiln_cfg_pkg::INORDER_RETIRE : (is_load ? kiln_cfg_pkg::INORDER_XFER : kiln_cfg_pkg::INORDER_ST_READ);
+        else state_next = empty_loop ? kiln_cfg_pkg::INORDER_RETIRE : kiln_cfg_pkg::INORDER_UOP;
       end
-      XFER: if ((is_pad || rd_done) && (is_pad || w_last) && last_elem)
-        state_next = RETIRE;
-      ST_READ: state_next = ST_WRITE;
-      ST_WRITE: if (wr_ack_q && w_last)
-        state_next = last_elem ? RETIRE : ST_READ;
-      UOP: state_next = ROW;
-      ROW: state_next = tensor_alu ? SRC : LANE;
-      SRC: state_next = LANE;
-      LANE: if (reset_f || lane_q == LW'(LANES - 1)) state_next = WRITE;
-      WRITE: if (lanes_done) state_next = loop_last ? RETIRE : UOP;
-      RETIRE: state_next = FETCH;
-      default: state_next = IDLE;
+      kiln_cfg_pkg::INORDER_XFER: if ((is_pad || rd_done) && (is_pad || w_last) && last_elem)
+        state_next = kiln_cfg_pkg::INORDER_RETIRE;
+      kiln_cfg_pkg::INORDER_ST_READ: state_next = kiln_cfg_pkg::INORDER_ST_WRITE;
+      kiln_cfg_pkg::INORDER_ST_WRITE: if (wr_ack_q && w_last)
+        state_next = last_elem ? kiln_cfg_pkg::INORDER_RETIRE : kiln_cfg_pkg::INORDER_ST_READ;
+      kiln_cfg_pkg::INORDER_UOP: state_next = kiln_cfg_pkg::INORDER_ROW;
+      kiln_cfg_pkg::INORDER_ROW: state_next = tensor_alu ? kiln_cfg_pkg::INORDER_SRC : kiln_cfg_pkg::INORDER_LANE;
+      kiln_cfg_pkg::INORDER_SRC: state_next = kiln_cfg_pkg::INORDER_LANE;
+      kiln_cfg_pkg::INORDER_LANE: if (reset_f || lane_q == LW'(LANES - 1)) state_next = kiln_cfg_pkg::INORDER_WRITE;
+      kiln_cfg_pkg::INORDER_WRITE: if (lanes_done) state_next = loop_last ? kiln_cfg_pkg::INORDER_RETIRE : kiln_cfg_pkg::INORDER_UOP;
+      kiln_cfg_pkg::INORDER_RETIRE: state_next = kiln_cfg_pkg::INORDER_FETCH;
+      default: state_next = kiln_cfg_pkg::INORDER_IDLE;
     endcase
   end
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni || abort) begin
-      state_q <= IDLE;
+      state_q <= kiln_cfg_pkg::INORDER_IDLE;
       rd_wait_q <= 1'b0;
     end else if (start) begin
-      state_q <= FETCH;
+      state_q <= kiln_cfg_pkg::INORDER_FETCH;
       rd_wait_q <= 1'b0;
     end else if (err_pulse) begin
-      state_q <= DONE;
+      state_q <= kiln_cfg_pkg::INORDER_DONE;
       rd_wait_q <= 1'b0;
     end else begin
-      if (mem_fire && !mem_we_o) rd_wait_q <= 1'b1;
+      if (mem_fire && !mem_o.we) rd_wait_q <= 1'b1;
       if (rd_done) rd_wait_q <= 1'b0;
       state_q <= state_next;
     end
@@ -615,7 +445,7 @@ module kiln_inorder_top #(
 
   always_ff @(posedge clk_i) begin
     case (state_q)
-      FETCH: if (rd_done) begin
+      kiln_cfg_pkg::INORDER_FETCH: if (rd_done) begin
         buf_q <= shifted[MAXB-1:64];
         if (w_q[0]) begin
           insn_q <= shifted[MAXB-1 -: 128];
@@ -627,28 +457,19 @@ module kiln_inorder_top #(
       end
       // The walk's and the loop's registers load unconditionally; a failing
       // instruction (its tokens, its opcode) waits here for err_pulse.
-      DECODE: begin
+      kiln_cfg_pkg::INORDER_DECODE: begin
         r_q <= '0;
         c_q <= '0;
         w_q <= '0;
         idx_q <= mem.sram_base;
         elem_q <= mem.dram_base;
         row_elem_q <= mem.dram_base;
-        k_q <= {1'b0, uop_bgn};
-        i_q <= '0;
-        j_q <= '0;
-        k_last_q <= uop_end - 1'b1;
-        j_last_q <= iter_in - 1'b1;
-        i_last_q <= iter_out - 1'b1;
         le_q <= le;
         nwm1_q <= nw - 1'b1;
         nw0_q <= nw == '0;
         w_last <= nw == '0;
         sub_q <= sub_word;
-        tgt_q <= {is_load && mem.memory_type == kiln_cfg_pkg::MEM_ACC,
-                  is_load && mem.memory_type == kiln_cfg_pkg::MEM_WGT,
-                  is_load && mem.memory_type == kiln_cfg_pkg::MEM_INP,
-                  is_load && mem.memory_type == kiln_cfg_pkg::MEM_UOP};
+        tgt_q <= tgt;
         in_rows <= is_store || mem.y_pad_0 == '0;
         in_cols <= is_store || mem.x_pad_0 == '0;
         y_lo_m1_q <= (is_store ? '0 : WTW'(mem.y_pad_0)) - 1'b1;
@@ -661,15 +482,9 @@ module kiln_inorder_top #(
         x_prev_q <= x_total - WTW'(2);
         x_one_q <= x_total == WTW'(1);
         last_col <= x_total == WTW'(1);
-        dst_base_q <= '0;
-        dst_off_q <= '0;
-        src_base_q <= '0;
-        src_off_q <= '0;
-        wgt_base_q <= '0;
-        wgt_off_q <= '0;
       end
       // LOAD: one element per pass; data elements take nw + 1 word reads.
-      XFER: if (is_pad || rd_done) begin
+      kiln_cfg_pkg::INORDER_XFER: if (is_pad || rd_done) begin
         if (!is_pad) buf_q <= shifted[MAXB-1:64];
         if (is_pad || w_last) begin
           w_q <= '0;
@@ -702,7 +517,7 @@ module kiln_inorder_top #(
         end
       end
       // STORE: read the OUT element, then write its words.
-      ST_WRITE: if (wr_ack_q) begin
+      kiln_cfg_pkg::INORDER_ST_WRITE: if (wr_ack_q) begin
         if (w_last) begin
           w_q <= '0;
           w_last <= nw0_q;
@@ -725,42 +540,19 @@ module kiln_inorder_top #(
         end
       end
       // GEMM / ALU: read the micro-op, then its rows, then walk the lanes.
-      ROW: begin
+      kiln_cfg_pkg::INORDER_ROW: begin
         d_q <= d_idx;
         lane_q <= '0;
       end
-      SRC: res_q <= acc_rdata;  // the tensor operand; acc[d] is read now
-      LANE: begin
+      kiln_cfg_pkg::INORDER_SRC: res_q <= acc_rdata;  // the tensor operand; acc[d] is read now
+      kiln_cfg_pkg::INORDER_LANE: begin
         if (reset_f) res_q <= '0;
         else if (lane_q != LW'(LANES - 1)) lane_q <= lane_q + 1'b1;
-      end
-      // advance k innermost, then j, then i
-      WRITE: if (lanes_done && !loop_last) begin
-        if (!k_wrap) begin
-          k_q <= k_q + 1'b1;
-        end else begin
-          k_q <= {1'b0, uop_bgn};
-          if (!j_wrap) begin
-            j_q <= j_q + 1'b1;
-            dst_off_q <= dst_off_q + dfi;
-            src_off_q <= src_off_q + sfi;
-            wgt_off_q <= wgt_off_q + wfi;
-          end else begin
-            j_q <= '0;
-            i_q <= i_q + 1'b1;
-            dst_base_q <= dst_base_q + dfo;
-            src_base_q <= src_base_q + sfo;
-            wgt_base_q <= wgt_base_q + wfo;
-            dst_off_q <= dst_base_q + dfo;
-            src_off_q <= src_base_q + sfo;
-            wgt_off_q <= wgt_base_q + wfo;
-          end
-        end
       end
       default: ;
     endcase
     // Stage 4 of the lane pipeline
-    if (s4_valid_q) res_q[32'(s4_lane_q) * AW +: AW] <= is_alu ? s4_alu_q : gemm_lane;
+    if (wb_valid) res_q[32'(wb_lane) * AW +: AW] <= wb_data;
     // A start (or reset) begins the fetch at the stream's first word.
     if (!rst_ni || start) begin
       pc_q <= '0;
@@ -768,40 +560,16 @@ module kiln_inorder_top #(
     end
   end
 
-  // Lane pipeline. WRITE waits for the last lane's stage 4.
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      s2_valid_q <= 1'b0;
-      s3_valid_q <= 1'b0;
-      s4_valid_q <= 1'b0;
-    end else begin
-      s2_valid_q <= s1_valid;
-      s3_valid_q <= s2_valid_q;
-      s4_valid_q <= s3_valid_q;
-    end
-    if (s1_valid) begin
-      s2_lane_q <= lane_q;
-      s2_acc_q <= acc_rdata[32'(lane_q) * AW +: AW];
-      s2_b_q <= use_imm ? imm_ext : res_q[32'(lane_q) * AW +: AW];
-      s2_inp_q <= inp_rdata[32'(s1_b) * BI * kiln_cfg_pkg::INP_WIDTH +: BI * kiln_cfg_pkg::INP_WIDTH];
-      s2_wgt_q <= wgt_rdata[32'(s1_o) * BI * kiln_cfg_pkg::WGT_WIDTH +: BI * kiln_cfg_pkg::WGT_WIDTH];
-    end
-  end
-
   // ---- Counters and the simulation view ---------------------------------------------
-  kiln_cfg_pkg::module_e module_of;
-  assign module_of = to_load_module    ? kiln_cfg_pkg::MODULE_LOAD
-                     : to_store_module ? kiln_cfg_pkg::MODULE_STORE
-                                       : kiln_cfg_pkg::MODULE_COMPUTE;
   always_comb begin
     cnt_add = '0;
     cnt_add[kiln_cfg_pkg::CNT_CYCLES * 32 +: 32] = 32'd1;
     cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * 32 +: 32] = 32'(retire && module_of == kiln_cfg_pkg::MODULE_LOAD);
     cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * 32 +: 32] = 32'((retire && module_of == kiln_cfg_pkg::MODULE_COMPUTE) ||
-                                                (state_q == DECODE && is_finish && !fail));
+                                                (state_q == kiln_cfg_pkg::INORDER_DECODE && is_finish && !fail));
     cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * 32 +: 32] = 32'(retire && module_of == kiln_cfg_pkg::MODULE_STORE);
-    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(state_q == UOP && is_gemm);
-    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(state_q == UOP && is_alu);
+    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(state_q == kiln_cfg_pkg::INORDER_UOP && is_gemm);
+    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(state_q == kiln_cfg_pkg::INORDER_UOP && is_alu);
   end
   // The last increment (FINISH's) lands in the DONE cycle, while the file still counts.
   always_ff @(posedge clk_i) cnt_add_q <= cnt_add;
@@ -814,5 +582,5 @@ module kiln_inorder_top #(
     dbg_state.read_wait = rd_wait_q;
   end
   assign dbg_state_o = dbg_state;
-  assign dbg_progress_o = mem_fire || rd_done || retire || state_q == UOP;
+  assign dbg_progress_o = mem_fire || rd_done || retire || state_q == kiln_cfg_pkg::INORDER_UOP;
 endmodule

@@ -1,5 +1,6 @@
 // The load module: runs LOADs of INP and WGT in order. Each instruction pops a token
-// from compute (WAR) if it asks, loads, then pushes a token to compute (RAW).
+// from compute (WAR) if it asks, loads, then pushes a token to compute (RAW): the
+// sequencing is kiln_token_seq's.
 module kiln_load (
   input  logic clk_i,
   input  logic rst_ni,
@@ -33,24 +34,30 @@ module kiln_load (
   output logic       stall_o,       // waiting for a token or for room for one
   output logic       retire_o,      // an instruction finished
   output logic [1:0] elem_read_o,   // [wgt, inp] element read from DRAM this cycle
-  output logic [kiln_cfg_pkg::DBG_LOAD_STATE_WIDTH-1:0] state_o
+  output kiln_cfg_pkg::seq_state_e state_o
 );
-  typedef enum logic [2:0] {
-    IDLE = 3'd0, POP = 3'd1, START = 3'd2, RUN = 3'd3, PUSH = 3'd4
-  } state_e;
-  state_e state_q;
+  logic start;
   kiln_cfg_pkg::mem_insn_t insn_q;
+  logic inp_busy, wgt_busy;
+  logic unused_pop_prev, unused_push_prev;  // load has no neighbour before it
+  kiln_token_seq #(
+    .POP_PREV(kiln_cfg_pkg::LOAD_POP_PREV), .POP_NEXT(kiln_cfg_pkg::LOAD_POP_NEXT),
+    .PUSH_PREV(kiln_cfg_pkg::LOAD_PUSH_PREV), .PUSH_NEXT(kiln_cfg_pkg::LOAD_PUSH_NEXT)
+  ) seq (
+    .clk_i, .rst_ni, .cmd_valid_i, .cmd_i, .cmd_pop_o, .insn_o(insn_q),
+    .tok_prev_i(1'b0), .tok_next_i(tok_from_compute_i), .pop_prev_o(unused_pop_prev),
+    .pop_next_o(tok_from_compute_pop_o), .room_prev_i(1'b0),
+    .room_next_i(!tok_to_compute_full_i), .push_prev_o(unused_push_prev), .push_next_o(tok_to_compute_push_o),
+    .start_o(start), .skip_i(1'b0), .done_i(!inp_busy && !wgt_busy),
+    .idle_o, .busy_o, .stall_o, .retire_o, .state_o);
 
-  logic pop_next, push_next, is_wgt, empty_load;
-  assign pop_next  = insn_q.pop_next_dep;
-  assign push_next = insn_q.push_next_dep;
+  logic is_wgt, empty_load;
   assign is_wgt = insn_q.memory_type == kiln_cfg_pkg::MEM_WGT;
   assign empty_load = insn_q.x_size == '0 || insn_q.y_size == '0;
 
-  logic inp_busy, wgt_busy;
   logic start_inp, start_wgt;
-  assign start_inp = state_q == START && !empty_load && !is_wgt;
-  assign start_wgt = state_q == START && !empty_load && is_wgt;
+  assign start_inp = start && !empty_load && !is_wgt;
+  assign start_wgt = start && !empty_load && is_wgt;
 
   kiln_load_2d #(.ELEM_BYTES(kiln_cfg_pkg::INP_ELEM_BYTES), .IDX_W(kiln_cfg_pkg::LOG_INP_DEPTH)) inp (
     .clk_i, .rst_ni, .start_i(start_inp), .insn_i(insn_q), .busy_o(inp_busy),
@@ -65,34 +72,4 @@ module kiln_load (
     .ar_addr_o(ar_addr_o[kiln_cfg_pkg::AXI_ADDR_BITS +: kiln_cfg_pkg::AXI_ADDR_BITS]),
     .ar_len_o(ar_len_o[15:8]),
     .r_valid_i(r_valid_i[1]), .r_ready_o(r_ready_o[1]), .r_data_i);
-
-  assign cmd_pop_o = state_q == IDLE && cmd_valid_i;
-  assign tok_from_compute_pop_o = state_q == POP && pop_next && tok_from_compute_i;
-  assign tok_to_compute_push_o = state_q == PUSH && push_next && !tok_to_compute_full_i;
-
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      state_q <= IDLE;
-      insn_q <= '0;
-    end else begin
-      case (state_q)
-        IDLE: if (cmd_valid_i) begin
-          insn_q <= cmd_i;
-          state_q <= POP;
-        end
-        POP: if (!pop_next || tok_from_compute_i) state_q <= START;
-        START: state_q <= RUN;
-        RUN: if (!inp_busy && !wgt_busy) state_q <= PUSH;
-        PUSH: if (!push_next || !tok_to_compute_full_i) state_q <= IDLE;
-        default: state_q <= IDLE;
-      endcase
-    end
-  end
-
-  assign idle_o = state_q == IDLE;
-  assign busy_o = state_q == START || state_q == RUN;
-  assign stall_o = (state_q == POP && pop_next && !tok_from_compute_i) ||
-                   (state_q == PUSH && push_next && tok_to_compute_full_i);
-  assign retire_o = state_q == PUSH && (!push_next || !tok_to_compute_full_i);
-  assign state_o = state_q;
 endmodule

@@ -9,23 +9,8 @@ module kiln_regfile #(
   input  logic        clk_i,
   input  logic        rst_ni,
   // AXI4-Lite slave
-  input  logic        awvalid_i,
-  output logic        awready_o,
-  input  logic [7:0]  awaddr_i,
-  input  logic        wvalid_i,
-  output logic        wready_o,
-  input  logic [31:0] wdata_i,
-  input  logic [3:0]  wstrb_i,
-  output logic        bvalid_o,
-  input  logic        bready_i,
-  output logic [1:0]  bresp_o,
-  input  logic        arvalid_i,
-  output logic        arready_o,
-  input  logic [7:0]  araddr_i,
-  output logic        rvalid_o,
-  input  logic        rready_i,
-  output logic [31:0] rdata_o,
-  output logic [1:0]  rresp_o,
+  input  kiln_cfg_pkg::axil_req_t axil_i,
+  output kiln_cfg_pkg::axil_rsp_t axil_o,
   // To and from the accelerator
   output logic        start_o,
   output logic        abort_o,      // CTRL bit 1 while busy: reset everything but this file
@@ -43,8 +28,22 @@ module kiln_regfile #(
                          INSN_ADDR_LO = 8'h0c, INSN_ADDR_HI = 8'h10, FP_LO = 8'h14,
                          FP_HI = 8'h18, VERSION = 8'h1c, COUNTER_BASE = 8'h40;
 
+  logic awready, wready, bvalid_q, arready, rvalid_q;
+  logic [1:0] bresp, rresp;
+  logic [31:0] rdata_q;
+  always_comb begin
+    axil_o = '0;
+    axil_o.aw_ready = awready;
+    axil_o.w_ready = wready;
+    axil_o.b_valid = bvalid_q;
+    axil_o.b_resp = bresp;
+    axil_o.ar_ready = arready;
+    axil_o.r_valid = rvalid_q;
+    axil_o.r_data = rdata_q;
+    axil_o.r_resp = rresp;
+  end
   logic unused_wstrb;  // only CTRL's start bit looks at the strobes
-  assign unused_wstrb = ^wstrb_i[3:1];
+  assign unused_wstrb = ^axil_i.w_strb[3:1];
   logic busy_q, done_q, error_q;
   logic [3:0] cause_q;
   logic [63:0] insn_addr_q;
@@ -57,18 +56,18 @@ module kiln_regfile #(
   logic wr_fire, wr_q, wr_ctrl_start_q, wr_ctrl_abort_q;
   logic [7:0] wr_addr_q;
   logic [31:0] wr_data_q;
-  assign wr_fire = awvalid_i && wvalid_i && !bvalid_o && !wr_q;
-  assign awready_o = wr_fire;
-  assign wready_o = wr_fire;
-  assign bresp_o = 2'b00;
+  assign wr_fire = axil_i.aw_valid && axil_i.w_valid && !bvalid_q && !wr_q;
+  assign awready = wr_fire;
+  assign wready = wr_fire;
+  assign bresp = 2'b00;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) wr_q <= 1'b0;
     else wr_q <= wr_fire;
     if (wr_fire) begin
-      wr_addr_q <= awaddr_i;
-      wr_data_q <= wdata_i;
-      wr_ctrl_start_q <= awaddr_i == CTRL && wstrb_i[0] && wdata_i[0];
-      wr_ctrl_abort_q <= awaddr_i == CTRL && wstrb_i[0] && wdata_i[1];
+      wr_addr_q <= axil_i.aw_addr;
+      wr_data_q <= axil_i.w_data;
+      wr_ctrl_start_q <= axil_i.aw_addr == CTRL && axil_i.w_strb[0] && axil_i.w_data[0];
+      wr_ctrl_abort_q <= axil_i.aw_addr == CTRL && axil_i.w_strb[0] && axil_i.w_data[1];
     end
   end
   assign start_o = wr_q && wr_ctrl_start_q && !busy_q;
@@ -76,13 +75,13 @@ module kiln_regfile #(
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      bvalid_o <= 1'b0;
+      bvalid_q <= 1'b0;
       insn_addr_q <= '0;
       insn_count_q <= '0;
     end else begin
-      if (bvalid_o && bready_i) bvalid_o <= 1'b0;
+      if (bvalid_q && axil_i.b_ready) bvalid_q <= 1'b0;
       if (wr_q) begin
-        bvalid_o <= 1'b1;
+        bvalid_q <= 1'b1;
         case (wr_addr_q)
           INSN_COUNT: insn_count_q <= wr_data_q;
           INSN_ADDR_LO: insn_addr_q[31:0] <= wr_data_q;
@@ -131,7 +130,7 @@ module kiln_regfile #(
   logic [31:0] rd;
   always_comb begin
     rd = '0;
-    case (araddr_i)
+    case (axil_i.ar_addr)
       STATUS: rd = {24'b0, cause_q, 1'b0, error_q, done_q, busy_q};
       INSN_COUNT: rd = insn_count_q;
       INSN_ADDR_LO: rd = insn_addr_q[31:0];
@@ -141,24 +140,24 @@ module kiln_regfile #(
       VERSION: rd = 32'(kiln_cfg_pkg::REG_MAP_VERSION);
       default: begin
         for (int c = 0; c < NC; c++) begin
-          if (araddr_i == COUNTER_BASE + 8'(8 * c)) rd = cnt_q[c * 64 +: 32];
-          if (araddr_i == COUNTER_BASE + 8'(8 * c + 4)) rd = cnt_q[c * 64 + 32 +: 32];
+          if (axil_i.ar_addr == COUNTER_BASE + 8'(8 * c)) rd = cnt_q[c * 64 +: 32];
+          if (axil_i.ar_addr == COUNTER_BASE + 8'(8 * c + 4)) rd = cnt_q[c * 64 + 32 +: 32];
         end
       end
     endcase
   end
 
-  assign arready_o = !rvalid_o;
-  assign rresp_o = 2'b00;
+  assign arready = !rvalid_q;
+  assign rresp = 2'b00;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      rvalid_o <= 1'b0;
-      rdata_o <= '0;
+      rvalid_q <= 1'b0;
+      rdata_q <= '0;
     end else begin
-      if (rvalid_o && rready_i) rvalid_o <= 1'b0;
-      if (arvalid_i && arready_o) begin
-        rvalid_o <= 1'b1;
-        rdata_o <= rd;
+      if (rvalid_q && axil_i.r_ready) rvalid_q <= 1'b0;
+      if (axil_i.ar_valid && arready) begin
+        rvalid_q <= 1'b1;
+        rdata_q <= rd;
       end
     end
   end

@@ -14,6 +14,7 @@ set(KILN_RTL_SOURCES
   ${KILN_RTL_DIR}/kiln_alu.sv
   ${KILN_RTL_DIR}/kiln_loop_fields.sv
   ${KILN_RTL_DIR}/kiln_fetch.sv
+  ${KILN_RTL_DIR}/kiln_token_seq.sv
   ${KILN_RTL_DIR}/kiln_load.sv
   ${KILN_RTL_DIR}/kiln_compute.sv
   ${KILN_RTL_DIR}/kiln_store.sv
@@ -29,6 +30,10 @@ set(KILN_RTL_INORDER_SOURCES
   ${KILN_RTL_DIR}/kiln_alu.sv
   ${KILN_RTL_DIR}/kiln_regfile.sv
   ${KILN_RTL_DIR}/kiln_loop_fields.sv
+  ${KILN_RTL_DIR}/kiln_inorder_decode.sv
+  ${KILN_RTL_DIR}/kiln_inorder_tokens.sv
+  ${KILN_RTL_DIR}/kiln_inorder_loop.sv
+  ${KILN_RTL_DIR}/kiln_inorder_lanes.sv
   ${KILN_RTL_DIR}/kiln_inorder_top.sv)
 set(KILN_RTL_INORDER_AXI_SOURCES ${KILN_RTL_INORDER_SOURCES} ${KILN_RTL_DIR}/kiln_inorder_axi.sv)
 set(KILN_RTL_INORDER_CONFIGS "default;tiny;small" CACHE STRING
@@ -69,7 +74,9 @@ function(kiln_rtl_package cfg out_var)
   if(NOT EXISTS ${json})
     message(FATAL_ERROR "KILN_RTL_CONFIGS names '${cfg}', but ${json} does not exist")
   endif()
-  add_custom_command(OUTPUT ${pkg}
+  # The same run writes kiln_top's Vivado wrapper (kiln_zynq.v) and its flat-port
+  # wrapper for the SystemC platform (kiln_top_flat.sv) beside the package.
+  add_custom_command(OUTPUT ${pkg} ${dir}/kiln_zynq.v ${dir}/kiln_top_flat.sv
     COMMAND kiln_rtl_params_gen --config ${json} -o ${dir} --axi-data-bits ${KILN_RTL_AXI_DATA_BITS}
     DEPENDS kiln_rtl_params_gen ${json}
     COMMENT "Generating the RTL parameter package for configuration ${cfg}")

@@ -1,6 +1,6 @@
 // The store module: runs STOREs in order. Each instruction pops a token from compute
 // (RAW on OUT) if it asks, writes y_size rows of x_size OUT elements to DRAM, waits for
-// the write responses, then pushes a token to compute (WAR) if it asks. An OUT element
+// the write responses, then pushes a token to compute (WAR) if it asks (kiln_token_seq). An OUT element
 // is the low output-width bits of each accumulator of an ACC element: the module reads
 // ACC through the compute module's read ports (a request is granted unless compute's
 // pipeline reads the same ACC bank in that cycle) and truncates.
@@ -37,7 +37,7 @@ module kiln_store (
   output logic       stall_o,
   output logic       retire_o,
   output logic       elem_write_o,  // an element went to DRAM this cycle
-  output logic [kiln_cfg_pkg::DBG_STORE_STATE_WIDTH-1:0] state_o
+  output kiln_cfg_pkg::seq_state_e state_o
 );
   localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS;
   localparam int OB = kiln_cfg_pkg::OUT_ELEM_BITS;
@@ -48,24 +48,29 @@ module kiln_store (
   // Element addresses in DRAM: dram_base + (y_size - 1) * x_stride + x_size.
   localparam int EW = kiln_cfg_pkg::MEM_DRAM_BASE_WIDTH + 2;
 
-  typedef enum logic [2:0] {
-    IDLE = 3'd0, POP = 3'd1, START = 3'd2, RUN = 3'd3, PUSH = 3'd4
-  } state_e;
-  state_e state_q;
-  // A STORE reads its flags towards compute and its DMA fields; fetch routed it here.
+  // A STORE reads its DMA fields; fetch routed it here.
   /* verilator lint_off UNUSEDSIGNAL */
   kiln_cfg_pkg::mem_insn_t insn_q;
   /* verilator lint_on UNUSEDSIGNAL */
+  logic start, run_done;
+  logic unused_pop_next, unused_push_next;  // store has no neighbour after it
+  kiln_token_seq #(
+    .POP_PREV(kiln_cfg_pkg::STORE_POP_PREV), .POP_NEXT(kiln_cfg_pkg::STORE_POP_NEXT),
+    .PUSH_PREV(kiln_cfg_pkg::STORE_PUSH_PREV), .PUSH_NEXT(kiln_cfg_pkg::STORE_PUSH_NEXT)
+  ) seq (
+    .clk_i, .rst_ni, .cmd_valid_i, .cmd_i, .cmd_pop_o, .insn_o(insn_q),
+    .tok_prev_i(tok_from_compute_i), .tok_next_i(1'b0), .pop_prev_o(tok_from_compute_pop_o),
+    .pop_next_o(unused_pop_next), .room_prev_i(!tok_to_compute_full_i), .room_next_i(1'b0),
+    .push_prev_o(tok_to_compute_push_o), .push_next_o(unused_push_next),
+    .start_o(start), .skip_i(1'b0), .done_i(run_done),
+    .idle_o, .busy_o, .stall_o, .retire_o, .state_o);
 
-  logic pop_prev, push_prev;
-  assign pop_prev  = insn_q.pop_prev_dep;
-  assign push_prev = insn_q.push_prev_dep;
   logic [YW-1:0] y_size;
   logic [XW-1:0] x_size;
   assign y_size = insn_q.y_size;
   assign x_size = insn_q.x_size;
   logic start_run;
-  assign start_run = state_q == START && x_size != '0 && y_size != '0;
+  assign start_run = start && x_size != '0 && y_size != '0;
 
   // Row commands to the writer.
   logic        req_active_q;
@@ -140,36 +145,5 @@ module kiln_store (
     .w_valid_o, .w_ready_i, .w_data_o, .w_strb_o, .w_last_o,
     .b_valid_i, .b_ready_o, .busy_o(wr_busy));
 
-  logic run_done;
   assign run_done = !req_active_q && !rd_active_q && !rd_inflight_q && q_empty && !wr_busy;
-
-  assign cmd_pop_o = state_q == IDLE && cmd_valid_i;
-  assign tok_from_compute_pop_o = state_q == POP && pop_prev && tok_from_compute_i;
-  assign tok_to_compute_push_o = state_q == PUSH && push_prev && !tok_to_compute_full_i;
-
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      state_q <= IDLE;
-      insn_q <= '0;
-    end else begin
-      case (state_q)
-        IDLE: if (cmd_valid_i) begin
-          insn_q <= cmd_i;
-          state_q <= POP;
-        end
-        POP: if (!pop_prev || tok_from_compute_i) state_q <= START;
-        START: state_q <= RUN;
-        RUN: if (run_done) state_q <= PUSH;
-        PUSH: if (!push_prev || !tok_to_compute_full_i) state_q <= IDLE;
-        default: state_q <= IDLE;
-      endcase
-    end
-  end
-
-  assign idle_o = state_q == IDLE;
-  assign busy_o = state_q == START || state_q == RUN;
-  assign stall_o = (state_q == POP && pop_prev && !tok_from_compute_i) ||
-                   (state_q == PUSH && push_prev && tok_to_compute_full_i);
-  assign retire_o = state_q == PUSH && (!push_prev || !tok_to_compute_full_i);
-  assign state_o = state_q;
 endmodule

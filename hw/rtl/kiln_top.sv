@@ -20,54 +20,12 @@ module kiln_top #(
 ) (
   input  logic clk_i,
   input  logic rst_ni,
-  // AXI4-Lite register file
-  input  logic        s_axil_awvalid,
-  output logic        s_axil_awready,
-  input  logic [7:0]  s_axil_awaddr,
-  input  logic        s_axil_wvalid,
-  output logic        s_axil_wready,
-  input  logic [31:0] s_axil_wdata,
-  input  logic [3:0]  s_axil_wstrb,
-  output logic        s_axil_bvalid,
-  input  logic        s_axil_bready,
-  output logic [1:0]  s_axil_bresp,
-  input  logic        s_axil_arvalid,
-  output logic        s_axil_arready,
-  input  logic [7:0]  s_axil_araddr,
-  output logic        s_axil_rvalid,
-  input  logic        s_axil_rready,
-  output logic [31:0] s_axil_rdata,
-  output logic [1:0]  s_axil_rresp,
-  // AXI4 master to DRAM (INCR bursts of full-width beats)
-  output logic                                     m_axi_arvalid,
-  input  logic                                     m_axi_arready,
-  output logic [2:0]                               m_axi_arid,
-  output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0]   m_axi_araddr,
-  output logic [7:0]                               m_axi_arlen,
-  output logic [2:0]                               m_axi_arsize,
-  output logic [1:0]                               m_axi_arburst,
-  input  logic                                     m_axi_rvalid,
-  output logic                                     m_axi_rready,
-  input  logic [2:0]                               m_axi_rid,
-  input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]   m_axi_rdata,
-  input  logic [1:0]                               m_axi_rresp,
-  input  logic                                     m_axi_rlast,
-  output logic                                     m_axi_awvalid,
-  input  logic                                     m_axi_awready,
-  output logic [2:0]                               m_axi_awid,
-  output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0]   m_axi_awaddr,
-  output logic [7:0]                               m_axi_awlen,
-  output logic [2:0]                               m_axi_awsize,
-  output logic [1:0]                               m_axi_awburst,
-  output logic                                     m_axi_wvalid,
-  input  logic                                     m_axi_wready,
-  output logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]   m_axi_wdata,
-  output logic [kiln_cfg_pkg::AXI_DATA_BITS/8-1:0] m_axi_wstrb,
-  output logic                                     m_axi_wlast,
-  input  logic                                     m_axi_bvalid,
-  output logic                                     m_axi_bready,
-  input  logic [2:0]                               m_axi_bid,
-  input  logic [1:0]                               m_axi_bresp,
+  // AXI4-Lite register file, and the AXI4 master to DRAM (INCR bursts of full-width
+  // beats): hw/spec/bus_ports.h
+  input  kiln_cfg_pkg::axil_req_t s_axil_i,
+  output kiln_cfg_pkg::axil_rsp_t s_axil_o,
+  output kiln_cfg_pkg::axi_req_t  m_axi_o,
+  input  kiln_cfg_pkg::axi_rsp_t  m_axi_i,
   // Debug view for the simulation watchdog (layout: hw/spec/debug_ports.h)
   output logic [kiln_cfg_pkg::DBG_STATE_BITS-1:0]  dbg_state_o,   // a dbg_state_t
   output logic [kiln_cfg_pkg::DBG_TOKENS_BITS-1:0] dbg_tokens_o,  // token queue occupancies
@@ -87,12 +45,7 @@ module kiln_top #(
   logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add;
   kiln_regfile regs (
     .clk_i, .rst_ni,
-    .awvalid_i(s_axil_awvalid), .awready_o(s_axil_awready), .awaddr_i(s_axil_awaddr),
-    .wvalid_i(s_axil_wvalid), .wready_o(s_axil_wready), .wdata_i(s_axil_wdata),
-    .wstrb_i(s_axil_wstrb), .bvalid_o(s_axil_bvalid), .bready_i(s_axil_bready),
-    .bresp_o(s_axil_bresp), .arvalid_i(s_axil_arvalid), .arready_o(s_axil_arready),
-    .araddr_i(s_axil_araddr), .rvalid_o(s_axil_rvalid), .rready_i(s_axil_rready),
-    .rdata_o(s_axil_rdata), .rresp_o(s_axil_rresp),
+    .axil_i(s_axil_i), .axil_o(s_axil_o),
     .start_o(start), .abort_o(abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished && !quiet), .error_i(dram_error && !quiet),
     .error_cause_i(4'(kiln_cfg_pkg::ERR_DRAM)),
@@ -104,7 +57,7 @@ module kiln_top #(
   logic [15:0] rd_bursts_q;  // read bursts addressed whose last beat has not arrived
   logic [7:0] wr_bursts_q;   // write bursts addressed whose response has not arrived (< 256)
   assign quiet = draining_q || clear_q;
-  assign drained = !m_axi_arvalid && !m_axi_awvalid && rd_bursts_q == '0 && wr_bursts_q == '0;
+  assign drained = !m_axi_o.ar_valid && !m_axi_o.aw_valid && rd_bursts_q == '0 && wr_bursts_q == '0;
   assign core_rst_n = rst_ni && !clear_q;
   assign core_start = !quiet && (start || start_pend_q);
   always_ff @(posedge clk_i) begin
@@ -121,18 +74,18 @@ module kiln_top #(
       clear_q <= draining_q && drained && !abort;
       if (abort || !quiet) start_pend_q <= 1'b0;
       else if (start) start_pend_q <= 1'b1;
-      aw_held_q <= m_axi_awvalid && !m_axi_awready;
-      rd_bursts_q <= rd_bursts_q + 16'(m_axi_arvalid && m_axi_arready) -
-                     16'(m_axi_rvalid && m_axi_rready && m_axi_rlast);
-      wr_bursts_q <= wr_bursts_q + 8'(m_axi_awvalid && m_axi_awready) -
-                     8'(m_axi_bvalid && m_axi_bready);
+      aw_held_q <= m_axi_o.aw_valid && !m_axi_i.aw_ready;
+      rd_bursts_q <= rd_bursts_q + 16'(m_axi_o.ar_valid && m_axi_i.ar_ready) -
+                     16'(m_axi_i.r_valid && m_axi_o.r_ready && m_axi_i.r.last);
+      wr_bursts_q <= wr_bursts_q + 8'(m_axi_o.aw_valid && m_axi_i.aw_ready) -
+                     8'(m_axi_i.b_valid && m_axi_o.b_ready);
     end
   end
   // While quiet the arbiter sees no requester and keeps only the address it holds.
-  assign m_axi_awvalid = store_aw_valid && (!quiet || aw_held_q);
-  assign store_aw_ready = m_axi_awready && (!quiet || aw_held_q);
-  assign m_axi_rready = arb_r_ready || quiet;
-  assign m_axi_bready = store_b_ready || quiet;
+  assign m_axi_o.aw_valid = store_aw_valid && (!quiet || aw_held_q);
+  assign store_aw_ready = m_axi_i.aw_ready && (!quiet || aw_held_q);
+  assign m_axi_o.r_ready = arb_r_ready || quiet;
+  assign m_axi_o.b_ready = store_b_ready || quiet;
 
   // ---- Read arbitration ----------------------------------------------------------------
   logic [NCL-1:0] c_ar_valid, c_ar_ready, c_r_valid, c_r_ready;
@@ -144,14 +97,14 @@ module kiln_top #(
     // assertion) when that conditional sits in a port connection under -chparam.
     .c_ar_valid_i(c_ar_valid & {NCL{!quiet}}), .c_ar_ready_o(c_ar_ready), .c_ar_addr_i(c_ar_addr),
     .c_ar_len_i(c_ar_len), .c_r_valid_o(c_r_valid), .c_r_ready_i(c_r_ready),
-    .ar_valid_o(m_axi_arvalid), .ar_ready_i(m_axi_arready), .ar_id_o(m_axi_arid),
-    .ar_addr_o(m_axi_araddr), .ar_len_o(m_axi_arlen),
-    .r_valid_i(m_axi_rvalid), .r_ready_o(arb_r_ready), .r_id_i(m_axi_rid));
-  assign m_axi_arsize = 3'($clog2(DW / 8));
-  assign m_axi_arburst = 2'b01;
-  assign m_axi_awsize = 3'($clog2(DW / 8));
-  assign m_axi_awburst = 2'b01;
-  assign m_axi_awid = '0;
+    .ar_valid_o(m_axi_o.ar_valid), .ar_ready_i(m_axi_i.ar_ready), .ar_id_o(m_axi_o.ar.id),
+    .ar_addr_o(m_axi_o.ar.addr), .ar_len_o(m_axi_o.ar.len),
+    .r_valid_i(m_axi_i.r_valid), .r_ready_o(arb_r_ready), .r_id_i(m_axi_i.r.id));
+  assign m_axi_o.ar.size = 3'($clog2(DW / 8));
+  assign m_axi_o.ar.burst = 2'b01;
+  assign m_axi_o.aw.size = 3'($clog2(DW / 8));
+  assign m_axi_o.aw.burst = 2'b01;
+  assign m_axi_o.aw.id = '0;
 
   // ---- Command queues ------------------------------------------------------------------
   localparam int IB = kiln_cfg_pkg::INSN_BITS;
@@ -217,7 +170,7 @@ module kiln_top #(
     .store_push_o(store_push), .store_full_i(store_full), .insn_o(fetch_insn),
     .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_addr_o(c_ar_addr[0 +: AB]),
     .ar_len_o(c_ar_len[0 +: 8]), .r_valid_i(c_r_valid[0]), .r_ready_o(c_r_ready[0]),
-    .r_data_i(m_axi_rdata), .idle_o(fetch_idle), .insn_read_o(insn_read), .state_o(fetch_state));
+    .r_data_i(m_axi_i.r.data), .idle_o(fetch_idle), .insn_read_o(insn_read), .state_o(fetch_state));
 
   logic load_idle, load_busy, load_stall, load_retire;
   logic [1:0] load_elem;
@@ -230,7 +183,7 @@ module kiln_top #(
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wdata_o(wgt_wdata),
     .ar_valid_o(c_ar_valid[2:1]), .ar_ready_i(c_ar_ready[2:1]), .ar_addr_o(c_ar_addr[AB +: 2 * AB]),
     .ar_len_o(c_ar_len[8 +: 16]), .r_valid_i(c_r_valid[2:1]), .r_ready_o(c_r_ready[2:1]),
-    .r_data_i(m_axi_rdata), .idle_o(load_idle), .busy_o(load_busy), .stall_o(load_stall),
+    .r_data_i(m_axi_i.r.data), .idle_o(load_idle), .busy_o(load_busy), .stall_o(load_stall),
     .retire_o(load_retire), .elem_read_o(load_elem), .state_o(load_state));
 
   logic compute_idle, compute_busy, compute_stall, compute_retire, compute_finished;
@@ -249,7 +202,7 @@ module kiln_top #(
     .st_re_i(st_re), .st_raddr_i(st_raddr), .st_gnt_o(st_gnt), .st_rdata_o(st_rdata),
     .ar_valid_o(c_ar_valid[4:3]), .ar_ready_i(c_ar_ready[4:3]), .ar_addr_o(c_ar_addr[3 * AB +: 2 * AB]),
     .ar_len_o(c_ar_len[24 +: 16]), .r_valid_i(c_r_valid[4:3]), .r_ready_o(c_r_ready[4:3]),
-    .r_data_i(m_axi_rdata), .idle_o(compute_idle), .busy_o(compute_busy),
+    .r_data_i(m_axi_i.r.data), .idle_o(compute_idle), .busy_o(compute_busy),
     .stall_o(compute_stall), .retire_o(compute_retire), .finished_o(compute_finished),
     .gemm_uop_o(gemm_uop), .alu_uop_o(alu_uop), .elem_read_o(compute_elem),
     .state_o(compute_state));
@@ -262,10 +215,10 @@ module kiln_top #(
     .tok_from_compute_i(!c2s_empty), .tok_from_compute_pop_o(c2s_pop),
     .tok_to_compute_full_i(s2c_full), .tok_to_compute_push_o(s2c_push),
     .acc_re_o(st_re), .acc_raddr_o(st_raddr), .acc_gnt_i(st_gnt), .acc_rdata_i(st_rdata),
-    .aw_valid_o(store_aw_valid), .aw_ready_i(store_aw_ready), .aw_addr_o(m_axi_awaddr),
-    .aw_len_o(m_axi_awlen), .w_valid_o(m_axi_wvalid), .w_ready_i(m_axi_wready),
-    .w_data_o(m_axi_wdata), .w_strb_o(m_axi_wstrb), .w_last_o(m_axi_wlast),
-    .b_valid_i(m_axi_bvalid), .b_ready_o(store_b_ready),
+    .aw_valid_o(store_aw_valid), .aw_ready_i(store_aw_ready), .aw_addr_o(m_axi_o.aw.addr),
+    .aw_len_o(m_axi_o.aw.len), .w_valid_o(m_axi_o.w_valid), .w_ready_i(m_axi_i.w_ready),
+    .w_data_o(m_axi_o.w.data), .w_strb_o(m_axi_o.w.strb), .w_last_o(m_axi_o.w.last),
+    .b_valid_i(m_axi_i.b_valid), .b_ready_o(store_b_ready),
     .idle_o(store_idle), .busy_o(store_busy), .stall_o(store_stall), .retire_o(store_retire),
     .elem_write_o(store_elem), .state_o(store_state));
 
@@ -276,11 +229,11 @@ module kiln_top #(
                     load_empty && compute_empty && store_empty;
   // A DRAM error response marks the run as failed (status bit 2). The clients count
   // their own beats; RLAST serves only the abort's drain.
-  assign dram_error = (m_axi_rvalid && m_axi_rready && m_axi_rresp[1]) ||
-                      (m_axi_bvalid && m_axi_bready && m_axi_bresp[1]);
+  assign dram_error = (m_axi_i.r_valid && m_axi_o.r_ready && m_axi_i.r.resp[1]) ||
+                      (m_axi_i.b_valid && m_axi_o.b_ready && m_axi_i.b.resp[1]);
   logic unused_inputs;  // lint: names with "unused" are waived by default
-  assign unused_inputs = (^m_axi_bid) ^ m_axi_rresp[0] ^ m_axi_bresp[0] ^
-                            s2c_full ^ (^s_axil_wstrb[3:1]);
+  assign unused_inputs = (^m_axi_i.b.id) ^ m_axi_i.r.resp[0] ^ m_axi_i.b.resp[0] ^
+                            s2c_full;
 
   always_comb begin
     cnt_add = '0;
@@ -326,7 +279,7 @@ module kiln_top #(
   assign dbg_tokens_o = {s2c_count, c2s_count, c2l_count, l2c_count};
   assign dbg_queues_o = kiln_cfg_pkg::DBG_QUEUES_BITS'({QB'(store_count), QB'(compute_count),
                                                         QB'(load_count)});
-  assign dbg_progress_o = (m_axi_rvalid && m_axi_rready) || (m_axi_wvalid && m_axi_wready) ||
-                          (m_axi_bvalid && m_axi_bready) || load_retire || compute_retire ||
+  assign dbg_progress_o = (m_axi_i.r_valid && m_axi_o.r_ready) || (m_axi_o.w_valid && m_axi_i.w_ready) ||
+                          (m_axi_i.b_valid && m_axi_o.b_ready) || load_retire || compute_retire ||
                           store_retire || gemm_uop || alu_uop;
 endmodule

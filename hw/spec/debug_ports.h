@@ -29,7 +29,7 @@ inline constexpr int kStateBits = 16;
 
 // kiln_top (the decoupled core): whether the accelerator runs, and the state of fetch
 // (bit 0: its head waits for room in a command queue; bit 1: instructions are left to
-// read) and of the three modules (their state_e).
+// read) and of the three modules (their SeqState).
 inline constexpr BitField kRunning{"running", 0, 1};
 inline constexpr BitField kFetchState{"fetch_state", 5, 2};
 inline constexpr BitField kLoadState{"load_state", 7, 3};
@@ -47,7 +47,52 @@ constexpr const BitField& module_state(Module m) {
   return kStoreState;
 }
 
-// kiln_inorder_top: its sequencer's state (state_e) and whether a memory read is
+// The states of kiln_token_seq, the sequencer that load, compute and store each run
+// (their fields of dbg_state_o): rtl_params generates kiln_cfg_pkg::seq_state_e
+// (SEQ_IDLE, ...) from this table.
+enum class SeqState : uint8_t {
+  kIdle = 0,   // waits for an instruction
+  kPop = 1,    // waits for the tokens the instruction pops
+  kStart = 2,  // starts it
+  kRun = 3,    // runs it
+  kPush = 4,   // waits for room for the tokens it pushes
+};
+inline constexpr std::array kSeqStates = {SeqState::kIdle, SeqState::kPop, SeqState::kStart,
+                                          SeqState::kRun, SeqState::kPush};
+constexpr std::string_view seq_state_name(SeqState s) {
+  constexpr std::array<std::string_view, 5> names = {"idle", "pop", "start", "run", "push"};
+  return names[static_cast<size_t>(s)];
+}
+
+// The in-order core's sequencer states (kiln_cfg_pkg::inorder_state_e, INORDER_IDLE, ...).
+enum class InorderState : uint8_t {
+  kIdle = 0,
+  kFetch = 1,     // reading an instruction
+  kDecode = 2,
+  kXfer = 3,      // a LOAD's elements from memory
+  kStRead = 4,    // a STORE: reading ACC
+  kStWrite = 5,   // a STORE: writing memory
+  kUop = 6,       // a GEMM/ALU loop: reading a micro-op
+  kRow = 7,       // ... an accumulator row
+  kSrc = 8,       // ... its source operands
+  kLane = 9,      // ... lane by lane
+  kWrite = 10,    // ... writing the row back
+  kRetire = 11,
+  kDone = 12,
+};
+inline constexpr std::array kInorderStates = {
+    InorderState::kIdle,   InorderState::kFetch,   InorderState::kDecode, InorderState::kXfer,
+    InorderState::kStRead, InorderState::kStWrite, InorderState::kUop,    InorderState::kRow,
+    InorderState::kSrc,    InorderState::kLane,    InorderState::kWrite,  InorderState::kRetire,
+    InorderState::kDone};
+constexpr std::string_view inorder_state_name(InorderState s) {
+  constexpr std::array<std::string_view, 13> names = {
+      "idle", "fetch", "decode", "xfer", "st_read", "st_write", "uop",
+      "row",  "src",   "lane",   "write", "retire", "done"};
+  return names[static_cast<size_t>(s)];
+}
+
+// kiln_inorder_top: its sequencer's state (InorderState) and whether a memory read is
 // outstanding.
 inline constexpr BitField kInorderRunning{"running", 0, 1};
 inline constexpr BitField kInorderState{"state", 4, 4};
@@ -60,6 +105,11 @@ inline constexpr int kTokensBits = kTokenCountBits * kNumTokenQueues;
 constexpr uint64_t token_count(uint64_t tokens, TokenQueue q) {
   return BitField{"", static_cast<int>(q) * kTokenCountBits, kTokenCountBits}.get(tokens);
 }
+static_assert(kSeqStates.size() <= (size_t{1} << kLoadState.width) &&
+                  kLoadState.width == kComputeState.width && kLoadState.width == kStoreState.width,
+              "a module's state field must hold every SeqState");
+static_assert(kInorderStates.size() <= (size_t{1} << kInorderState.width),
+              "the in-order state field must hold every InorderState");
 static_assert(Config::kTokenQueueDepth < (int64_t{1} << kTokenCountBits),
               "a token count must hold a full token queue");
 

@@ -1,6 +1,7 @@
 #include "hw/spec/rtl_params.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 
@@ -8,6 +9,7 @@
 #include <bit>
 #include <vector>
 
+#include "hw/spec/bus_ports.h"
 #include "hw/spec/debug_ports.h"
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
@@ -224,6 +226,10 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
   for (const dbg::BitField& b : dbg::kInorderDbgState)
     param(out, "DBG_INORDER_" + upper(b.name) + "_WIDTH", b.width);
   dbg_struct(out, "inorder_dbg_state_t", dbg::kInorderDbgState);
+  enum_type(out, "seq_state_e", "DBG_LOAD_STATE_WIDTH", dbg::kLoadState.width, "SEQ",
+            dbg::kSeqStates, dbg::seq_state_name);
+  enum_type(out, "inorder_state_e", "DBG_INORDER_STATE_WIDTH", dbg::kInorderState.width,
+            "INORDER", dbg::kInorderStates, dbg::inorder_state_name);
 
   out += "\n  // Host interface (hw/spec/regs.h)\n";
   param(out, "REG_MAP_VERSION", regs::kMapVersion);
@@ -242,8 +248,184 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
   param(out, "AXI_DATA_BITS", axi_data_bits);
   param(out, "AXI_ADDR_BITS", kRtlAxiAddrBits);
   param(out, "AXI_MAX_BURST", kRtlAxiMaxBurst);
+  param(out, "AXI_ID_BITS", bus::kAxiIdBits);
+
+  out += "\n  // Bus interfaces (hw/spec/bus_ports.h): requests and responses per channel\n";
+  for (const bus::Struct& st : bus::bus_structs(axi_data_bits, kRtlAxiAddrBits)) {
+    std::vector<Member> members;
+    int lsb = st.bits();
+    for (const bus::Member& m : st.members) {
+      lsb -= m.width;
+      members.push_back({std::string(m.name), lsb, m.width, std::string(m.type)});
+    }
+    packed_struct(out, st.name, st.bits(), members);
+  }
   out += "endpackage\n";
   out += "/* verilator lint_on UNUSEDPARAM */\n";
+  return out;
+}
+
+namespace {
+
+// A struct's members that are no structs, in packed order (the top bits first), each with
+// its path ("ar.addr").
+void leaves(std::span<const bus::Struct> structs, const bus::Struct& st, const std::string& prefix,
+            std::vector<std::pair<std::string, int>>& out) {
+  for (const bus::Member& m : st.members) {
+    std::string path = prefix + std::string(m.name);
+    if (m.type.empty()) {
+      out.emplace_back(path, m.width);
+      continue;
+    }
+    for (const bus::Struct& sub : structs)
+      if (sub.name == m.type) leaves(structs, sub, path + ".", out);
+  }
+}
+
+// The AXI name Vivado infers an interface from: "m_axi_" + "ar.addr" -> "m_axi_araddr".
+std::string vivado_name(std::string_view prefix, std::string_view path) {
+  std::string out(prefix);
+  for (char c : path)
+    if (c != '_' && c != '.') out += c;
+  return out;
+}
+
+// kiln_top's bus structs as flat ports: the port declarations (each line ending in a
+// comma) and kiln_top's struct connections, with the AXI4-Lite port's signals named
+// s_prefix + "awvalid", ..., the AXI4 master's m_prefix + "arvalid", ..., and the
+// AXI4-Lite addresses axil_addr_bits wide (the low bits reach kiln_top).
+struct FlatBus {
+  std::string ports, connects;
+};
+FlatBus flat_bus(int axi_data_bits, std::string_view s_prefix, std::string_view m_prefix,
+                 int axil_addr_bits, std::string_view net) {
+  auto structs = bus::bus_structs(axi_data_bits, kRtlAxiAddrBits);
+  auto find = [&](std::string_view name) -> const bus::Struct& {
+    for (const bus::Struct& st : structs)
+      if (st.name == name) return st;
+    throw Error(fmt::format("no bus struct '{}'", name));
+  };
+  auto range = [](int width) { return width == 1 ? std::string() : fmt::format("[{}:0]", width - 1); };
+  FlatBus out;
+  // One port per signal of struct st_name; req_out: the wrapper drives it.
+  auto bus_ports = [&](std::string_view prefix, std::string_view st_name, bool req_out,
+                       std::string_view port, int addr_width) {
+    std::vector<std::pair<std::string, int>> sig;
+    leaves(structs, find(st_name), "", sig);
+    std::vector<std::string> cat;
+    for (const auto& [path, width] : sig) {
+      std::string name = vivado_name(prefix, path);
+      bool addr = path.find("addr") != std::string::npos;
+      int w = addr ? addr_width : width;
+      out.ports += fmt::format("  {:6} {} {:7} {},\n", req_out ? "output" : "input", net, range(w), name);
+      cat.push_back(addr && w != width ? fmt::format("{}[{}:0]", name, width - 1) : name);
+    }
+    std::string line = fmt::format("    .{}({{", port);
+    for (size_t i = 0; i < cat.size(); ++i) {
+      std::string item = cat[i] + (i + 1 < cat.size() ? ", " : "}),");
+      if (line.size() + item.size() > 92) {
+        out.connects += line + "\n";
+        line = "      ";
+      }
+      line += item;
+    }
+    out.connects += line + "\n";
+  };
+  bus_ports(s_prefix, "axil_req_t", false, "s_axil_i", axil_addr_bits);
+  bus_ports(s_prefix, "axil_rsp_t", true, "s_axil_o", axil_addr_bits);
+  bus_ports(m_prefix, "axi_req_t", true, "m_axi_o", kRtlAxiAddrBits);
+  bus_ports(m_prefix, "axi_rsp_t", false, "m_axi_i", kRtlAxiAddrBits);
+  return out;
+}
+
+}  // namespace
+
+std::string flat_top(int axi_data_bits) {
+  FlatBus bus = flat_bus(axi_data_bits, "s_axil_", "m_axi_", bus::kAxilAddrBits, "logic");
+  return fmt::format(
+      "// Generated by kiln_rtl_params (hw/spec/rtl_params.cc flat_top) for a {}-bit AXI4\n"
+      "// master. Do not edit.\n"
+      "// kiln_top with its bus structs (hw/spec/bus_ports.h) spread onto flat ports named\n"
+      "// s_axil_* and m_axi_*, for the SystemC platform (hw/sim/systemc), which binds the\n"
+      "// ports of Verilator's --sc model to one sc_signal each.\n"
+      "module kiln_top_flat #(\n"
+      "  parameter int GEMM_PAIR_PRODUCTS = 0\n"
+      ") (\n"
+      "  input  logic         clk_i,\n"
+      "  input  logic         rst_ni,\n"
+      "{}"
+      "  output logic [kiln_cfg_pkg::DBG_STATE_BITS-1:0]  dbg_state_o,\n"
+      "  output logic [kiln_cfg_pkg::DBG_TOKENS_BITS-1:0] dbg_tokens_o,\n"
+      "  output logic [kiln_cfg_pkg::DBG_QUEUES_BITS-1:0] dbg_queues_o,\n"
+      "  output logic                                     dbg_progress_o\n"
+      ");\n"
+      "  kiln_top #(.GEMM_PAIR_PRODUCTS(GEMM_PAIR_PRODUCTS)) accel (\n"
+      "    .clk_i, .rst_ni,\n"
+      "{}"
+      "    .dbg_state_o, .dbg_tokens_o, .dbg_queues_o, .dbg_progress_o);\n"
+      "endmodule\n",
+      axi_data_bits, bus.ports, bus.connects);
+}
+
+std::string zynq_wrapper(int axi_data_bits) {
+  // The register window is 4 KiB on the PS's general-purpose master; the register file
+  // decodes the low bits.
+  FlatBus bus = flat_bus(axi_data_bits, "s_axi_", "m_axi_", 12, "wire");
+  const std::string& ports = bus.ports;
+  const std::string& connects = bus.connects;
+  std::string out = fmt::format(
+      "// Generated by kiln_rtl_params (hw/spec/rtl_params.cc zynq_wrapper) for a {}-bit\n"
+      "// AXI4 master. Do not edit.\n"
+      "// Verilog-2001 wrapper of kiln_top for a Vivado block design (module reference): AXI\n"
+      "// port names Vivado recognizes (s_axi_*, m_axi_*), a 4 KiB register window on the\n"
+      "// PS's general-purpose master (the register file decodes the low 8 bits), and the\n"
+      "// AXI4 signals kiln_top leaves implicit (cache, protection, lock, QoS) tied to\n"
+      "// defaults that the Zynq HP ports accept. kiln_top's bus structs\n"
+      "// (hw/spec/bus_ports.h) are spread onto the flat ports in their packed order. Used by\n"
+      "// boards/*/vivado.tcl.\n"
+      "/* verilator lint_off UNUSEDSIGNAL */\n"
+      "module kiln_zynq (\n"
+      "  (* X_INTERFACE_INFO = \"xilinx.com:signal:clock:1.0 aclk CLK\" *)\n"
+      "  (* X_INTERFACE_PARAMETER = \"ASSOCIATED_BUSIF s_axi:m_axi, ASSOCIATED_RESET aresetn\" *)\n"
+      "  input  wire         aclk,\n"
+      "  (* X_INTERFACE_INFO = \"xilinx.com:signal:reset:1.0 aresetn RST\" *)\n"
+      "  (* X_INTERFACE_PARAMETER = \"POLARITY ACTIVE_LOW\" *)\n"
+      "  input  wire         aresetn,\n"
+      "{}"
+      "  input  wire [2:0]   s_axi_awprot,\n"
+      "  input  wire [2:0]   s_axi_arprot,\n"
+      "  output wire         m_axi_arlock,\n"
+      "  output wire [3:0]   m_axi_arcache,\n"
+      "  output wire [2:0]   m_axi_arprot,\n"
+      "  output wire [3:0]   m_axi_arqos,\n"
+      "  output wire         m_axi_awlock,\n"
+      "  output wire [3:0]   m_axi_awcache,\n"
+      "  output wire [2:0]   m_axi_awprot,\n"
+      "  output wire [3:0]   m_axi_awqos\n"
+      ");\n"
+      "  // Normal non-cacheable bufferable, unprivileged, no lock, no QoS: plain DMA traffic.\n"
+      "  assign m_axi_arlock = 1'b0;\n"
+      "  assign m_axi_awlock = 1'b0;\n"
+      "  assign m_axi_arcache = 4'b0011;\n"
+      "  assign m_axi_awcache = 4'b0011;\n"
+      "  assign m_axi_arprot = 3'b000;\n"
+      "  assign m_axi_awprot = 3'b000;\n"
+      "  assign m_axi_arqos = 4'b0000;\n"
+      "  assign m_axi_awqos = 4'b0000;\n"
+      "\n"
+      "  wire [{}:0] dbg_state;\n"
+      "  wire [{}:0] dbg_tokens;\n"
+      "  wire [{}:0] dbg_queues;\n"
+      "  wire        dbg_progress;\n"
+      "  kiln_top accel (\n"
+      "    .clk_i(aclk), .rst_ni(aresetn),\n"
+      "{}"
+      "    .dbg_state_o(dbg_state), .dbg_tokens_o(dbg_tokens), .dbg_queues_o(dbg_queues),\n"
+      "    .dbg_progress_o(dbg_progress));\n"
+      "endmodule\n"
+      "/* verilator lint_on UNUSEDSIGNAL */\n",
+      axi_data_bits, ports, dbg::kStateBits - 1, dbg::kTokensBits - 1, dbg::kQueuesBits - 1,
+      connects);
   return out;
 }
 

@@ -20,6 +20,16 @@ inline constexpr int kRtlAxiDataBits = 64;
 inline constexpr int kRtlAxiAddrBits = 32;
 inline constexpr int kRtlAxiMaxBurst = 16;  // beats per burst the RTL issues at most
 
+// kiln_zynq.v: Verilog-2001 wrapper of kiln_top for a Vivado block design, its flat AXI
+// ports spread from kiln_top's bus structs (hw/spec/bus_ports.h).
+inline constexpr const char* kZynqWrapperFile = "kiln_zynq.v";
+std::string zynq_wrapper(int axi_data_bits = kRtlAxiDataBits);
+
+// kiln_top_flat.sv: kiln_top behind flat AXI ports named as kiln_top's struct members
+// (s_axil_awvalid, m_axi_arvalid, ...), which the SystemC platform binds by name.
+inline constexpr const char* kFlatTopFile = "kiln_top_flat.sv";
+std::string flat_top(int axi_data_bits = kRtlAxiDataBits);
+
 // Throws hw::Error for an AXI data width that is not a power of two from 32 to 1024.
 std::string rtl_params_package(const Config& cfg, int axi_data_bits = kRtlAxiDataBits);
 

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <string>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "hw/driver/device.h"
@@ -79,7 +81,7 @@ void add_hw_commands(CLI::App& app) {
   auto cfg2 = std::make_shared<std::string>();
   auto axi_bits = std::make_shared<int>(hw::kRtlAxiDataBits);
   CLI::App* params = hw->add_subcommand(
-      "rtl-params", "write the RTL parameter package (kiln_cfg_pkg.sv) for a configuration");
+      "rtl-params", "write the RTL parameter package (kiln_cfg_pkg.sv) for a configuration and kiln_top's Vivado wrapper (kiln_zynq.v)");
   add_config_option(params, *cfg2);
   params->add_option("-o,--output", *out_dir, "output directory")->required();
   params->add_option("--axi-data-bits", *axi_bits, "data width of the AXI4 master port")
@@ -87,11 +89,16 @@ void add_hw_commands(CLI::App& app) {
   params->callback([cfg2, out_dir, axi_bits] {
     hw::Config c = load_config(*cfg2);
     std::filesystem::create_directories(*out_dir);
-    std::filesystem::path file = std::filesystem::path(*out_dir) / hw::kRtlParamsFile;
-    std::ofstream out(file);
-    if (!out) throw hw::Error(fmt::format("{}: cannot open for writing", file.string()));
-    out << hw::rtl_params_package(c, *axi_bits);
-    fmt::print("{}\n", file.string());
+    std::string pkg = hw::rtl_params_package(c, *axi_bits);  // checks the width first
+    for (const auto& [name, text] : {std::pair{hw::kRtlParamsFile, pkg},
+                                     {hw::kZynqWrapperFile, hw::zynq_wrapper(*axi_bits)},
+                                     {hw::kFlatTopFile, hw::flat_top(*axi_bits)}}) {
+      std::filesystem::path file = std::filesystem::path(*out_dir) / name;
+      std::ofstream out(file);
+      if (!out) throw hw::Error(fmt::format("{}: cannot open for writing", file.string()));
+      out << text;
+      fmt::print("{}\n", file.string());
+    }
   });
 #endif
 }

@@ -9,11 +9,11 @@
 //
 // Addresses. The Device's DevAddr space is 0..dram_bytes, an offset in the buffer, as on
 // every device. The accelerator's AXI master puts bus (physical) addresses on the PS's
-// HP port (boards/xilinx/kiln_zynq.v passes them through unchanged), so the device adds
-// the buffer's bus address where the hardware reads one: the instruction address
-// registers, and the dram_base of every LOAD and STORE, which it relocates in the
-// stream just before start and puts back when the run ends, so that device memory reads
-// the same as on fsim or rtl.
+// HP port (kiln_zynq.v, generated with the RTL package, passes them through unchanged),
+// so the device adds the buffer's bus address where the hardware reads one: the
+// instruction address registers, and the dram_base of every LOAD and STORE, which it
+// relocates in the stream just before start and puts back when the run ends, so that
+// device memory reads the same as on fsim or rtl.
 
 #include <memory>
 #include <optional>

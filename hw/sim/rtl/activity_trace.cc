@@ -29,17 +29,18 @@ std::string_view unit_name(ActivityTrace::Unit u) {
 // A full token queue holds this many.
 constexpr uint64_t kTokenQueueFull = hw::Config::kTokenQueueDepth;
 
-// The RTL's state encodings (kiln_load, kiln_compute, kiln_store: state_e).
-constexpr unsigned kIdle = 0, kPop = 1;
-constexpr unsigned kMemPush = 4, kComputePush = 5;
+// The modules' sequencer states (kiln_token_seq; hw/spec/debug_ports.h).
+constexpr unsigned kIdle = static_cast<unsigned>(hw::dbg::SeqState::kIdle);
+constexpr unsigned kPop = static_cast<unsigned>(hw::dbg::SeqState::kPop);
+constexpr unsigned kPush = static_cast<unsigned>(hw::dbg::SeqState::kPush);
 
 // A load, compute or store module's state: busy from START until PUSH; stalled in POP
-// while a token it pops is missing, and in PUSH (`push_state`) while a token queue it
+// while a token it pops is missing, and in PUSH while a token queue it
 // pushes to is full; otherwise idle, or in a handshake between instructions.
-State classify(unsigned state, unsigned push_state, bool waits_token, bool waits_room) {
+State classify(unsigned state, bool waits_token, bool waits_room) {
   if (state == kIdle) return State::kIdle;
   if (state == kPop) return waits_token ? State::kStallToken : State::kSync;
-  if (state == push_state) return waits_room ? State::kStallQueue : State::kSync;
+  if (state == kPush) return waits_room ? State::kStallQueue : State::kSync;
   return State::kBusy;
 }
 
@@ -259,19 +260,19 @@ void ActivityTrace::sample_cycle(const TopOut& out, uint64_t now) {
     // Load, compute, store: busy and stalled exactly as their busy_o and stall_o.
     const InsnInfo* ld = insn(kLoad);
     set_state(kLoad,
-              classify(load, kMemPush, ld && ld->pop_next && c2l == 0,
+              classify(load, ld && ld->pop_next && c2l == 0,
                        ld && ld->push_next && l2c == kTokenQueueFull),
               current_[kLoad]);
     const InsnInfo* cp = insn(kCompute);
     set_state(kCompute,
-              classify(compute, kComputePush,
+              classify(compute,
                        cp && ((cp->pop_prev && l2c == 0) || (cp->pop_next && s2c == 0)),
                        cp && ((cp->push_prev && c2l == kTokenQueueFull) ||
                               (cp->push_next && c2s == kTokenQueueFull))),
               current_[kCompute]);
     const InsnInfo* st_insn = insn(kStore);
     set_state(kStore,
-              classify(store, kMemPush, st_insn && st_insn->pop_prev && c2s == 0,
+              classify(store, st_insn && st_insn->pop_prev && c2s == 0,
                        st_insn && st_insn->push_prev && s2c == kTokenQueueFull),
               current_[kStore]);
 

@@ -41,50 +41,46 @@ const RtlModelInfo& find_model(const hw::Config& cfg, const std::string& core) {
       core, cfg.name(), cfg.fingerprint(), built.empty() ? " none" : built, list, list));
 }
 
-// The in-order core's sequencer states (kiln_inorder_top's state_e), for hang reports.
+// The in-order core's sequencer states (hw/spec/debug_ports.h InorderState), for hang
+// reports.
 const char* inorder_state(unsigned s) {
-  switch (s) {
-    case 0: return "idle";
-    case 1: return "fetching an instruction";
-    case 2: return "decoding";
-    case 3: return "loading";
-    case 4: case 5: return "storing";
-    case 6: case 7: case 8: case 9: case 10: return "running a GEMM/ALU loop";
-    case 11: return "retiring";
-    case 12: return "done";
+  using S = hw::dbg::InorderState;
+  switch (static_cast<S>(s)) {
+    case S::kIdle: return "idle";
+    case S::kFetch: return "fetching an instruction";
+    case S::kDecode: return "decoding";
+    case S::kXfer: return "loading";
+    case S::kStRead: case S::kStWrite: return "storing";
+    case S::kUop: case S::kRow: case S::kSrc: case S::kLane: case S::kWrite:
+      return "running a GEMM/ALU loop";
+    case S::kRetire: return "retiring";
+    case S::kDone: return "done";
   }
   return "?";
 }
 
-// Module states as kiln_top's dbg_state_o encodes them (the RTL's state enums).
-const char* load_state(unsigned s) {
-  switch (s) {
-    case 0: return "idle";
-    case 1: return "waits for a compute->load token";
-    case 2: case 3: return "loading";
-    case 4: return "waits for room in the load->compute token queue";
+// A module's sequencer state (hw/spec/debug_ports.h SeqState) in words: `waits` names the
+// tokens it pops, `room` the queues it pushes to, `runs` what it does.
+std::string module_state(unsigned s, const char* waits, const char* room, const char* runs) {
+  using S = hw::dbg::SeqState;
+  switch (static_cast<S>(s)) {
+    case S::kIdle: return "idle";
+    case S::kPop: return fmt::format("waits for a token ({})", waits);
+    case S::kStart: return fmt::format("starting ({})", runs);
+    case S::kRun: return runs;
+    case S::kPush: return fmt::format("waits for room in a token queue ({})", room);
   }
   return "?";
 }
-const char* compute_state(unsigned s) {
-  switch (s) {
-    case 0: return "idle";
-    case 1: return "waits for a token (load->compute and/or store->compute)";
-    case 2: return "starting an instruction";
-    case 3: return "loading UOP/ACC";
-    case 4: return "running a GEMM/ALU loop";
-    case 5: return "waits for room in a token queue (compute->load or compute->store)";
-  }
-  return "?";
+std::string load_state(unsigned s) {
+  return module_state(s, "compute->load", "load->compute", "loading");
 }
-const char* store_state(unsigned s) {
-  switch (s) {
-    case 0: return "idle";
-    case 1: return "waits for a compute->store token";
-    case 2: case 3: return "storing";
-    case 4: return "waits for room in the store->compute token queue";
-  }
-  return "?";
+std::string compute_state(unsigned s) {
+  return module_state(s, "load->compute and/or store->compute",
+                      "compute->load or compute->store", "loading UOP/ACC or running a GEMM/ALU loop");
+}
+std::string store_state(unsigned s) {
+  return module_state(s, "compute->store", "store->compute", "storing");
 }
 
 }  // namespace

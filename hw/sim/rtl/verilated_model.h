@@ -2,62 +2,190 @@
 // RtlModel for one Verilated configuration: V is the class Verilator generated for it
 // (Vkiln_<name>). Included only by the generated per-configuration model_<name>.cc.
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "hw/sim/rtl/rtl_model.h"
+#include "hw/spec/bus_ports.h"
+#include "hw/spec/error.h"
+#include "hw/spec/rtl_params.h"
 #include "hw/sim/rtl/verilated_harness.h"
 
 namespace kiln::sim {
 
+// Bits f of a Verilated port: an integer type (up to 64 bits) or a VlWide<N>.
+template <class P>
+uint64_t port_get(const P& p, const hw::dbg::BitField& f) {
+  return f.get(static_cast<uint64_t>(p));
+}
+template <size_t N>
+uint64_t port_get(const VlWide<N>& p, const hw::dbg::BitField& f) {
+  uint64_t v = 0;
+  for (int got = 0; got < f.width;) {
+    const int bit = f.lsb + got, word = bit / 32, off = bit % 32;
+    const int n = std::min(32 - off, f.width - got);
+    v |= static_cast<uint64_t>((p.at(word) >> off) & ((uint64_t{1} << n) - 1)) << got;
+    got += n;
+  }
+  return v;
+}
+// Ors v (of f.width bits) into bits f of a port that starts at zero.
+template <class P>
+void port_or(P& p, const hw::dbg::BitField& f, uint64_t v) {
+  p = static_cast<P>(p | (v << f.lsb));
+}
+template <size_t N>
+void port_or(VlWide<N>& p, const hw::dbg::BitField& f, uint64_t v) {
+  for (int put = 0; put < f.width;) {
+    const int bit = f.lsb + put, word = bit / 32, off = bit % 32;
+    const int n = std::min(32 - off, f.width - put);
+    p.at(word) |= static_cast<uint32_t>(((v >> put) & ((uint64_t{1} << n) - 1)) << off);
+    put += n;
+  }
+}
+template <class P>
+void port_clear(P& p) {
+  p = 0;
+}
+template <size_t N>
+void port_clear(VlWide<N>& p) {
+  for (size_t i = 0; i < N; ++i) p.at(i) = 0;
+}
+
+// Where each signal of kiln_top's bus structs lies (hw/spec/bus_ports.h).
+struct TopPortLayout {
+  explicit TopPortLayout(int axi_data_bits) {
+    auto st = hw::bus::bus_structs(axi_data_bits, hw::kRtlAxiAddrBits);
+    auto f = [&](std::string_view name, std::string_view path) {
+      return hw::bus::bus_field(st, name, path);
+    };
+    for (const auto& [name, bits] : {std::pair{"axil_req_t", &axil_req_bits},
+                                     {"axil_rsp_t", &axil_rsp_bits},
+                                     {"axi_req_t", &axi_req_bits},
+                                     {"axi_rsp_t", &axi_rsp_bits}}) {
+      for (const hw::bus::Struct& s : st)
+        if (s.name == name) *bits = s.bits();
+    }
+    s_awvalid = f("axil_req_t", "aw_valid");
+    s_awaddr = f("axil_req_t", "aw_addr");
+    s_wvalid = f("axil_req_t", "w_valid");
+    s_wdata = f("axil_req_t", "w_data");
+    s_wstrb = f("axil_req_t", "w_strb");
+    s_bready = f("axil_req_t", "b_ready");
+    s_arvalid = f("axil_req_t", "ar_valid");
+    s_araddr = f("axil_req_t", "ar_addr");
+    s_rready = f("axil_req_t", "r_ready");
+    s_awready = f("axil_rsp_t", "aw_ready");
+    s_wready = f("axil_rsp_t", "w_ready");
+    s_bvalid = f("axil_rsp_t", "b_valid");
+    s_arready = f("axil_rsp_t", "ar_ready");
+    s_rvalid = f("axil_rsp_t", "r_valid");
+    s_rdata = f("axil_rsp_t", "r_data");
+    m_arready = f("axi_rsp_t", "ar_ready");
+    m_rvalid = f("axi_rsp_t", "r_valid");
+    m_rid = f("axi_rsp_t", "r.id");
+    m_rdata = f("axi_rsp_t", "r.data");
+    m_rresp = f("axi_rsp_t", "r.resp");
+    m_rlast = f("axi_rsp_t", "r.last");
+    m_awready = f("axi_rsp_t", "aw_ready");
+    m_wready = f("axi_rsp_t", "w_ready");
+    m_bvalid = f("axi_rsp_t", "b_valid");
+    m_bid = f("axi_rsp_t", "b.id");
+    m_bresp = f("axi_rsp_t", "b.resp");
+    m_arvalid = f("axi_req_t", "ar_valid");
+    m_arid = f("axi_req_t", "ar.id");
+    m_araddr = f("axi_req_t", "ar.addr");
+    m_arlen = f("axi_req_t", "ar.len");
+    m_rready = f("axi_req_t", "r_ready");
+    m_awvalid = f("axi_req_t", "aw_valid");
+    m_awaddr = f("axi_req_t", "aw.addr");
+    m_awlen = f("axi_req_t", "aw.len");
+    m_wvalid = f("axi_req_t", "w_valid");
+    m_wdata = f("axi_req_t", "w.data");
+    m_wstrb = f("axi_req_t", "w.strb");
+    m_wlast = f("axi_req_t", "w.last");
+    m_bready = f("axi_req_t", "b_ready");
+  }
+  int axil_req_bits = 0, axil_rsp_bits = 0, axi_req_bits = 0, axi_rsp_bits = 0;
+  hw::dbg::BitField s_awvalid, s_awaddr, s_wvalid, s_wdata, s_wstrb, s_bready, s_arvalid,
+      s_araddr, s_rready, s_awready, s_wready, s_bvalid, s_arready, s_rvalid, s_rdata;
+  hw::dbg::BitField m_arready, m_rvalid, m_rid, m_rdata, m_rresp, m_rlast, m_awready, m_wready,
+      m_bvalid, m_bid, m_bresp, m_arvalid, m_arid, m_araddr, m_arlen, m_rready, m_awvalid,
+      m_awaddr, m_awlen, m_wvalid, m_wdata, m_wstrb, m_wlast, m_bready;
+};
+
+// The bits a Verilated port holds.
+template <class P>
+constexpr int port_bits() {
+  return static_cast<int>(sizeof(P) * 8);
+}
+
 template <class V>
 class VerilatedModel final : public RtlModel {
  public:
-  explicit VerilatedModel(const std::string& wave_file) : h_(wave_file, "kiln_top") {}
+  VerilatedModel(const std::string& wave_file, int axi_data_bits)
+      : h_(wave_file, "kiln_top"), l_(axi_data_bits) {
+    V& t = h_.top();
+    // A layout the Verilated ports cannot hold means the model and hw/spec disagree.
+    if (l_.axil_req_bits > port_bits<decltype(t.s_axil_i)>() ||
+        l_.axil_rsp_bits > port_bits<decltype(t.s_axil_o)>() ||
+        l_.axi_req_bits > port_bits<decltype(t.m_axi_o)>() ||
+        l_.axi_rsp_bits > port_bits<decltype(t.m_axi_i)>()) {
+      throw hw::Error("the Verilated model's bus ports are narrower than hw/spec/bus_ports.h");
+    }
+  }
 
   void eval_low(const TopIn& in, TopOut& out) override {
     V& t = h_.top();
     t.rst_ni = in.rst_n;
-    t.s_axil_awvalid = in.s_awvalid;
-    t.s_axil_awaddr = in.s_awaddr;
-    t.s_axil_wvalid = in.s_wvalid;
-    t.s_axil_wdata = in.s_wdata;
-    t.s_axil_wstrb = in.s_wstrb;
-    t.s_axil_bready = in.s_bready;
-    t.s_axil_arvalid = in.s_arvalid;
-    t.s_axil_araddr = in.s_araddr;
-    t.s_axil_rready = in.s_rready;
-    t.m_axi_arready = in.m_arready;
-    t.m_axi_rvalid = in.m_rvalid;
-    t.m_axi_rid = in.m_rid;
-    t.m_axi_rdata = in.m_rdata;
-    t.m_axi_rresp = in.m_rresp;
-    t.m_axi_rlast = in.m_rlast;
-    t.m_axi_awready = in.m_awready;
-    t.m_axi_wready = in.m_wready;
-    t.m_axi_bvalid = in.m_bvalid;
-    t.m_axi_bid = in.m_bid;
-    t.m_axi_bresp = in.m_bresp;
+    port_clear(t.s_axil_i);
+    port_or(t.s_axil_i, l_.s_awvalid, in.s_awvalid);
+    port_or(t.s_axil_i, l_.s_awaddr, in.s_awaddr);
+    port_or(t.s_axil_i, l_.s_wvalid, in.s_wvalid);
+    port_or(t.s_axil_i, l_.s_wdata, in.s_wdata);
+    port_or(t.s_axil_i, l_.s_wstrb, in.s_wstrb);
+    port_or(t.s_axil_i, l_.s_bready, in.s_bready);
+    port_or(t.s_axil_i, l_.s_arvalid, in.s_arvalid);
+    port_or(t.s_axil_i, l_.s_araddr, in.s_araddr);
+    port_or(t.s_axil_i, l_.s_rready, in.s_rready);
+    port_clear(t.m_axi_i);
+    port_or(t.m_axi_i, l_.m_arready, in.m_arready);
+    port_or(t.m_axi_i, l_.m_rvalid, in.m_rvalid);
+    port_or(t.m_axi_i, l_.m_rid, in.m_rid);
+    port_or(t.m_axi_i, l_.m_rdata, in.m_rdata);
+    port_or(t.m_axi_i, l_.m_rresp, in.m_rresp);
+    port_or(t.m_axi_i, l_.m_rlast, in.m_rlast);
+    port_or(t.m_axi_i, l_.m_awready, in.m_awready);
+    port_or(t.m_axi_i, l_.m_wready, in.m_wready);
+    port_or(t.m_axi_i, l_.m_bvalid, in.m_bvalid);
+    port_or(t.m_axi_i, l_.m_bid, in.m_bid);
+    port_or(t.m_axi_i, l_.m_bresp, in.m_bresp);
     h_.eval_low();
-    out.s_awready = t.s_axil_awready;
-    out.s_wready = t.s_axil_wready;
-    out.s_bvalid = t.s_axil_bvalid;
-    out.s_arready = t.s_axil_arready;
-    out.s_rvalid = t.s_axil_rvalid;
-    out.s_rdata = t.s_axil_rdata;
-    out.m_arvalid = t.m_axi_arvalid;
-    out.m_arid = t.m_axi_arid;
-    out.m_araddr = t.m_axi_araddr;
-    out.m_arlen = t.m_axi_arlen;
-    out.m_rready = t.m_axi_rready;
-    out.m_awvalid = t.m_axi_awvalid;
-    out.m_awaddr = t.m_axi_awaddr;
-    out.m_awlen = t.m_axi_awlen;
-    out.m_wvalid = t.m_axi_wvalid;
-    out.m_wdata = t.m_axi_wdata;
-    out.m_wstrb = t.m_axi_wstrb;
-    out.m_wlast = t.m_axi_wlast;
-    out.m_bready = t.m_axi_bready;
+    const auto& s = t.s_axil_o;
+    out.s_awready = port_get(s, l_.s_awready);
+    out.s_wready = port_get(s, l_.s_wready);
+    out.s_bvalid = port_get(s, l_.s_bvalid);
+    out.s_arready = port_get(s, l_.s_arready);
+    out.s_rvalid = port_get(s, l_.s_rvalid);
+    out.s_rdata = static_cast<uint32_t>(port_get(s, l_.s_rdata));
+    const auto& m = t.m_axi_o;
+    out.m_arvalid = port_get(m, l_.m_arvalid);
+    out.m_arid = static_cast<uint8_t>(port_get(m, l_.m_arid));
+    out.m_araddr = static_cast<uint32_t>(port_get(m, l_.m_araddr));
+    out.m_arlen = static_cast<uint8_t>(port_get(m, l_.m_arlen));
+    out.m_rready = port_get(m, l_.m_rready);
+    out.m_awvalid = port_get(m, l_.m_awvalid);
+    out.m_awaddr = static_cast<uint32_t>(port_get(m, l_.m_awaddr));
+    out.m_awlen = static_cast<uint8_t>(port_get(m, l_.m_awlen));
+    out.m_wvalid = port_get(m, l_.m_wvalid);
+    out.m_wdata = port_get(m, l_.m_wdata);
+    out.m_wstrb = static_cast<uint8_t>(port_get(m, l_.m_wstrb));
+    out.m_wlast = port_get(m, l_.m_wlast);
+    out.m_bready = port_get(m, l_.m_bready);
     out.dbg_state = t.dbg_state_o;
     out.dbg_tokens = t.dbg_tokens_o;
     out.dbg_queues = t.dbg_queues_o;
@@ -68,6 +196,7 @@ class VerilatedModel final : public RtlModel {
 
  private:
   VerilatedHarness<V> h_;
+  TopPortLayout l_;
 };
 
 }  // namespace kiln::sim

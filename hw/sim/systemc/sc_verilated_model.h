@@ -1,5 +1,6 @@
 #pragma once
-// Binds a Verilated SystemC model of kiln_top (V, from verilator --sc) to the
+// Binds a Verilated SystemC model of kiln_top (V, from verilator --sc of kiln_top_flat,
+// which spreads its bus structs onto one port per signal; hw/spec/rtl_params.h) to the
 // platform's signals. Included only by the generated per-configuration sc_model_<cfg>.cc.
 
 #include <memory>
