@@ -5,9 +5,12 @@
 // "npu" with two options.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "compiler/graph/executor.h"
 #include "compiler/graph/strategy.h"
 #include "compiler/support/error.h"
 #include "compiler/target/backend.h"
@@ -148,6 +151,27 @@ TEST_F(TargetParse, CheckCoversOptionsSetAfterParsing) {
   t.set_option("colour", "red");
   EXPECT_THROW(t.check(), CompileError);
   EXPECT_THROW(Target("tpu").check(), CompileError);
+}
+
+// A model compiled for "interp" runs whole on its host, the interpreter, through
+// make_executor(model): no strategy, the interpreter's (default) machine.
+TEST_F(TargetParse, AnInterpTargetRunsOnTheInterpreter) {
+  using ir::DataType;
+  graph::Graph g;
+  graph::NodeId x = g.add_input("x", {DataType::Float(32), {2, 3}});
+  g.add_output(g.add_op("relu", {x}), "y");
+  graph::CompileOptions o;
+  o.target = Target::parse("interp");
+  graph::CompiledModel m = graph::compile(g, o);
+  EXPECT_EQ(m.target.host_target().backend(), "interp");
+  graph::Executor ex = graph::make_executor(m);
+  EXPECT_EQ(ex.accelerator(), nullptr);
+  std::vector<float> in{-1, 2, -3, 4, 0, -0.5f}, want{0, 2, 0, 4, 0, 0};
+  ex.set_input(0, in.data(), static_cast<int64_t>(in.size() * sizeof(float)));
+  ex.run();
+  std::vector<float> out(6);
+  std::memcpy(out.data(), ex.output(0), out.size() * sizeof(float));
+  EXPECT_EQ(out, want);
 }
 
 }  // namespace
