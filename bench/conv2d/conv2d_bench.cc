@@ -24,6 +24,7 @@
 
 #include "backend-cpu/module.h"
 #include "backend-cpu/runtime/parallel.h"
+#include "bench/support/parse_list.h"
 #include "bench/support/time_best.h"
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
@@ -35,6 +36,7 @@
 
 namespace {
 
+using kiln::bench_support::parse_list;
 using kiln::bench_support::time_best;
 
 using kiln::cpu::NDArray;
@@ -106,16 +108,6 @@ kiln::cpu::Module build_conv(const Layer& l, int ob, const kiln::cpu::Target& ta
   auto f = kiln::schedule::lower(sch, {data, kp, out}, "conv");
   if (kiln::debug_enabled("conv")) std::cerr << f.body;
   return kiln::cpu::build({f}, target);
-}
-
-std::vector<int> parse_list(const char* s) {
-  std::vector<int> out;
-  for (const char* p = s; *p;) {
-    out.push_back(std::atoi(p));
-    while (*p && *p != ',') ++p;
-    if (*p == ',') ++p;
-  }
-  return out;
 }
 
 }  // namespace

@@ -28,10 +28,12 @@
 #include "backend-cpu/module.h"
 #include "backend-cpu/runtime/parallel.h"
 #include "bench/gemm/gemm_schedule.h"
+#include "bench/support/parse_list.h"
 #include "bench/support/time_best.h"
 
 namespace {
 
+using kiln::bench_support::parse_list;
 using kiln::bench_support::time_best;
 using kiln::cpu::NDArray;
 using kiln::ir::DataType;
@@ -86,16 +88,6 @@ void choose_openblas_kernel(char** argv) {
   setenv("KILN_OPENBLAS_CHOSEN", table.c_str(), 1);
   execv("/proc/self/exe", argv);
   std::perror("gemm_bench: re-exec failed; OpenBLAS keeps the kernel it chose");
-}
-
-std::vector<int> parse_list(const char* s) {
-  std::vector<int> out;
-  for (const char* p = s; *p;) {
-    out.push_back(std::atoi(p));
-    while (*p && *p != ',') ++p;
-    if (*p == ',') ++p;
-  }
-  return out;
 }
 
 struct Row {
