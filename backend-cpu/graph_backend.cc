@@ -88,17 +88,28 @@ class NoKernels : public target::KernelModule {
   std::string save() const override { return ""; }
 };
 
+// The LLVM string of a CPU target string: "cpu" is the host as kiln compiles for it by
+// default (Target::default_host_string), "" plain "llvm", an "llvm ..." string itself.
+std::string llvm_string(const std::string& options) {
+  if (options.empty()) return "llvm";
+  if (options == "cpu") return cpu::Target::default_host_string();
+  return options;
+}
+
 class CpuBackend : public target::Backend {
  public:
   std::string name() const override { return "cpu"; }
+  bool is_host() const override { return true; }
+  // "cpu" takes no options; an "llvm ..." string is checked whole by the CPU's parser.
+  void check(const target::Target& t) const override { cpu::Target::parse(llvm_string(t.str())); }
   target::MachineTraits traits(const std::string& options) const override {
-    cpu::Target t = cpu::Target::parse(options.empty() ? "llvm" : options);
+    cpu::Target t = cpu::Target::parse(llvm_string(options));
     return {t.vector_bits(), t.vector_registers(), t.l1d_cache(), t.l2_cache()};
   }
   std::unique_ptr<target::KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const override {
     if (funcs.empty()) return std::make_unique<NoKernels>();
-    return std::make_unique<CpuKernels>(cpu::build(funcs, options.empty() ? "llvm" : options));
+    return std::make_unique<CpuKernels>(cpu::build(funcs, llvm_string(options)));
   }
   std::unique_ptr<target::KernelModule> load(const std::string& bytes,
                                              const std::vector<target::KernelSignature>& kernels) const override {

@@ -662,6 +662,14 @@ class VtaKernels : public target::KernelModule {
 class VtaBackend : public target::Backend {
  public:
   std::string name() const override { return "vta"; }
+  // The configuration, the device that runs the kernels, the configuration's
+  // fingerprint (resolve() adds it), and every device setting (hw/driver's list, checked
+  // against the device when the kernels are built).
+  std::vector<std::string> option_names() const override {
+    std::vector<std::string> names{"config", "device", "fingerprint"};
+    for (const driver::DeviceSetting& s : driver::device_settings()) names.emplace_back(s.name);
+    return names;
+  }
 
   std::unique_ptr<target::KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const override {

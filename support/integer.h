@@ -1,7 +1,7 @@
 #pragma once
 // Integer helpers every layer uses: division that rounds toward negative infinity (the
 // loop IR's Div and Mod, index arithmetic), rounding up to a block, and the divisors
-// that tilings choose from.
+// that tilings choose from (all of them, or the largest within a budget).
 #include <concepts>
 #include <cstdint>
 #include <type_traits>
@@ -49,6 +49,15 @@ std::vector<T> divisors(T n) {
   }
   low.insert(low.end(), high.rbegin(), high.rend());
   return low;
+}
+
+// The largest divisor of n that is at most `most` (1 when none above 1 is), for n >= 1:
+// the tile or unroll factor that fits a budget and divides the extent.
+template <std::integral T>
+constexpr T largest_divisor_at_most(T n, T most) {
+  for (T f = n < most ? n : most; f > 1; --f)
+    if (n % f == 0) return f;
+  return 1;
 }
 
 }  // namespace kiln

@@ -24,14 +24,20 @@
 
 #include "backend-cpu/module.h"
 #include "backend-cpu/runtime/parallel.h"
+#include "bench/support/parse_list.h"
+#include "bench/support/time_best.h"
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
 #include "compiler/schedule/lower.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/te/ops.h"
 #include "support/debug.h"
+#include "support/integer.h"
 
 namespace {
+
+using kiln::bench_support::parse_list;
+using kiln::bench_support::time_best;
 
 using kiln::cpu::NDArray;
 using kiln::ir::DataType;
@@ -53,12 +59,8 @@ const Layer kLayers[] = {
     {"C9", 14, 256, 256, 3, 1},  {"C10", 14, 256, 512, 3, 2}, {"C11", 14, 256, 512, 1, 2}, {"C12", 7, 512, 512, 3, 1},
 };
 
-int fit(int n, int want) {
-  for (int f = std::min(n, want); f > 1; --f) {
-    if (n % f == 0) return f;
-  }
-  return 1;
-}
+// The largest divisor of n that is <= want.
+int fit(int n, int want) { return kiln::largest_divisor_at_most(n, want); }
 
 // Direct convolution, output channels in blocks of `ob` (vector lanes) and output
 // columns in blocks of `wb`: a wb x ob tile of accumulators stays in registers while
@@ -106,33 +108,6 @@ kiln::cpu::Module build_conv(const Layer& l, int ob, const kiln::cpu::Target& ta
   auto f = kiln::schedule::lower(sch, {data, kp, out}, "conv");
   if (kiln::debug_enabled("conv")) std::cerr << f.body;
   return kiln::cpu::build({f}, target);
-}
-
-// Best of repeated runs; first waits for the other side's idle threads to stop spinning.
-double time_best(const std::function<void()>& fn, double min_time) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  fn();
-  double best = 1e30, total = 0;
-  int runs = 0;
-  while (total < min_time || runs < 3) {
-    auto t0 = std::chrono::steady_clock::now();
-    fn();
-    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::min(best, sec);
-    total += sec;
-    ++runs;
-  }
-  return best;
-}
-
-std::vector<int> parse_list(const char* s) {
-  std::vector<int> out;
-  for (const char* p = s; *p;) {
-    out.push_back(std::atoi(p));
-    while (*p && *p != ',') ++p;
-    if (*p == ',') ++p;
-  }
-  return out;
 }
 
 }  // namespace

@@ -28,9 +28,13 @@
 #include "backend-cpu/module.h"
 #include "backend-cpu/runtime/parallel.h"
 #include "bench/gemm/gemm_schedule.h"
+#include "bench/support/parse_list.h"
+#include "bench/support/time_best.h"
 
 namespace {
 
+using kiln::bench_support::parse_list;
+using kiln::bench_support::time_best;
 using kiln::cpu::NDArray;
 using kiln::ir::DataType;
 
@@ -41,8 +45,6 @@ using kiln::ir::DataType;
 // load), and re-executes itself with the fastest. KILN_OPENBLAS_CHOSEN carries the
 // probe's figures to the final process, which prints them.
 const char* const kCoreTypes[] = {"", "SkylakeX", "Cooperlake", "Haswell"};  // "": OpenBLAS's own choice
-
-double time_best(const std::function<void()>& fn, double min_time);
 
 // The child's work: one-thread sgemm 512 and 1024 in GFLOP/s, the better of the two.
 int openblas_probe() {
@@ -86,35 +88,6 @@ void choose_openblas_kernel(char** argv) {
   setenv("KILN_OPENBLAS_CHOSEN", table.c_str(), 1);
   execv("/proc/self/exe", argv);
   std::perror("gemm_bench: re-exec failed; OpenBLAS keeps the kernel it chose");
-}
-
-std::vector<int> parse_list(const char* s) {
-  std::vector<int> out;
-  for (const char* p = s; *p;) {
-    out.push_back(std::atoi(p));
-    while (*p && *p != ',') ++p;
-    if (*p == ',') ++p;
-  }
-  return out;
-}
-
-// Best time of repeated runs lasting at least `min_time` seconds in all. Waits first
-// for the other side's idle threads to stop spinning (OpenBLAS's workers spin for tens
-// of milliseconds after a call, OpenMP's too), so that they do not take a core away.
-double time_best(const std::function<void()>& fn, double min_time) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  fn();  // warm up
-  double best = 1e30, total = 0;
-  int runs = 0;
-  while (total < min_time || runs < 3) {
-    auto t0 = std::chrono::steady_clock::now();
-    fn();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::min(best, s);
-    total += s;
-    ++runs;
-  }
-  return best;
 }
 
 struct Row {

@@ -10,6 +10,7 @@
 #include "compiler/schedule/tensorize.h"
 #include "compiler/te/tensor.h"
 #include "support/debug.h"
+#include "support/integer.h"
 
 namespace kiln::bench {
 
@@ -21,12 +22,7 @@ int env_int(const char* name, int fallback) {
 }
 
 // The largest divisor of n that is <= want.
-int fit(int n, int want) {
-  for (int f = std::min(n, want); f > 1; --f) {
-    if (n % f == 0) return f;
-  }
-  return 1;
-}
+int fit(int n, int want) { return kiln::largest_divisor_at_most(n, want); }
 
 // Packed-B GEMM with an MR x NR register tile; `acc` is the accumulator type.
 cpu::Module build_packed_gemm(int m, int n, int k, ir::DataType ta, ir::DataType tb, ir::DataType acc,

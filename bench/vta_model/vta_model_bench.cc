@@ -42,7 +42,7 @@ graph::Executor build(const graph::Graph& g, const std::string& target, std::vec
   o.target = target::Target::parse(target);
   graph::CompiledModel m = graph::compile(g, o);
   if (placement) *placement = m.placement;
-  return graph::make_executor(m, "cpu", "llvm");
+  return graph::make_executor(m);  // the host kernels on the target's host
 }
 
 // Input 0 filled with uniform floats in [-1, 1] from a seed.

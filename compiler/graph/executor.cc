@@ -19,12 +19,10 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
   CompiledModel m;
   std::unique_ptr<Strategy> strategy = make_strategy(options.target.kind());
   m.target = strategy ? strategy->resolve(options.target) : options.target;
-  // The host's machine, for the default schedules (the interpreter has none).
+  // The host's machine, for the default schedules (the interpreter's: the defaults).
   target::MachineTraits machine;
-  if (m.target.kind() != "interp") {
-    std::vector<std::string> have = target::backend_names();
-    if (std::find(have.begin(), have.end(), "cpu") != have.end()) machine = target::make_backend("cpu")->traits(m.target.host());
-  }
+  const target::Target host = m.target.host_target();
+  if (target::has_backend(host.backend())) machine = target::make_backend(host.backend())->traits(host.str());
   m.graph = options.optimize ? optimize(input, machine) : input;
   if (strategy) {
     // Placement: what the accelerator computes becomes its own operators; the packing
@@ -233,6 +231,11 @@ AcceleratorReport accelerator_report(const Executor& ex, const std::vector<doubl
     r.layers.push_back(std::move(l));
   }
   return r;
+}
+
+Executor make_executor(const CompiledModel& m) {
+  const target::Target host = m.target.host_target();
+  return make_executor(m, host.backend(), host.str());
 }
 
 Executor make_executor(const CompiledModel& m, const std::string& backend, const std::string& target) {

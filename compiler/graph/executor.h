@@ -122,6 +122,10 @@ AcceleratorReport accelerator_report(const Executor& ex, const std::vector<doubl
 // and `target` (its target string), and the accelerator's kernels with the backend
 // of the model's target.
 Executor make_executor(const CompiledModel& m, const std::string& backend, const std::string& target = "");
+// The same with the host of the model's target (Target::host_target): its backend and
+// target string ("cpu" for `cpu`, the LLVM string for `llvm ...`, the interpreter for
+// `interp`, an accelerator's -host).
+Executor make_executor(const CompiledModel& m);
 
 // A compiled model in one file: the plan, the constants and the backend's saved
 // kernels (for the CPU backend a shared library). Loading needs the backend, not the

@@ -12,6 +12,7 @@
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/op.h"
 #include "compiler/support/error.h"
+#include "support/integer.h"
 
 namespace kiln::graph {
 
@@ -25,6 +26,9 @@ int vector_factor(int64_t extent) {
 }
 
 int64_t extent_of(const ir::IterVar& iv) { return *ir::as_const_int(iv->dom.extent); }
+
+// The largest divisor of n that is at most `want` (at least 1).
+int64_t fit(int64_t n, int64_t want) { return largest_divisor_at_most(n, want); }
 
 // The default CPU schedule of one root stage: the outer data-parallel axes fused and
 // parallel; the innermost axis vectorized, inside the reduction loops of a reduction
@@ -86,12 +90,7 @@ te::Tensor accumulator(schedule::Schedule& s, const te::Tensor& product, const t
 // is the vector, the pixels are unrolled; rows and channel blocks run in parallel.
 void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out_t) {
   int64_t ow = extent_of(conv->axis[3]);
-  int xb = 1;
-  for (int f = 8; f >= 1; --f)
-    if (ow % f == 0) {
-      xb = f;
-      break;
-    }
+  int xb = static_cast<int>(fit(ow, 8));
   te::Tensor local = accumulator(s, conv, out_t);
   schedule::Stage out = s[out_t];
   const auto& ax = out->op->axis;
@@ -116,12 +115,6 @@ void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te
 // conv2d_nchwc over channels too (3 reductions on NCHW data, 4 on NCHWc), not depthwise.
 bool is_tiled_conv(const te::Tensor& t) { return t->tag == "conv2d_nchwc" && t->reduce_axis.size() >= 3; }
 
-// The largest divisor of n that is at most `want` (at least 1).
-int64_t fit(int64_t n, int64_t want) {
-  for (int64_t f = std::min(n, want); f > 1; --f)
-    if (n % f == 0) return f;
-  return 1;
-}
 
 // A HostBuffer with the te shape of a graph type (rank 0 becomes [1]), same bytes.
 interp::HostBuffer te_buffer(const TensorType& t) {

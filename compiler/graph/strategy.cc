@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "compiler/support/error.h"
+#include "compiler/target/backend.h"
 
 namespace kiln::graph {
 
@@ -29,15 +30,13 @@ void register_strategy(const std::string& kind, StrategyFactory factory) {
 }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& kind) {
-  if (kind == "cpu" || kind == "interp") return nullptr;
-  std::lock_guard lock(registry().mu);
-  auto it = registry().factories.find(kind);
-  if (it == registry().factories.end()) {
-    std::vector<std::string> names{"cpu", "interp"};
-    for (const auto& [k, v] : registry().factories) names.push_back(k);
-    throw CompileError(fmt::format("no target '{}' (targets: {})", kind, fmt::join(names, ", ")));
+  {
+    std::lock_guard lock(registry().mu);
+    auto it = registry().factories.find(kind);
+    if (it != registry().factories.end()) return it->second();
   }
-  return it->second();
+  if (target::Target(kind).is_host()) return nullptr;
+  throw CompileError(target::unknown_target_message(kind));
 }
 
 std::string records_key_of(const target::Target& t) {

@@ -65,8 +65,8 @@ class Strategy {
 
 using StrategyFactory = std::function<std::unique_ptr<Strategy>()>;
 void register_strategy(const std::string& kind, StrategyFactory factory);
-// The strategy of an accelerator kind; null for "cpu" and "interp" (host only);
-// CompileError naming the registered kinds otherwise.
+// The strategy of an accelerator kind; null for a host kind (Target::is_host: cpu,
+// interp); CompileError naming the registered kinds otherwise.
 std::unique_ptr<Strategy> make_strategy(const std::string& kind);
 
 // The key a target's tuning records carry: an accelerator's strategy resolves the

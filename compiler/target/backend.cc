@@ -47,6 +47,7 @@ class InterpModule : public KernelModule {
 class InterpBackend : public Backend {
  public:
   std::string name() const override { return "interp"; }
+  bool is_host() const override { return true; }
   std::unique_ptr<KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs, const std::string&) const override {
     return std::make_unique<InterpModule>(funcs);
   }
@@ -80,8 +81,17 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
     auto it = registry().factories.find(name);
     if (it != registry().factories.end()) f = it->second;
   }
-  if (!f) throw CompileError(fmt::format("no backend '{}' is registered (registered: {})", name, fmt::join(backend_names(), ", ")));
+  if (!f) throw CompileError(unknown_target_message(name));
   return f();
+}
+
+bool has_backend(const std::string& name) {
+  std::lock_guard lock(registry().mu);
+  return registry().factories.count(name) != 0;
+}
+
+std::string unknown_target_message(const std::string& kind) {
+  return fmt::format("no target '{}' (targets: {})", kind, fmt::join(backend_names(), ", "));
 }
 
 std::vector<std::string> backend_names() {

@@ -1,7 +1,10 @@
 #pragma once
 // The backend registry (as TVM's target registry): compiler/ knows no backend, so a
-// backend registers a factory here under a name ("cpu", ...) and the graph executor
-// asks for it by that name. The reference interpreter is always there as "interp".
+// backend registers a factory here under the target kind it serves ("cpu", "vta", ...)
+// and the graph executor asks for it by that name. The registry is also what
+// target::Target::parse checks a target string against: the kinds are the registered
+// names, and each backend says which options its kind takes. The reference
+// interpreter is always there as "interp".
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "compiler/schedule/lower.h"
+#include "compiler/target/target.h"
 
 namespace kiln::target {
 
@@ -68,6 +72,16 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  // Whether this backend builds the host's kernels (cpu, interp): a target of its kind
+  // runs the whole model on it. An accelerator's backend builds the kernels placed on
+  // it, the others run on the target's host (Target::host_target). Default: false.
+  virtual bool is_host() const { return false; }
+  // The -key=value options a target of this kind takes; Target::parse refuses any
+  // other (an accelerator kind also takes -host). Default: none.
+  virtual std::vector<std::string> option_names() const { return {}; }
+  // What Target::parse checks beyond the option names (the CPU backend: a target's
+  // LLVM string); CompileError naming the problem. Default: nothing more.
+  virtual void check(const Target& t) const { (void)t; }
   // The machine that `options` (a backend-specific target string) compiles for;
   // CompileError on a malformed string. The default: MachineTraits{}.
   virtual MachineTraits traits(const std::string& options) const {
@@ -87,8 +101,14 @@ using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 // Registers (or replaces) a backend. Backends call this from their own registration
 // function (e.g. kiln::cpu::register_graph_backend()).
 void register_backend(const std::string& name, BackendFactory factory);
-// The backend of that name; CompileError listing the registered ones otherwise.
+// The backend of that name; CompileError listing the registered ones otherwise
+// (unknown_target_message).
 std::unique_ptr<Backend> make_backend(const std::string& name);
+bool has_backend(const std::string& name);
+// The registered names: the target kinds there are.
 std::vector<std::string> backend_names();
+// "no target 'KIND' (targets: cpu, interp, vta)": the one message for a kind that no
+// backend serves, from Target::parse, make_backend and the graph's strategies.
+std::string unknown_target_message(const std::string& kind);
 
 }  // namespace kiln::target

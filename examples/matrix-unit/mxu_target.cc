@@ -392,6 +392,7 @@ Command command_of(const nlohmann::json& c) {
 class MxuBackend : public target::Backend {
  public:
   std::string name() const override { return "mxu"; }
+  std::vector<std::string> option_names() const override { return {"a_kb", "w_kb", "acc_kb", "dram_mb"}; }
 
   std::unique_ptr<target::KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const override {

@@ -2,6 +2,7 @@
 // compiler/ share (label support).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -107,6 +108,18 @@ TEST(Integer, DivisorsAreAllOfThemAscending) {
   // Large n: trial division stops at the square root, without overflowing i * i.
   EXPECT_EQ(divisors(int64_t{1000000007}), (std::vector<int64_t>{1, 1000000007}));
   EXPECT_EQ(divisors(std::numeric_limits<int32_t>::max()).size(), 2u);  // a Mersenne prime
+}
+
+TEST(Integer, LargestDivisorAtMostIsTheLargestWithinTheBudget) {
+  for (int64_t n = 1; n <= 120; ++n)
+    for (int64_t most = 1; most <= 130; ++most) {
+      int64_t want = 1;
+      for (int64_t d = 1; d <= std::min(n, most); ++d)
+        if (n % d == 0) want = d;
+      EXPECT_EQ(largest_divisor_at_most(n, most), want) << n << " " << most;
+    }
+  static_assert(largest_divisor_at_most(56, 8) == 8 && largest_divisor_at_most(7, 4) == 1);
+  EXPECT_EQ(largest_divisor_at_most(int64_t{12}, int64_t{0}), 1);  // a budget below 1 still gives 1
 }
 
 TEST(Error, EveryLayersErrorIsOne) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "tests/support/command.h"
 
@@ -106,6 +107,38 @@ TEST(VtaCli, TuneRecordsApplyToKilnVta) {
   EXPECT_EQ(w.status, 0) << w.output;
   EXPECT_NE(w.output.find("warning"), std::string::npos) << w.output;
   std::filesystem::remove(records);
+}
+#endif
+
+#ifdef KILN_HAVE_TARGET_COMMANDS
+// kiln run, kiln compile and kiln tune read --target with the one parser
+// (target::Target::parse): the same bad string is the same error in each, naming the
+// string and listing the kinds or the kind's options, before any model is read.
+TEST(VtaCli, EveryCommandReadsTargetsWithTheOneParser) {
+  std::string records = (std::filesystem::temp_directory_path() / ("kiln_vta_cli_targets_" + std::to_string(::getpid()))).string();
+  const std::string commands[] = {"run nosuch.onnx", "compile nosuch.onnx -o " + records + ".kiln",
+                                  "tune --op matmul:M=8,N=8,K=8 -n 1 -r " + records};
+  const std::pair<std::string, std::string> cases[] = {
+      {"npu", "no target 'npu' (targets: cpu, interp, vta)"},
+      {"'npu -config=tiny'", "target 'npu -config=tiny': no target 'npu' (targets: cpu, interp, vta)"},
+      {"'vta -colour=red'", "target 'vta -colour=red': vta takes no option -colour (it takes -config -device"},
+      {"'cpu -config=tiny'", "target 'cpu -config=tiny': cpu takes no option -config (it takes none)"},
+      {"'interp -host=cpu'", "interp takes no option -host"},
+      {"'vta config=tiny'", "target 'vta config=tiny': option 'config=tiny' is not -key=value"},
+      {"'vta -host=vta'", "-host=vta is not a host target (cpu, interp)"},
+      {"'llvm -colour=red'", "unknown option '-colour'"},
+  };
+  for (const auto& [target, want] : cases) {
+    std::string first;
+    for (const std::string& cmd : commands) {
+      auto r = run(cmd + " --target " + target);
+      EXPECT_EQ(r.status, 1) << cmd << " --target " << target << ": " << r.output;
+      EXPECT_NE(r.output.find(want), std::string::npos) << cmd << " --target " << target << ": " << r.output;
+      if (first.empty()) first = r.output;
+      EXPECT_EQ(r.output, first) << cmd << " --target " << target;
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(records));
 }
 #endif
 

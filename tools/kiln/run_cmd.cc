@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "backend-cpu/runtime/tensor.h"
-#include "backend-cpu/target.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
@@ -81,30 +80,19 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// "cpu" -> backend "cpu" with the host's default target (cpu::Target::default_host_string:
-// vector libm where glibc has it); "llvm -mcpu=..." -> the CPU backend with
-// that target string; "interp" the interpreter; an accelerator ("vta ...") -> its host
-// on the CPU backend.
-std::pair<std::string, std::string> backend_of(const std::string& target) {
-  if (target == "cpu") return {"cpu", cpu::Target::default_host_string()};
-  if (target.rfind("llvm", 0) == 0) return {"cpu", target};
-  if (target == "interp") return {"interp", ""};
-  return {"cpu", target::Target::parse(target).host()};
-}
-
 // Where the device writes its own timeline, which write_inference_trace() merges.
 std::string device_trace_path(const RunArgs& a) { return a.trace + ".device.json"; }
 
 // The target of the compilation; --config and --device fill an accelerator's options.
 target::Target target_of(const RunArgs& a) {
   auto given = a.device_flags.given();
-  if (a.target == "interp" || a.target == "cpu" || a.target.rfind("llvm", 0) == 0) {
+  target::Target t = target::Target::parse(a.target);
+  if (t.is_host()) {
     if (!a.config.empty() || !a.device.empty() || !given.empty())
       throw CompileError("--config, --device and the device flags apply to an accelerator target (--target vta), not to " +
                          a.target);
-    return target::Target::parse(a.target == "interp" ? "cpu" : a.target);
+    return t;
   }
-  target::Target t = target::Target::parse(a.target);
   if (!a.config.empty() && !t.has_option("config")) t.set_option("config", a.config);
   if (!a.device.empty() && !t.has_option("device")) t.set_option("device", a.device);
   // The device flags become the target's options (-dram_latency=64), checked here so
@@ -118,6 +106,7 @@ target::Target target_of(const RunArgs& a) {
       throw CompileError("--trace needs a device with a clock: --device rtl or systemc (the target's is " + device + ")");
     t.set_option("trace", device_trace_path(a));
   }
+  t.check();  // the options the flags added are the kind's (an accelerator of a plugin takes its own)
   return t;
 }
 
@@ -213,8 +202,8 @@ graph::Graph import_model(const RunArgs& a) {
 
 graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms) {
   auto t0 = std::chrono::steady_clock::now();
-  auto [backend, target] = backend_of(a.target);
   if (ends_with(a.model, ".kiln")) {
+    target::Target::parse(a.target);  // a bad --target is an error here too, though the model names its own
     if (!a.records.empty()) throw CompileError("--records applies when compiling MODEL.onnx; " + a.model + " is compiled already");
     if (!a.trace.empty()) throw CompileError("--trace applies when compiling MODEL.onnx; " + a.model + " is compiled already");
     if (!a.calibrate.empty() || !a.input_shapes.empty())
@@ -229,7 +218,7 @@ graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms)
   graph::CompiledModel m = graph::compile(g, options);
   if (!a.json) print_placement(m);
   *num_kernels = m.kernels.size();
-  graph::Executor ex = graph::make_executor(m, backend, target);
+  graph::Executor ex = graph::make_executor(m);  // the host kernels on the target's host
   *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return ex;
 }
@@ -471,13 +460,13 @@ void run_model(const RunArgs& a) {
 
 void compile_model(const RunArgs& a) {
   if (a.output_model.empty()) throw CompileError("give the file to write with -o MODEL.kiln");
-  auto [backend, target] = backend_of(a.target);
   graph::CompileOptions options = compile_options(a);  // the target's errors before the model's
   graph::Graph g = import_model(a);
   graph::CompiledModel m = graph::compile(g, options);
   print_placement(m);
-  graph::Executor ex = graph::make_executor(m, backend, target);
-  graph::save_model(a.output_model, ex, backend, target);
+  const target::Target host = m.target.host_target();
+  graph::Executor ex = graph::make_executor(m);
+  graph::save_model(a.output_model, ex, host.backend(), host.str());
   fmt::print("{}: {} operators, {} kernels, {:.1f} MB of activations -> {}\n", a.model, m.graph.num_ops(), m.kernels.size(),
              m.memory.total_bytes() / 1e6, a.output_model);
 }

@@ -15,6 +15,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/strategy.h"
 #include "compiler/support/error.h"
+#include "compiler/target/target.h"
 #include "tools/kiln/common.h"
 #include "tuner/apply.h"
 #include "tuner/mpi.h"
@@ -43,6 +44,7 @@ struct TuneTarget {
   target::Target model;      // what a model's tasks are placed for
   std::string records_key;   // an accelerator's records key ("" for the template's target)
   std::string templates;     // the templates' target: "cpu" or "vta"
+  std::string host;          // the CPU target string the CPU candidates are built for
 };
 
 std::string clock_text(double s) {
@@ -69,18 +71,33 @@ TuneTarget tune_target(const TuneArgs& a) {
   if (a.jobs < 1) throw CompileError("--jobs must be at least 1");
   if (a.timeout <= 0) throw CompileError("--timeout must be positive");
   TuneTarget t;
-  t.vta = a.target == "vta";
+  const target::Target given = target::Target::parse(a.target);
+  t.vta = given.kind() == "vta";
   t.templates = t.vta ? "vta" : "cpu";
-  if (a.target != "cpu" && !t.vta && a.target.rfind("llvm", 0) != 0)
+  if (!given.is_cpu() && !t.vta)
     throw CompileError("--target '" + a.target + "': the tuner has templates for cpu (or an `llvm ...` target string) and vta");
-  if (!t.vta) return t;
+  if (!t.vta) {
+    t.model = given;
+    t.host = given.str();
+    return t;
+  }
+  // The accelerator's costs are cycles on the rtl device; its configuration is the
+  // target's -config or --config.
+  for (const auto& [key, value] : given.options())
+    if (key != "config" && !(key == "device" && value == "rtl"))
+      throw CompileError("--target '" + a.target + "': kiln tune measures cycles on the rtl device of a configuration; -" + key +
+                         " does not apply");
+  std::string config = given.option("config", a.config);
+  if (given.has_option("config") && config != a.config && a.config != "default")
+    throw CompileError("--target '" + a.target + "' and --config " + a.config + " name two configurations");
 #ifdef KILN_HAVE_TUNER_VTA
-  tuner::register_vta_templates(load_config(a.config));
+  tuner::register_vta_templates(load_config(config));
 #else
   throw CompileError("--target vta: this build has no VTA backend");
 #endif
-  t.model = target::Target("vta", {{"config", a.config}});
+  t.model = target::Target("vta", {{"config", config}});
   t.records_key = graph::records_key_of(t.model);
+  t.host = t.model.host();
   return t;
 }
 
@@ -127,7 +144,7 @@ void tune_main(const TuneArgs& a) {
   const TuneTarget tt = tune_target(a);
   tuner::MeasureOptions mo;
   mo.timeout_s = a.timeout;
-  mo.target = a.target == "cpu" ? "llvm" : a.target;
+  mo.target = tt.host;
   std::unique_ptr<tuner::MpiSession> mpi;
   if (tuner::launched_by_mpirun()) {
     mpi = std::make_unique<tuner::MpiSession>();
