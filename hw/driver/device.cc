@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "hw/spec/error.h"
 
 namespace kiln::driver {
@@ -49,9 +51,21 @@ void Device::run(DevAddr insn_addr, uint32_t insn_count) {
                                 kind(), fp, cfg_.name(), cfg_.fingerprint()));
   }
   check_range(insn_addr, uint64_t{insn_count} * 16, "instruction stream");
-  write_reg(r::kInsnAddrLo, static_cast<uint32_t>(insn_addr));
-  write_reg(r::kInsnAddrHi, static_cast<uint32_t>(insn_addr >> 32));
-  write_reg(r::kInsnCount, insn_count);
+  // Each write is read back: one lost on the bus would run another stream, or none.
+  const std::pair<uint32_t, uint32_t> writes[] = {
+      {r::kInsnAddrLo, static_cast<uint32_t>(insn_addr)},
+      {r::kInsnAddrHi, static_cast<uint32_t>(insn_addr >> 32)},
+      {r::kInsnCount, insn_count}};
+  for (auto [offset, value] : writes) {
+    write_reg(offset, value);
+    uint32_t got = read_reg(offset);
+    if (got != value) {
+      throw hw::Error(fmt::format("{} device: the write of 0x{:x} to register {} (0x{:02x}) did "
+                                  "not reach it (it reads 0x{:x}): a lost register write; the run "
+                                  "was not started",
+                                  kind(), value, r::writable_reg_name(offset), offset, got));
+    }
+  }
   write_reg(r::kCtrl, r::kCtrlStart);
   uint32_t status = wait_done();
   if (status & r::kStatusError) throw hw::Error(error_message());

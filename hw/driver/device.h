@@ -32,6 +32,8 @@ struct DeviceOptions {
   int dram_bytes_per_cycle = -1;      // rtl: DRAM model bandwidth (-1: default)
   bool dram_backpressure = false;     // rtl: random AXI back-pressure
   uint64_t seed = 1;                  // rtl: back-pressure seed
+  std::string fault;                  // rtl: an injected hardware fault, KIND[:ARGS] ("": none;
+                                      //   parse_fault in device_settings.h)
   // systemc: the SystemC platform (docs/systemc.md) also takes wave_file (a VCD of its
   // signals), trace_file (its timeline: the accelerators, their ports and the memory),
   // watchdog_cycles, dram_latency, dram_bytes_per_cycle, dram_backpressure, seed.

@@ -67,6 +67,47 @@ std::pair<std::string, uint64_t> path_at(const std::string& v) {
   }
 }
 
+constexpr const char* kFaultKinds =
+    "dram-read-error:N (the N-th read burst answered SLVERR), dram-hang:N (the DRAM stops "
+    "answering after N read beats), reg-drop:REGISTER[:N] (the N-th write to ctrl, "
+    "insn_count, insn_addr_lo or insn_addr_hi is lost)";
+
+sim::InjectedFault parse_fault_value(const std::string& v) {
+  using Kind = sim::InjectedFault::Kind;
+  sim::InjectedFault f;
+  f.text = v;
+  if (v.empty()) return f;
+  size_t colon = v.find(':');
+  std::string kind = v.substr(0, colon);
+  std::string args = colon == std::string::npos ? "" : v.substr(colon + 1);
+  auto count = [&](const std::string& n, uint64_t min) {
+    uint64_t r = parse_u64(n);
+    if (r < min) throw BadValue{fmt::format("{}'s count is at least {}", kind, min)};
+    return r;
+  };
+  if (kind == "dram-read-error" || kind == "dram-hang") {
+    if (args.empty()) throw BadValue{fmt::format("{} needs its count: {}:N", kind, kind)};
+    f.kind = kind == "dram-hang" ? Kind::kDramHang : Kind::kDramReadError;
+    f.n = count(args, 1);
+    return f;
+  }
+  if (kind == "reg-drop") {
+    size_t c2 = args.find(':');
+    std::string reg = args.substr(0, c2);
+    f.kind = Kind::kRegDrop;
+    f.n = c2 == std::string::npos ? 1 : count(args.substr(c2 + 1), 1);
+    for (uint32_t off : hw::regs::kWritableRegs)
+      if (hw::regs::writable_reg_name(off) == reg) {
+        f.reg = off;
+        return f;
+      }
+    throw BadValue{fmt::format("reg-drop names a writable register (ctrl, insn_count, "
+                               "insn_addr_lo, insn_addr_hi), not '{}'",
+                               reg)};
+  }
+  throw BadValue{fmt::format("no fault kind '{}'; the kinds: {}", kind, kFaultKinds)};
+}
+
 constexpr DeviceSetting kSettings[] = {
     {"dram_mb", "fsim,rtl,systemc,uio,uart,uart-sim", "N",
      "device DRAM in MiB (default 64; the accelerator targets' 256)",
@@ -94,6 +135,13 @@ constexpr DeviceSetting kSettings[] = {
      [](DeviceOptions& o, const std::string& v) { o.dram_backpressure = parse_switch(v); }},
     {"seed", "rtl,systemc", "N", "seed of the back-pressure pattern",
      [](DeviceOptions& o, const std::string& v) { o.seed = parse_u64(v); }},
+    {"fault", "rtl", "KIND[:ARGS]",
+     "inject one hardware fault, counted from the device's start: dram-read-error:N, "
+     "dram-hang:N, reg-drop:REGISTER[:N] (docs/testing.md, the fault model)",
+     [](DeviceOptions& o, const std::string& v) {
+       (void)parse_fault_value(v);
+       o.fault = v;
+     }},
     {"memory", "systemc", "PRESET",
      "the memory preset: zynq7000-hp, zynqmp-hp, ddr4-2400-x64, lpddr4-3200-x32, hbm2-pc "
      "(default: the rtl harness's timing)",
@@ -150,6 +198,14 @@ std::string flag_of(const DeviceSetting& s) {
   std::string f = "--" + std::string(s.name);
   std::replace(f.begin(), f.end(), '_', '-');
   return f;
+}
+
+sim::InjectedFault parse_fault(const std::string& text) {
+  try {
+    return parse_fault_value(text);
+  } catch (const BadValue& e) {
+    throw hw::Error(fmt::format("--fault {}: {}", text, e.why));
+  }
 }
 
 void apply_device_setting(DeviceOptions& o, std::string_view device, const DeviceSetting& s,

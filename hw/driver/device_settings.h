@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "hw/driver/device.h"
+#include "hw/sim/rtl/fault.h"
 
 namespace kiln::driver {
 
@@ -34,6 +35,10 @@ std::string flag_of(const DeviceSetting& s);
 // Sets `s` to `value` for `device`. Throws hw::Error naming `spelled` (how the user
 // wrote the setting: "--dram-latency" or "-dram_latency") when the device does not take
 // it (listing those that do) or the value is bad.
+// The rtl device's `--fault` value: "" (none), dram-read-error:N, dram-hang:N or
+// reg-drop:REGISTER[:N]. Throws hw::Error naming the problem and the kinds.
+sim::InjectedFault parse_fault(const std::string& text);
+
 void apply_device_setting(DeviceOptions& o, std::string_view device, const DeviceSetting& s,
                           const std::string& value, std::string_view spelled);
 

@@ -21,6 +21,19 @@ inline constexpr uint32_t kFingerprintHi = 0x18;
 inline constexpr uint32_t kVersion = 0x1c;        // register map version, read-only
 inline constexpr uint32_t kCounterBase = 0x40;    // counter k: lo at 0x40 + 8k, hi at +4
 
+// The host-writable registers' names, for messages and for `--fault reg-drop:NAME`
+// ("" for any other offset).
+constexpr std::string_view writable_reg_name(uint32_t offset) {
+  switch (offset) {
+    case kCtrl: return "ctrl";
+    case kInsnCount: return "insn_count";
+    case kInsnAddrLo: return "insn_addr_lo";
+    case kInsnAddrHi: return "insn_addr_hi";
+    default: return "";
+  }
+}
+inline constexpr uint32_t kWritableRegs[] = {kCtrl, kInsnCount, kInsnAddrLo, kInsnAddrHi};
+
 inline constexpr uint32_t kCtrlStart = 1u << 0;
 // Ends a run that does not finish (a deadlocked stream): the accelerator is reset, the
 // register file keeps its registers, STATUS shows done and error with cause kAborted.

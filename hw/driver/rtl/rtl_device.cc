@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hw/driver/device_settings.h"
 #include "hw/spec/error.h"
 
 namespace kiln::driver {
@@ -22,6 +23,7 @@ sim::RtlSimOptions sim_options(const DeviceOptions& opts) {
   o.trace_file = opts.trace_file;
   o.watchdog_cycles = opts.watchdog_cycles;
   o.core = opts.core;
+  o.fault = parse_fault(opts.fault);
   return o;
 }
 

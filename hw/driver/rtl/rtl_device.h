@@ -1,7 +1,8 @@
 #pragma once
 // The rtl Device: the Verilated accelerator (hw/sim/rtl) with DRAM in host memory.
 // Registers go over the model's AXI4-Lite port; a run advances the clock until done,
-// with the DRAM model's latency, bandwidth and back-pressure from DeviceOptions. The
+// with the DRAM model's latency, bandwidth and back-pressure from DeviceOptions, and
+// the injected hardware fault of DeviceOptions::fault (hw/sim/rtl/fault.h). The
 // decoupled core (kiln_top) has every counter, timed ones included; the in-order core
 // those of hw::regs::kInorderCounterMask.
 

@@ -6,8 +6,9 @@
 
 namespace kiln::sim {
 
-AxiDram::AxiDram(std::span<uint8_t> mem, const DramTiming& timing, int bus_bytes)
-    : mem_(mem), timing_(timing), bus_bytes_(bus_bytes), rng_(timing.seed) {}
+AxiDram::AxiDram(std::span<uint8_t> mem, const DramTiming& timing, int bus_bytes,
+                 const InjectedFault& fault)
+    : mem_(mem), timing_(timing), bus_bytes_(bus_bytes), rng_(timing.seed), inject_(fault) {}
 
 void AxiDram::note_fault(const char* what, uint64_t addr) {
   if (fault_.empty()) {
@@ -23,7 +24,9 @@ void AxiDram::reset() {
   r_held_ = b_held_ = false;
   ar_offer_ = aw_offer_ = w_offer_ = Offer{};
   fault_.clear();
+  fault_id_ = -1;
   protocol_.clear();
+  hung_ = false;
 }
 
 void AxiDram::drive(TopIn& in) {
@@ -32,6 +35,12 @@ void AxiDram::drive(TopIn& in) {
   bool stall_ar = stall(), stall_aw = stall(), stall_w = stall(), stall_r = stall(),
        stall_b = stall();
 
+  // A hung slave raises nothing new; a valid already offered stays (AXI).
+  stall_ar = stall_ar || hung_;
+  stall_aw = stall_aw || hung_;
+  stall_w = stall_w || hung_;
+  stall_r = stall_r || hung_;
+  stall_b = stall_b || hung_;
   in.m_arready = reads_.size() < kMaxOutstanding && !stall_ar;
   in.m_awready = writes_.size() < kMaxOutstanding && !stall_aw;
 
@@ -47,7 +56,9 @@ void AxiDram::drive(TopIn& in) {
       in.m_rvalid = true;
       in.m_rid = b.id;
       in.m_rlast = b.beat == b.beats - 1;
-      if (in_range(addr)) {
+      if (b.injected) {
+        in.m_rresp = 2;  // SLVERR, data zero
+      } else if (in_range(addr)) {
         for (int i = 0; i < bus_bytes_; ++i) in.m_rdata |= uint64_t{mem_[addr + i]} << (8 * i);
       } else {
         in.m_rresp = 2;  // SLVERR
@@ -101,8 +112,11 @@ void AxiDram::update(const TopIn& in, const TopOut& out) {
   if (in.m_arready && out.m_arvalid) check_burst("read", out.m_araddr, out.m_arlen + 1);
   if (in.m_awready && out.m_awvalid) check_burst("write", out.m_awaddr, out.m_awlen + 1);
   if (in.m_arready && out.m_arvalid) {
+    ++read_bursts_;
+    bool inject = inject_.kind == InjectedFault::Kind::kDramReadError && read_bursts_ == inject_.n;
     reads_.push_back({.id = out.m_arid, .addr = out.m_araddr, .beats = out.m_arlen + 1,
-                      .ready_at = cycle_ + static_cast<uint64_t>(timing_.latency)});
+                      .ready_at = cycle_ + static_cast<uint64_t>(timing_.latency),
+                      .injected = inject});
   }
   if (in.m_awready && out.m_awvalid) {
     writes_.push_back({.id = 0, .addr = out.m_awaddr, .beats = out.m_awlen + 1});
@@ -110,9 +124,19 @@ void AxiDram::update(const TopIn& in, const TopOut& out) {
   r_held_ = in.m_rvalid && !out.m_rready;
   if (in.m_rvalid && out.m_rready) {
     Burst& b = reads_.front();
-    if (in.m_rresp) note_fault("read", b.addr + uint64_t(b.beat) * bus_bytes_);
+    if (b.injected && fault_.empty()) {
+      fault_ = fmt::format("DRAM read burst #{} ({} beats at 0x{:x}, ARID {}) answered SLVERR: "
+                           "injected fault {}",
+                           read_bursts_ - reads_.size() + 1, b.beats, b.addr, b.id, inject_.text);
+      fault_id_ = b.id;
+    } else if (in.m_rresp && fault_.empty()) {
+      note_fault("read", b.addr + uint64_t(b.beat) * bus_bytes_);
+      fault_id_ = b.id;
+    }
     rd_budget_ -= bus_bytes_;
     if (++b.beat == b.beats) reads_.pop_front();
+    // The hang starts after a handshake, so that no valid is dropped.
+    if (++read_beats_ == inject_.n && inject_.kind == InjectedFault::Kind::kDramHang) hung_ = true;
   }
   if (in.m_wready && out.m_wvalid) {
     auto it = std::find_if(writes_.begin(), writes_.end(),
@@ -151,8 +175,12 @@ void AxiDram::update(const TopIn& in, const TopOut& out) {
 
 std::string AxiDram::describe() const {
   return fmt::format("DRAM: {} read bursts and {} write bursts outstanding, {} write responses "
-                     "pending",
-                     reads_.size(), writes_.size(), responses_.size());
+                     "pending{}",
+                     reads_.size(), writes_.size(), responses_.size(),
+                     hung_ ? fmt::format("; the DRAM slave has stopped answering (injected fault "
+                                         "{}, after {} read beats)",
+                                         inject_.text, read_beats_)
+                           : "");
 }
 
 }  // namespace kiln::sim

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "hw/sim/rtl/fault.h"
 #include "hw/sim/rtl/rtl_model.h"
 
 namespace kiln::sim {
@@ -29,7 +30,9 @@ struct DramTiming {
 
 class AxiDram {
  public:
-  AxiDram(std::span<uint8_t> mem, const DramTiming& timing, int bus_bytes);
+  // `fault` (kDramReadError, kDramHang; other kinds are not the DRAM's) fires once.
+  AxiDram(std::span<uint8_t> mem, const DramTiming& timing, int bus_bytes,
+          const InjectedFault& fault = {});
 
   // The slave's outputs for this cycle.
   void drive(TopIn& in);
@@ -42,8 +45,16 @@ class AxiDram {
   bool idle() const { return reads_.empty() && writes_.empty() && responses_.empty(); }
   // Outstanding transactions, for watchdog messages.
   std::string describe() const;
-  // The first access outside DRAM ("" if none), reported with an error response.
+  // The first access outside DRAM or the injected read error ("" if none), reported
+  // with an error response; fault_id() is the failed read's ARID (-1: a write or none).
   const std::string& fault() const { return fault_; }
+  int fault_id() const { return fault_id_; }
+  // Read beats served since the device's creation (what kDramHang counts).
+  uint64_t read_beats() const { return read_beats_; }
+  // An injected hang is under way: the slave answers nothing.
+  bool hung() const { return hung_; }
+  // The host's recovery (CTRL abort) ends an injected hang: the slave answers again.
+  void end_hang() { hung_ = false; }
   // The first AXI rule the master broke ("" if none): a valid dropped, or its address
   // or data changed, before the handshake.
   const std::string& protocol_error() const { return protocol_; }
@@ -56,6 +67,7 @@ class AxiDram {
     int beat = 0;
     uint64_t ready_at = 0;
     uint8_t resp = 0;  // 0 OKAY, 2 SLVERR
+    bool injected = false;  // answered SLVERR by the injected fault
   };
   bool in_range(uint64_t addr) const { return addr + bus_bytes_ <= mem_.size(); }
   void note_fault(const char* what, uint64_t addr);
@@ -76,6 +88,10 @@ class AxiDram {
   } ar_offer_, aw_offer_, w_offer_;
   void check_offer(Offer& o, const char* channel, bool valid, bool ready, uint64_t a, uint64_t b);
   std::string fault_, protocol_;
+  int fault_id_ = -1;
+  InjectedFault inject_;
+  uint64_t read_bursts_ = 0, read_beats_ = 0;  // since the device's creation
+  bool hung_ = false;
   static constexpr size_t kMaxOutstanding = 16;
 };
 

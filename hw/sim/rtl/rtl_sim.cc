@@ -115,7 +115,7 @@ RtlSim::RtlSim(const hw::Config& cfg, std::span<uint8_t> dram, const RtlSimOptio
 RtlSim::RtlSim(const RtlModelInfo& model, std::span<uint8_t> dram, const RtlSimOptions& opts)
     : model_(model.make(opts.wave_file)),
       dram_bytes_(dram),
-      dram_(dram, opts.dram, model.axi_data_bits / 8),
+      dram_(dram, opts.dram, model.axi_data_bits / 8, opts.fault),
       opts_(opts),
       core_(model.core) {
   if (!opts.trace_file.empty() && model.core != "decoupled") {
@@ -160,6 +160,13 @@ void RtlSim::tick() {
 }
 
 void RtlSim::write_reg(uint32_t offset, uint32_t value) {
+  uint64_t nth = ++reg_writes_[offset & 0xff];
+  bool start = offset == r::kCtrl && (value & r::kCtrlStart);
+  if (opts_.fault.kind == InjectedFault::Kind::kRegDrop && offset == opts_.fault.reg &&
+      nth == opts_.fault.n) {
+    if (start) start_cycle_ = cycle_;  // as far as the host knows
+    return;  // lost on the way: the RTL never sees it
+  }
   if (trace_) trace_->register_write(offset, value, dram_bytes_);
   in_.s_awvalid = in_.s_wvalid = true;
   in_.s_awaddr = static_cast<uint8_t>(offset);
@@ -179,6 +186,7 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
   in_.s_awvalid = in_.s_wvalid = in_.s_bready = false;
   if (!b_done)
     throw hw::Error(fmt::format("rtl device: register write to 0x{:02x} got no response", offset));
+  if (start) start_cycle_ = cycle_;
 }
 
 uint32_t RtlSim::read_reg(uint32_t offset) {
@@ -210,12 +218,17 @@ uint32_t RtlSim::run_until_done() {
 
 uint32_t RtlSim::wait_until_done() {
   error_.clear();
+  if (std::string why = started_check(); !why.empty()) {
+    error_ = why;
+    return read_reg(r::kStatus) | r::kStatusError;
+  }
   last_progress_ = cycle_;
   for (;;) {
     for (int i = 0; i < kPollCycles; ++i) {
       tick();
       if (cycle_ - last_progress_ > opts_.watchdog_cycles) {
         error_ = hang_report();
+        error_ += ". " + counters_text();
         return abort_run();
       }
     }
@@ -231,7 +244,8 @@ uint32_t RtlSim::wait_until_done() {
                         : cause != r::ErrorCause::kNone && !r::error_cause_text(cause).empty()
                             ? std::string(r::error_cause_text(cause))
                             : std::string("DRAM error response");
-      error_ = fmt::format("rtl: the accelerator reported an error: {}", why);
+      if (dram_.fault_id() >= 0) why += fmt::format(" (the read of {})", reader_of(dram_.fault_id()));
+      error_ = fmt::format("rtl: the accelerator reported an error: {}. {}", why, counters_text());
       reset();
       return status;
     }
@@ -241,6 +255,7 @@ uint32_t RtlSim::wait_until_done() {
 
 uint32_t RtlSim::abort_run() {
   write_reg(r::kCtrl, r::kCtrlAbort);
+  dram_.end_hang();  // the host's recovery reaches the stuck slave too
   uint32_t status = read_reg(r::kStatus);
   bool taken = (status & r::kStatusDone) && !(status & r::kStatusBusy) &&
                r::status_cause(status) == r::ErrorCause::kAborted;
@@ -279,6 +294,44 @@ std::string RtlSim::hang_report() const {
   }
   return fmt::format("rtl watchdog: no progress for {} cycles (at cycle {}). {}. {}",
                      opts_.watchdog_cycles, cycle_, describe_modules(out_), dram_.describe());
+}
+
+std::string RtlSim::counters_text() {
+  std::string out;
+  for (const r::CounterInfo& info : r::kCounters) {
+    if (core_ == "inorder" && !r::inorder_has_counter(info.id)) continue;
+    uint64_t v = uint64_t{read_reg(r::counter_hi(info.id))} << 32 | read_reg(r::counter_lo(info.id));
+    if (v == 0 && info.id != r::Counter::kCycles) continue;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", info.name, v);
+  }
+  return "Counters of the run: " + out;
+}
+
+std::string RtlSim::started_check() {
+  uint32_t status = read_reg(r::kStatus);
+  if (status & r::kStatusBusy) return "";
+  // Not busy: either this run ended already (its cycle counter fits in the cycles since
+  // the start) or it never began and STATUS is an earlier run's.
+  uint64_t since = cycle_ - start_cycle_;
+  uint32_t cycles = read_reg(r::counter_lo(r::Counter::kCycles));
+  if ((status & r::kStatusDone) && cycles <= since) return "";
+  return fmt::format(
+      "rtl: the run did not start: right after the write of CTRL start (register {}, 0x{:02x}) "
+      "STATUS is 0x{:02x}, {}; the write did not reach the accelerator (a lost register write)",
+      hw::regs::writable_reg_name(r::kCtrl), r::kCtrl, status,
+      (status & r::kStatusDone)
+          ? fmt::format("an earlier run's (its cycle counter {} is more than the {} cycles since)",
+                        cycles, since)
+          : std::string("neither busy nor done"));
+}
+
+std::string RtlSim::reader_of(int arid) const {
+  if (core_ == "inorder") return "the in-order core";
+  // kiln_top's read clients in ARID order (its NCL list: fetch, inp, wgt, uop, acc).
+  static constexpr const char* kReaders[] = {"fetch (instructions)", "load (INP)", "load (WGT)",
+                                             "compute (UOP)", "compute (ACC)"};
+  if (arid >= 0 && arid < 5) return kReaders[arid];
+  return fmt::format("ARID {}", arid);
 }
 
 }  // namespace kiln::sim

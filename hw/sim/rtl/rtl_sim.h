@@ -24,6 +24,7 @@ struct RtlSimOptions {
   uint64_t watchdog_cycles = 100000; // cycles without progress that count as a hang
   std::string trace_file;            // Chrome trace JSON of module activity ("" for none)
   std::string core = "decoupled";    // the microarchitecture: "decoupled" or "inorder"
+  InjectedFault fault;               // a hardware fault to inject (fault.h), none by default
 };
 
 class RtlSim {
@@ -37,7 +38,8 @@ class RtlSim {
   RtlSim(const RtlSim&) = delete;
   RtlSim& operator=(const RtlSim&) = delete;
 
-  // AXI4-Lite accesses (each takes a few clock cycles).
+  // AXI4-Lite accesses (each takes a few clock cycles). An injected kRegDrop fault
+  // loses its write here, as an interconnect would: the call returns as if it landed.
   void write_reg(uint32_t offset, uint32_t value);
   uint32_t read_reg(uint32_t offset);
 
@@ -47,11 +49,15 @@ class RtlSim {
   // and the clock runs while the core drains its memory port and resets its modules;
   // where the abort is not taken or breaks the port, error() says so and the model is
   // reset. After any other error the model is reset (the scratchpads keep their
-  // contents), so that the next run starts clean.
+  // contents), so that the next run starts clean. A run that does not start (STATUS
+  // right after CTRL start shows neither this run busy nor its end) is an error naming
+  // the lost write. Every error names the counters of the failed run and, for a DRAM
+  // error response, the module whose read failed.
   uint32_t run_until_done();
   const std::string& error() const { return error_; }
 
   uint64_t cycle() const { return cycle_; }
+  const AxiDram& dram() const { return dram_; }
 
  private:
   // One clock cycle in two halves: settle() applies the inputs and reads the outputs
@@ -63,6 +69,9 @@ class RtlSim {
   uint32_t wait_until_done();
   uint32_t abort_run();  // after a watchdog hang: CTRL abort and the drain; the status
   std::string hang_report() const;
+  std::string counters_text();        // the run's nonzero counters, read over AXI-Lite
+  std::string started_check();        // "" when the run started; else why not
+  std::string reader_of(int arid) const;  // the module behind a read ID
 
   std::unique_ptr<RtlModel> model_;
   std::span<uint8_t> dram_bytes_;
@@ -73,6 +82,8 @@ class RtlSim {
   TopOut out_;
   uint64_t cycle_ = 0;
   uint64_t last_progress_ = 0;
+  uint64_t start_cycle_ = 0;          // when the last CTRL start write completed
+  uint64_t reg_writes_[256] = {};     // writes per register offset, for kRegDrop
   std::string error_;
   std::unique_ptr<ActivityTrace> trace_;
 };
