@@ -73,7 +73,7 @@ module kiln_inorder_top #(
     .axil_i(s_axil_i), .axil_o(s_axil_o),
     .start_o(start_w), .abort_o(abort_w), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished), .error_i(err_pulse), .error_cause_i(err_cause),
-    .cnt_add_i(cnt_add_q), .busy_o(running));
+    .error_where_i(8'b0), .cnt_add_i(cnt_add_q), .busy_o(running));
   logic unused_addr_hi;  // device memory is addressed with 32 bits
   assign unused_addr_hi = ^insn_addr[63:32];
 

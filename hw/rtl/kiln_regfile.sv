@@ -19,6 +19,7 @@ module kiln_regfile #(
   input  logic        finished_i,   // the run is complete
   input  logic        error_i,      // an error was seen (DRAM response, broken stream)
   input  logic [3:0]  error_cause_i,  // with error_i: STATUS[7:4] (hw/spec/regs.h)
+  input  logic [7:0]  error_where_i,  // with error_i: STATUS[15:8], {module, memory type}
   input  logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add_i,  // per counter, per cycle
   output logic        busy_o
 );
@@ -46,6 +47,7 @@ module kiln_regfile #(
   assign unused_wstrb = ^axil_i.w_strb[3:1];
   logic busy_q, done_q, error_q;
   logic [3:0] cause_q;
+  logic [7:0] where_q;
   logic [63:0] insn_addr_q;
   logic [31:0] insn_count_q;
   logic [NC*64-1:0] cnt_q;  // counter c at [64c +: 64]; bits above CNT_BITS stay zero
@@ -98,11 +100,13 @@ module kiln_regfile #(
       done_q <= 1'b0;
       error_q <= 1'b0;
       cause_q <= '0;
+      where_q <= '0;
     end else if (start_o) begin
       busy_q <= 1'b1;
       done_q <= 1'b0;
       error_q <= 1'b0;
       cause_q <= '0;
+      where_q <= '0;
     end else if (abort_o) begin  // the run ends with an error that says so
       busy_q <= 1'b0;
       done_q <= 1'b1;
@@ -110,7 +114,10 @@ module kiln_regfile #(
       if (!error_q) cause_q <= 4'(kiln_cfg_pkg::ERR_ABORTED);
     end else if (busy_q) begin
       if (error_i) error_q <= 1'b1;
-      if (error_i && !error_q) cause_q <= error_cause_i;  // the first error names the run's
+      if (error_i && !error_q) begin  // the first error names the run's
+        cause_q <= error_cause_i;
+        where_q <= error_where_i;
+      end
       if (finished_i) begin
         busy_q <= 1'b0;
         done_q <= 1'b1;
@@ -131,7 +138,7 @@ module kiln_regfile #(
   always_comb begin
     rd = '0;
     case (axil_i.ar_addr)
-      STATUS: rd = {24'b0, cause_q, 1'b0, error_q, done_q, busy_q};
+      STATUS: rd = {16'b0, where_q, cause_q, 1'b0, error_q, done_q, busy_q};
       INSN_COUNT: rd = insn_count_q;
       INSN_ADDR_LO: rd = insn_addr_q[31:0];
       INSN_ADDR_HI: rd = insn_addr_q[63:32];

@@ -48,7 +48,7 @@ module kiln_top #(
     .axil_i(s_axil_i), .axil_o(s_axil_o),
     .start_o(start), .abort_o(abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished && !quiet), .error_i(dram_error && !quiet),
-    .error_cause_i(4'(kiln_cfg_pkg::ERR_DRAM)),
+    .error_cause_i(4'(kiln_cfg_pkg::ERR_DRAM)), .error_where_i(8'b0),
     .cnt_add_i(cnt_add), .busy_o(running));
 
   // ---- Abort: drain the AXI port, then reset everything below the register file ------

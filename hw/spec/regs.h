@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace kiln::hw::regs {
@@ -53,8 +54,10 @@ enum class ErrorCause : uint8_t {
   kBadInstruction = 3, // an opcode or memory type the ISA does not have, or no FINISH
   kTokenOverflow = 4,  // more tokens outstanding than the device counts
   kAborted = 5,        // the host ended the run (CTRL abort)
+  kRange = 6,          // a scratchpad index outside its buffer (STATUS[15:8] says where)
+  kParity = 7,         // a scratchpad word read back with a parity error (STATUS[15:8])
 };
-inline constexpr int kNumErrorCauses = 6;
+inline constexpr int kNumErrorCauses = 8;
 constexpr ErrorCause status_cause(uint32_t status) {
   return static_cast<ErrorCause>((status & kStatusCauseMask) >> kStatusCauseShift);
 }
@@ -71,10 +74,27 @@ constexpr std::string_view error_cause_text(ErrorCause c) {
       return "more dependency tokens outstanding than the device counts";
     case ErrorCause::kAborted:
       return "the host aborted the run (CTRL bit 1)";
+    case ErrorCause::kRange:
+      return "a scratchpad index outside its buffer";
+    case ErrorCause::kParity:
+      return "a scratchpad word read back with a parity error";
     default:
       return "";
   }
 }
+
+// With kRange or kParity, STATUS[15:8] says where: [15:12] the module that saw it
+// (isa.h Module), [11:8] the scratchpad (isa.h MemType). Zero for the other causes.
+inline constexpr uint32_t kStatusWhereShift = 8;
+inline constexpr uint32_t kStatusWhereMask = 0xffu << kStatusWhereShift;
+inline constexpr uint32_t kStatusWhereModuleShift = 12;
+inline constexpr uint32_t kStatusWhereMemShift = 8;
+constexpr uint32_t status_where_module(uint32_t status) { return (status >> 12) & 0xfu; }
+constexpr uint32_t status_where_mem(uint32_t status) { return (status >> 8) & 0xfu; }
+// What an error STATUS says, for messages: the cause's text and, where STATUS[15:8] names
+// it, the module and the scratchpad ("a scratchpad index outside its buffer (the compute
+// module, acc)"); "" when STATUS gives no cause.
+std::string status_error_text(uint32_t status);
 
 // 64-bit performance counters, reset by every start.
 enum class Counter : uint8_t {

@@ -243,6 +243,8 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
   param(out, "ERR_BAD_INSN", static_cast<int>(regs::ErrorCause::kBadInstruction));
   param(out, "ERR_TOKEN_OVERFLOW", static_cast<int>(regs::ErrorCause::kTokenOverflow));
   param(out, "ERR_ABORTED", static_cast<int>(regs::ErrorCause::kAborted));
+  param(out, "ERR_RANGE", static_cast<int>(regs::ErrorCause::kRange));
+  param(out, "ERR_PARITY", static_cast<int>(regs::ErrorCause::kParity));
 
   out += "\n  // AXI4 master port to DRAM\n";
   param(out, "AXI_DATA_BITS", axi_data_bits);

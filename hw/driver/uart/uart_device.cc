@@ -74,8 +74,8 @@ uint32_t UartDevice::wait_done() {
     uint32_t status = read_reg(r::kStatus);
     if (status & r::kStatusError) {
       r::ErrorCause cause = r::status_cause(status);
-      std::string_view text = r::error_cause_text(cause);
-      error_ = fmt::format("{} device: the run stopped with an error (STATUS 0x{:02x}): {}", kind_,
+      std::string text = r::status_error_text(status);
+      error_ = fmt::format("{} device: the run stopped with an error (STATUS 0x{:04x}): {}", kind_,
                            status, text.empty() ? "the core gives no cause" : text);
       if (cause == r::ErrorCause::kTokenMissing)
         error_ += " (on a decoupled device this stream would deadlock)";

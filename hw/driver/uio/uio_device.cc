@@ -354,8 +354,8 @@ uint32_t UioDevice::wait_done() {
       if (status & r::kStatusError) {
         // The hardware has a status bit and a cause, not fsim's message naming the
         // instruction.
-        std::string_view cause = r::error_cause_text(r::status_cause(status));
-        error_ = fmt::format("uio device: the accelerator stopped with an error (STATUS 0x{:02x}): "
+        std::string cause = r::status_error_text(status);
+        error_ = fmt::format("uio device: the accelerator stopped with an error (STATUS 0x{:04x}): "
                              "{}; running {} instructions at 0x{:x}; run the program on the "
                              "fsim or rtl device for the instruction",
                              status, cause.empty() ? "it gives no cause" : cause, run_count_,

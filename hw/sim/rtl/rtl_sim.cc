@@ -239,11 +239,10 @@ uint32_t RtlSim::wait_until_done() {
       return status | r::kStatusError;
     }
     if (status & r::kStatusError) {
-      r::ErrorCause cause = r::status_cause(status);
+      std::string cause = r::status_error_text(status);
       std::string why = !dram_.fault().empty() ? dram_.fault()
-                        : cause != r::ErrorCause::kNone && !r::error_cause_text(cause).empty()
-                            ? std::string(r::error_cause_text(cause))
-                            : std::string("DRAM error response");
+                        : !cause.empty() ? cause
+                                         : std::string("DRAM error response");
       if (dram_.fault_id() >= 0) why += fmt::format(" (the read of {})", reader_of(dram_.fault_id()));
       error_ = fmt::format("rtl: the accelerator reported an error: {}. {}", why, counters_text());
       reset();

@@ -99,11 +99,10 @@ uint32_t Host::run_until_done() {
       return status | r::kStatusError;
     }
     if (status & r::kStatusError) {
-      r::ErrorCause cause = r::status_cause(status);
+      std::string cause = r::status_error_text(status);
       std::string why = !bridge.fault().empty() ? bridge.fault()
-                        : cause != r::ErrorCause::kNone && !r::error_cause_text(cause).empty()
-                            ? std::string(r::error_cause_text(cause))
-                            : std::string("memory error response");
+                        : !cause.empty() ? cause
+                                         : std::string("memory error response");
       run_error_ = fmt::format("systemc: the accelerator reported an error: {}", why);
       reset();
       return status;

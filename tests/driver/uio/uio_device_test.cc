@@ -233,7 +233,7 @@ TEST(UioDevice, DeviceErrorReportedWithItsCause) {
   std::vector<uint8_t> bytes = hw::encode_program(hw::InsnLayout(cfg), program);
   dev.write(0x1000, bytes);
   std::string what = error_of([&] { dev.run(0x1000, 2); });
-  EXPECT_HAS(what, "stopped with an error (STATUS 0x16)");
+  EXPECT_HAS(what, "stopped with an error (STATUS 0x0016)");
   EXPECT_HAS(what, "a memory access outside device memory");
   EXPECT_HAS(what, "fsim or rtl device");
   std::vector<uint8_t> back(bytes.size());
