@@ -49,10 +49,16 @@ test: build
 	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
 # Every libFuzzer harness (tests/fuzz, built with clang-19 in $(BUILD)/fuzz) for
-# FUZZ_SECONDS each, one after another; a crash's input is named in the output.
+# FUZZ_SECONDS each, or for FUZZ_RUNS executions each if that is given, one after
+# another; a crash's input is named in the output.
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?=
 fuzz: build
-	cd $(BUILD) && KILN_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz --output-on-failure --timeout $$(( $(FUZZ_SECONDS) + 300 ))
+ifeq ($(FUZZ_RUNS),)
+	cd $(BUILD) && KILN_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz -V --output-on-failure --timeout $$(( $(FUZZ_SECONDS) + 300 ))
+else
+	cd $(BUILD) && KILN_FUZZ_RUNS=$(FUZZ_RUNS) ctest -L fuzz -V --output-on-failure --timeout 86400
+endif
 
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 sanitize:

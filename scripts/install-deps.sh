@@ -17,6 +17,7 @@ packages=(
   libdlpack-dev
   clang-19 libclang-rt-19-dev libfuzzer-19-dev
   python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+  pybind11-dev python3-dev python3-pytest
 )
 
 missing=()

@@ -47,6 +47,7 @@
 #include "compiler/graph/op_util.h"
 #include "compiler/ir/analyzer.h"
 #include "compiler/ir/op.h"
+#include "compiler/ir/parse_type.h"
 #include "compiler/support/error.h"
 #include "compiler/te/ops.h"
 
@@ -182,15 +183,9 @@ void reg_unary(const std::string& name, std::function<Expr(Expr, const Attrs&)> 
 }
 
 DataType parse_dtype(const std::string& s) {
-  static const std::map<std::string, DataType> m = {
-      {"float32", DataType::Float(32)}, {"float64", DataType::Float(64)}, {"float16", DataType::Float(16)},
-      {"int64", DataType::Int(64)},     {"int32", DataType::Int(32)},     {"int16", DataType::Int(16)},
-      {"int8", DataType::Int(8)},       {"uint8", DataType::UInt(8)},     {"bool", DataType::Bool()},
-      {"uint16", DataType::UInt(16)},   {"uint32", DataType::UInt(32)},   {"uint64", DataType::UInt(64)},
-      {"bfloat16", DataType::BFloat16()}};
-  auto it = m.find(s);
-  if (it == m.end()) fail("unsupported data type '" + s + "'");
-  return it->second;
+  DataType t = ir::parse_type(s);
+  if (t.is_vector() || t.is_handle()) fail("unsupported data type '" + s + "'");
+  return t;
 }
 
 void register_elementwise() {

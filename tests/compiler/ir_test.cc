@@ -8,12 +8,27 @@
 #include "compiler/ir/functor.h"
 #include "compiler/ir/ir_util.h"
 #include "compiler/ir/op.h"
+#include "compiler/ir/parse_type.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural.h"
 #include "compiler/support/error.h"
 
 namespace kiln::ir {
 namespace {
+
+TEST(Type, ParseIsTheInverseOfToString) {
+  for (DataType t : {DataType::Int(32), DataType::UInt(8, 16), DataType::Float(16), DataType::BFloat16(),
+                     DataType::Bool(), DataType::Bool(8), DataType::Int(3), DataType::Float(64, 4), DataType::Handle()})
+    EXPECT_EQ(parse_type(t.to_string()), t) << t.to_string();
+  for (const char* bad : {"", "float33", "int", "intx4", "uint8x", "float32x0", "x8", "handlex2", "int99999"}) {
+    try {
+      parse_type(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const CompileError& e) {
+      EXPECT_NE(std::string(e.what()).find("data type"), std::string::npos) << e.what();
+    }
+  }
+}
 
 TEST(Type, NamesAndWidths) {
   EXPECT_EQ(DataType::Int(32).to_string(), "int32");

@@ -1,13 +1,17 @@
 # Runs one libFuzzer harness for SECONDS on its committed corpus (docs/testing.md):
 #   cmake -DNAME=n -DHARNESS=path -DSOURCE_DIR=tests/fuzz -DWORK_DIR=dir -DSECONDS=s -P run_fuzz.cmake
-# KILN_FUZZ_SECONDS in the environment overrides SECONDS (make fuzz FUZZ_SECONDS=N).
+# KILN_FUZZ_SECONDS in the environment overrides SECONDS (make fuzz FUZZ_SECONDS=N);
+# KILN_FUZZ_RUNS runs that many executions instead, however long they take
+# (make fuzz FUZZ_RUNS=1000000).
 # New inputs go to WORK_DIR/corpus (the committed corpus is only read); a crash, leak,
 # timeout or sanitizer report leaves its input in WORK_DIR/artifacts and fails.
 # In CI (CI=true, no KILN_FUZZ_SECONDS) the run is deterministic: a fixed seed and a
 # fixed number of executions from the committed corpus alone, so a CI result depends on
 # the commit, not on the machine's speed or an earlier run's finds.
 set(budget -max_total_time=${SECONDS})
-if(DEFINED ENV{KILN_FUZZ_SECONDS})
+if(DEFINED ENV{KILN_FUZZ_RUNS})
+  set(budget -runs=$ENV{KILN_FUZZ_RUNS})
+elseif(DEFINED ENV{KILN_FUZZ_SECONDS})
   set(SECONDS $ENV{KILN_FUZZ_SECONDS})
   set(budget -max_total_time=${SECONDS})
 elseif("$ENV{CI}" STREQUAL "true")
@@ -24,14 +28,17 @@ if(EXISTS ${dict})
   list(APPEND args -dict=${dict})
 endif()
 message(STATUS "${HARNESS} ${args} ${WORK_DIR}/corpus ${seeds}")
+string(TIMESTAMP t0 "%s")
 execute_process(COMMAND ${HARNESS} ${args} ${WORK_DIR}/corpus ${seeds}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+string(TIMESTAMP t1 "%s")
+math(EXPR took "${t1} - ${t0}")
 string(REGEX MATCH "stat::number_of_executed_units: *[0-9]+" runs "${out}")
 string(REGEX MATCH "stat::average_exec_per_sec: *[0-9]+" rate "${out}")
 string(REGEX REPLACE "[^0-9]" "" runs "${runs}")
 string(REGEX REPLACE "[^0-9]" "" rate "${rate}")
 if(rc EQUAL 0)
-  message(STATUS "${NAME}: ${runs} executions (${budget}, ${rate}/s), no crash")
+  message(STATUS "${NAME}: ${runs} executions in ${took} s (${budget}, ${rate}/s), no crash")
   return()
 endif()
 file(GLOB found ${WORK_DIR}/artifacts/*)

@@ -1,0 +1,9 @@
+"""Tensor expressions and schedules (compiler/te, compiler/schedule), as TVM's te."""
+from ._kiln import (Expr, Var, IterVar, Range, Tensor, DataType, Schedule, Stage, placeholder, compute,
+                    reduce_axis, sum, max, min, max_reduce, min_reduce, prod, const, var, select, cast,
+                    all, any, exp, log, sqrt, tanh, sigmoid, abs, floor, ceil, round, create_schedule)
+
+__all__ = ["Expr", "Var", "IterVar", "Range", "Tensor", "DataType", "Schedule", "Stage", "placeholder",
+           "compute", "reduce_axis", "sum", "max", "min", "max_reduce", "min_reduce", "prod", "const", "var",
+           "select", "cast", "all", "any", "exp", "log", "sqrt", "tanh", "sigmoid", "abs", "floor", "ceil",
+           "round", "create_schedule"]
