@@ -7,9 +7,12 @@
 namespace kiln::ir {
 
 DataType parse_type(const std::string& text) {
+  auto invalid = [&] {
+    return CompileError("invalid data type '" + text + "' (expected e.g. float32, int8, uint8x16, bool)");
+  };
   auto number = [&](const std::string& digits) {
     if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string::npos)
-      throw CompileError("invalid data type '" + text + "' (expected e.g. float32, int8, uint8x16, bool)");
+      throw invalid();
     return std::stoi(digits);
   };
   std::string base = text;
@@ -33,8 +36,7 @@ DataType parse_type(const std::string& text) {
       throw CompileError("invalid data type '" + text + "': " + e.what());
     }
   }
-  number("");  // throws
-  return {};
+  throw invalid();
 }
 
 }  // namespace kiln::ir

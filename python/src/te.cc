@@ -65,10 +65,7 @@ namespace {
 Expr literal_like(const py::handle& h, const Expr& other) {
   if (py::isinstance<Expr>(h) || py::isinstance<IterVar>(h)) return to_expr(h);
   if (py::isinstance<py::bool_>(h)) return ir::make_bool(h.cast<bool>(), other.dtype().lanes());
-  if (py::isinstance<py::int_>(h)) {
-    if (other.dtype().is_float()) return ir::make_const(other.dtype(), static_cast<double>(h.cast<int64_t>()));
-    return ir::make_const(other.dtype(), static_cast<double>(h.cast<int64_t>()));
-  }
+  if (py::isinstance<py::int_>(h)) return ir::make_const(other.dtype(), static_cast<double>(h.cast<int64_t>()));
   if (py::isinstance<py::float_>(h)) {
     if (!other.dtype().is_float())
       throw CompileError("a float literal (" + py::repr(h).cast<std::string>() + ") with an " +
