@@ -27,6 +27,7 @@ class CpuKernels : public target::KernelModule {
     int32_t rc = m_.call_packed(names_.at(index), const_cast<void**>(args));
     if (rc != 0) throw cpu::RuntimeError(fmt::format("kernel '{}' failed with code {}", names_[index], rc));
   }
+  const cpu::Module& module() const { return m_; }
   std::string save() const override {
     std::string dir = (std::filesystem::temp_directory_path() / "kiln-save-XXXXXX").string();
     if (!mkdtemp(dir.data())) throw CompileError("cannot create a temporary directory");
@@ -119,6 +120,11 @@ class CpuBackend : public target::Backend {
 };
 
 }  // namespace
+
+const Module* compiled_module(const target::KernelModule& kernels) {
+  const auto* k = dynamic_cast<const CpuKernels*>(&kernels);
+  return k ? &k->module() : nullptr;
+}
 
 void register_graph_backend() {
   target::register_backend("cpu", [] { return std::make_unique<CpuBackend>(); });

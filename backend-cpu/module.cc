@@ -76,7 +76,8 @@ void Module::Impl::ensure_jit() {
   std::lock_guard<std::mutex> lk(mu);
   if (jit) return;
   if (!same_arch_as_host(target)) {
-    throw RuntimeError("cpu: code for " + target.triple + " cannot run on this host; export_object() it instead");
+    throw RuntimeError("cpu: this code was compiled for " + target.triple + ", another machine than this one (" +
+                       llvm::sys::getProcessTriple() + "), and cannot run here; export_object() writes it as an object file to link there");
   }
   if (target.vector_libm && !dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL)) {
     throw RuntimeError("cpu: -vector-libm needs glibc's libmvec.so.1: " + std::string(dlerror()));

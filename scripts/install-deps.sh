@@ -17,7 +17,8 @@ packages=(
   libdlpack-dev
   clang-19 libclang-rt-19-dev libfuzzer-19-dev
   python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
-  pybind11-dev python3-dev python3-pytest
+  pybind11-dev python3-dev python3-pytest python3-matplotlib
+  python3-setuptools python3-wheel python3-pip  # pip install . (pyproject.toml, setup.py)
 )
 
 missing=()

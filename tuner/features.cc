@@ -228,6 +228,16 @@ std::vector<float> loop_features(const schedule::LoweredFunc& f) {
   return r;
 }
 
+double float_ops(const std::vector<schedule::LoweredFunc>& funcs) {
+  double ops = 0;
+  for (const schedule::LoweredFunc& f : funcs) {
+    Walker w;
+    w.visit(f.body);
+    ops += w.flops;
+  }
+  return ops;
+}
+
 std::vector<float> knob_features(const ConfigSpace& space, const Config& c) {
   std::vector<float> r;
   for (size_t k = 0; k < space.knobs().size(); ++k) {

@@ -39,6 +39,10 @@ std::vector<float> loop_features(const schedule::LoweredFunc& f);
 std::vector<float> knob_features(const ConfigSpace& space, const Config& c);
 // Both, IR first; several functions' IR features are summed.
 std::vector<float> candidate_features(const std::vector<schedule::LoweredFunc>& funcs, const ConfigSpace& space, const Config& c);
+// Floating-point operations of one call of the functions (adds, subtracts, multiplies
+// and divides times their trip counts; a multiply-add is 2): what the flops of a
+// template defined outside the op library (Workload::arg_flops) are counted as.
+double float_ops(const std::vector<schedule::LoweredFunc>& funcs);
 // Names of the IR features, in order (for docs and debugging).
 std::vector<std::string> loop_feature_names();
 

@@ -93,7 +93,7 @@ void MpiSession::serve(const MeasureOptions& opt) {
     MeasureResult r;
     try {
       nlohmann::json j = nlohmann::json::parse(text);
-      MeasureInput in{j.at("template").get<std::string>(), parse_workload(j.at("workload").get<std::string>()),
+      MeasureInput in{j.at("template").get<std::string>(), Workload::from_key(j.at("workload").get<std::string>()),
                       j.at("config").get<int64_t>()};
       r = measure_isolated(in, opt);
     } catch (const std::exception& e) {

@@ -132,7 +132,7 @@ std::map<std::string, Record> best_records(const std::vector<Record>& records, c
     const Template* t = nullptr;
     try {
       t = &find_template(r.template_name);
-      Workload w = parse_workload(r.workload);
+      Workload w = Workload::from_key(r.workload);
       if (t->space(w).index_of(r.knobs) != r.config) continue;  // the space changed since
     } catch (const std::exception&) {
       continue;

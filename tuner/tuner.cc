@@ -70,6 +70,7 @@ Record record_of(const Template& t, const Workload& w, const ConfigSpace& space,
 TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOptions& opt) {
   if (!has_tuner(opt.tuner)) throw Error(unknown_tuner_message(opt.tuner));
   if (opt.trials < 1) throw Error("--trials must be at least 1");
+  if (opt.early_stopping < 0) throw Error("early stopping must be 0 (never) or a number of trials");
   if (t.op != w.op) throw Error(fmt::format("template '{}' serves {}, not {}", t.name, t.op, w.op));
   const ConfigSpace space = t.space(w);
   const std::string target = opt.target.empty() ? t.target : opt.target;
@@ -97,8 +98,13 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
     return std::max(res.measured < opt.grow_after ? opt.small_batch : 2 * opt.small_batch, m.parallelism());
   };
   const auto t0 = Clock::now();
+  int last_gain = 0;  // res.measured when the best last improved
 
   while (res.measured < todo && policy->has_next()) {
+    if (opt.early_stopping > 0 && res.measured - last_gain >= opt.early_stopping) {
+      res.stopped_early = true;
+      break;
+    }
     const int want = std::min(batch_size(), todo - res.measured);
     std::vector<int64_t> batch = policy->next_batch(want);
     check_batch(batch, want, measured, space, opt.tuner);
@@ -114,7 +120,10 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
       measured.insert(r.config);
       res.measured++;
       if (!r.ok()) res.errors++;
-      if (r.ok() && (!res.best || r.cost < res.best->cost)) res.best = r;
+      if (r.ok() && (!res.best || r.cost < res.best->cost)) {
+        res.best = r;
+        last_gain = res.measured;
+      }
       res.best_curve.push_back(res.best ? res.best->cost : 0);
       res.records.push_back(std::move(r));
     }

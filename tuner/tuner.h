@@ -28,6 +28,9 @@ struct FeatureMemo {
 struct TuneOptions {
   std::string tuner = "xgb";  // the search policy's name (policy.h: xgb, random, grid)
   int trials = 64;            // measurements of this task (with --resume: in total)
+  // Stop when this many measurements in a row found nothing better (0: never), as
+  // AutoTVM's early_stopping.
+  int early_stopping = 0;
   // Measurements per batch. 0: batches of init_batch while the policy is not guided
   // by what it learned (xgb before its model has data; grid and random always), then
   // batches of small_batch until grow_after trials, then twice that (never fewer
@@ -66,6 +69,7 @@ struct TuneProgress {
 struct TuneResult {
   int measured = 0;  // in this run
   int errors = 0;
+  bool stopped_early = false;  // TuneOptions::early_stopping ended it
   std::optional<Record> best;  // over this run and the earlier records of the task
   // The best cost after each trial of this run (0 until one succeeded).
   std::vector<double> best_curve;

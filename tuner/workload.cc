@@ -42,6 +42,17 @@ int64_t default_block(int64_t out_channels) { return out_channels % 16 == 0 ? 16
 
 }  // namespace
 
+bool Workload::in_op_library() const { return op_params().count(op) != 0; }
+
+Workload Workload::from_key(const std::string& key) {
+  auto colon = key.find(':');
+  std::string op = key.substr(0, colon);
+  if (op_params().count(op)) return parse_workload(key);
+  Workload w{op, {}};
+  if (colon != std::string::npos) w.args = key.substr(colon + 1);
+  return w;
+}
+
 int64_t Workload::at(const std::string& key) const {
   auto it = params.find(key);
   if (it == params.end()) throw Error("workload " + op + " has no parameter " + key);
@@ -49,6 +60,7 @@ int64_t Workload::at(const std::string& key) const {
 }
 
 std::string Workload::key() const {
+  if (!in_op_library()) return op + ":" + args;
   std::vector<std::string> parts;
   for (const auto& k : key_order(op)) parts.push_back(fmt::format("{}={}", k, at(k)));
   // NCHWc data (CarryLayout): its channel block; NCHW data's key has none.
@@ -57,6 +69,7 @@ std::string Workload::key() const {
 }
 
 double Workload::flops() const {
+  if (!in_op_library()) return arg_flops;
   if (op == "conv2d") {
     int64_t oh = (at("H") + 2 * at("pad") - at("KH")) / at("stride") + 1;
     int64_t ow = (at("W") + 2 * at("pad") - at("KW")) / at("stride") + 1;

@@ -14,11 +14,23 @@ namespace kiln::tuner {
 struct Workload {
   std::string op;                        // "matmul", "dense", "conv2d"
   std::map<std::string, int64_t> params;  // the op's shape parameters
+  // A workload of a template defined outside the op library (the Python API's
+  // kiln.tune.template): `op` is the template's name, `args` its arguments in words
+  // (as the template reads them back) and `arg_flops` its floating-point operations.
+  std::string args = {};
+  double arg_flops = 0;
 
+  // Whether this is an op library workload (matmul, dense, matmul_packed, conv2d), not
+  // a template's own.
+  bool in_op_library() const;
   int64_t at(const std::string& key) const;
-  // The canonical key: the op, then its parameters in the op's fixed order.
+  // The canonical key: the op, then its parameters in the op's fixed order (a
+  // template's own workload: the op, then its arguments).
   std::string key() const;
   double flops() const;  // floating-point operations of one run (a multiply-add is 2)
+  // The workload a record names (Record::workload): an op library key is read as --op
+  // is (parse_workload), any other op's key keeps its arguments as text.
+  static Workload from_key(const std::string& key);
   bool operator==(const Workload& o) const { return key() == o.key(); }
 };
 

@@ -54,7 +54,7 @@ TrainSet transfer_set(const TuneTask& task) {
   TrainSet ts;
   for (const auto& [key, recs] : task.others) {
     try {
-      Workload w = parse_workload(key);
+      Workload w = Workload::from_key(key);
       FeatureCache fc(task.tmpl, w, task.tmpl.space(w));
       std::vector<Sample> samples;
       for (const Record* r : recs) samples.push_back(sample_of(*r));

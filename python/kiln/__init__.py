@@ -16,9 +16,10 @@ from . import _kiln
 from ._kiln import (KilnError, CompileError, RuntimeError, DeviceError, Module, LoweredFunc,
                     build_lowered, set_num_threads, get_num_threads)
 from ._kiln import lower, build, build_model, load_module, Graph, GraphModule
-from . import te, nd, topi, frontend
+from . import te, nd, topi, frontend, hw, tune
+autotvm = tune  # TVM's name for it: kiln.autotvm.template, kiln.autotvm.tuner.XGBTuner, ...
 
-__all__ = ["te", "nd", "topi", "frontend", "lower", "build", "build_model", "load_module", "Graph", "GraphModule", "build_lowered", "cpu", "device", "Module",
+__all__ = ["te", "nd", "topi", "frontend", "hw", "tune", "autotvm", "lower", "build", "build_model", "load_module", "Graph", "GraphModule", "build_lowered", "cpu", "device", "Module",
            "LoweredFunc", "KilnError", "CompileError", "RuntimeError", "DeviceError",
            "set_num_threads", "get_num_threads"]
 

@@ -2,11 +2,16 @@
 // target ("cpu", "llvm -mcpu=...", "vta -config=NAME -device=fsim|rtl"), run with
 // arrays, saved to and loaded from .kiln files: thin pybind11 wrappers of
 // compiler/frontend and compiler/graph, as `kiln run` and `kiln compile` use them.
+// A model built for another machine ("llvm -mtriple=aarch64-linux-gnu") is compiled
+// but never run: export_object() writes its kernels' code (backend-cpu's Module).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
+#include "backend-cpu/graph_backend.h"
 #include "backend-cpu/runtime/tensor.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
@@ -58,6 +63,17 @@ size_t input_index(const graph::Executor& ex, const py::handle& key) {
   throw CompileError("the model has no input '" + name + "' (its inputs: " + names + ")");
 }
 
+// The CPU backend's code of the model's host kernels (all of them, in one object).
+const cpu::Module& host_code(const GraphModule& g) {
+  if (g.backend.empty()) throw CompileError("this module was loaded from a .kiln file, which holds its code already");
+  const cpu::Module* code = cpu::compiled_module(g.ex->kernels());
+  if (!code) {
+    throw CompileError("this model has no host kernels compiled by the CPU backend (its target: " + g.target +
+                       "), so there is no object file to export");
+  }
+  return *code;
+}
+
 }  // namespace
 
 void bind_graph(py::module_& m) {
@@ -94,6 +110,11 @@ void bind_graph(py::module_& m) {
       })
       .def_property_readonly("target", [](const GraphModule& g) { return g.target; })
       .def_property_readonly("num_kernels", [](const GraphModule& g) { return g.ex->plan().kernels.size(); })
+      .def_property_readonly("kernel_names", [](const GraphModule& g) {
+        std::vector<std::string> names;
+        for (const auto& k : g.ex->plan().kernels) names.push_back(k.name);
+        return names;
+      })
       .def_property_readonly("accelerator", [](const GraphModule& g) { return g.ex->plan().accelerator; })
       // TVM's graph_executor: set_input(name or index, array), run(), get_output(k)
       .def("set_input", [](GraphModule& g, const py::object& key, const py::object& value) {
@@ -125,6 +146,37 @@ void bind_graph(py::module_& m) {
         for (size_t k = 0; k < g.ex->num_outputs(); ++k) out.append(output_array(*g.ex, k));
         return out;
       })
+      // The host kernels' code for a linker (TVM's export_library): an object file for any
+      // target, a shared library (and its C header) for this machine's.
+      .def("export_object", [](const GraphModule& g, const std::string& path) { host_code(g).export_object(path); })
+      .def("export_library", [](const GraphModule& g, const std::string& path) { host_code(g).export_library(path); })
+      .def("get_source", [](const GraphModule& g, const std::string& fmt) { return module_source(host_code(g), fmt); },
+           py::arg("fmt") = "ll")
+      // TVM's module.time_evaluator("run", dev, number, repeat)(): times Executor::run on
+      // the inputs set last, in C++ (no Python in the loop), after one untimed run; each
+      // of `repeat` results is the mean of `number` runs, in seconds.
+      .def("time_evaluator", [](const GraphModule& g, const std::string& name, const py::object&, int number,
+                                int repeat) {
+        if (name != "run") throw CompileError("time_evaluator: a graph module times 'run', not '" + name + "'");
+        return py::cpp_function([ex = g.ex, number, repeat]() {
+          std::vector<double> results;
+          {
+            py::gil_scoped_release release;
+            ex->run();
+            for (int r = 0; r < std::max(repeat, 1); ++r) {
+              auto t0 = std::chrono::steady_clock::now();
+              for (int i = 0; i < std::max(number, 1); ++i) ex->run();
+              results.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                                std::max(number, 1));
+            }
+          }
+          double mean = 0;
+          for (double r : results) mean += r;
+          mean /= static_cast<double>(results.size());
+          return py::module_::import("types").attr("SimpleNamespace")(py::arg("mean") = mean, py::arg("results") = results,
+                                                                      py::arg("number") = number);
+        });
+      }, py::arg("func_name") = "run", py::arg("dev") = py::none(), py::arg("number") = 10, py::arg("repeat") = 1)
       .def("save", [](const GraphModule& g, const std::string& path) {
         if (g.backend.empty()) throw CompileError("this module was loaded from a .kiln file: copy that file instead");
         graph::save_model(path, *g.ex, g.backend, g.target);

@@ -40,6 +40,8 @@ PYBIND11_MODULE(_kiln, m) {
   kiln::python::bind_schedule(m);
   kiln::python::bind_runtime(m);
   kiln::python::bind_graph(m);
+  kiln::python::bind_hw(m);
+  kiln::python::bind_tune(m);
   // The backends register with compiler/target's registry, as the `kiln` command does.
   kiln::cpu::register_graph_backend();
 #ifdef KILN_PYTHON_VTA

@@ -70,6 +70,14 @@ NDArray to_ndarray(const py::handle& h) {
                      py::repr(h).cast<std::string>());
 }
 
+py::object module_source(const cpu::Module& mod, const std::string& fmt) {
+  if (fmt == "ll" || fmt == "llvm") return py::str(mod.llvm_ir());
+  if (fmt == "asm" || fmt == "s") return py::str(mod.assembly());
+  if (fmt == "h" || fmt == "header") return py::str(mod.header());
+  if (fmt == "o" || fmt == "obj") return py::bytes(mod.object());
+  throw CompileError("get_source: unknown format '" + fmt + "' (ll, asm, h, o)");
+}
+
 void bind_runtime(py::module_& m) {
   py::module_ nd = m.def_submodule("nd", "arrays of the CPU runtime (backend-cpu/runtime/tensor.h)");
   py::class_<NDArray>(nd, "NDArray")
@@ -130,13 +138,7 @@ void bind_runtime(py::module_& m) {
         py::gil_scoped_release release;
         mod.call(name, arrays);
       })
-      .def("get_source", [](const cpu::Module& mod, const std::string& fmt) -> py::object {
-        if (fmt == "ll" || fmt == "llvm") return py::str(mod.llvm_ir());
-        if (fmt == "asm" || fmt == "s") return py::str(mod.assembly());
-        if (fmt == "h" || fmt == "header") return py::str(mod.header());
-        if (fmt == "o" || fmt == "obj") return py::bytes(mod.object());
-        throw CompileError("get_source: unknown format '" + fmt + "' (ll, asm, h, o)");
-      }, py::arg("fmt") = "ll")
+      .def("get_source", &module_source, py::arg("fmt") = "ll")
       .def("export_object", &cpu::Module::export_object)
       .def("export_library", &cpu::Module::export_library)
       // TVM's time_evaluator: `f.time_evaluator(f.entry_name, dev, number=10)(a, b, c).mean`.

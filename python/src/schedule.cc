@@ -1,12 +1,13 @@
-// kiln.te's schedules: create_schedule, the stage primitives and lower(), as thin
-// pybind11 wrappers of compiler/schedule. Illegal requests raise kiln.CompileError
-// with the C++ message (it names the stage and the axis).
+// kiln.te's schedules: create_schedule, the stage primitives, tensor intrinsics and
+// lower(), as thin pybind11 wrappers of compiler/schedule. Illegal requests raise
+// kiln.CompileError with the C++ message (it names the stage and the axis).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "compiler/ir/printer.h"
 #include "compiler/schedule/lower.h"
 #include "compiler/schedule/schedule.h"
+#include "compiler/schedule/tensorize.h"
 #include "compiler/support/error.h"
 #include "python/src/bindings.h"
 
@@ -15,6 +16,7 @@ namespace py = pybind11;
 namespace kiln::python {
 
 using ir::IterVar;
+using schedule::BufferRegion;
 using schedule::Schedule;
 using schedule::Stage;
 using te::Tensor;
@@ -42,9 +44,70 @@ int as_factor(const py::object& v, const char* what) {
   return v.cast<int>();
 }
 
+// A tensor intrinsic as Python holds it (pybind11 holds no shared_ptr to a const type).
+struct PyTensorIntrin {
+  std::shared_ptr<const schedule::TensorIntrin> intrin;
+};
+
+// An intrinsic's implementation written in Python, as TVM's intrin_func(ins, outs): it gets
+// the regions of the inputs and of the output, and returns a kiln.tir.Stmt, or (body,
+// reduce_init, reduce_update) for a reduction split around the tensorized loops. Lowering
+// calls it without the GIL where kiln.build released it, so the call and the function's
+// release take the GIL.
+auto python_impl(const py::function& f) {
+  std::shared_ptr<py::object> fn(new py::object(f), [](py::object* o) {
+    py::gil_scoped_acquire gil;
+    delete o;
+  });
+  return [fn](const std::vector<BufferRegion>& ins, const BufferRegion& out) {
+    py::gil_scoped_acquire gil;
+    py::object r = (*fn)(py::cast(ins), py::cast(std::vector<BufferRegion>{out}));
+    auto stmt = [](const py::handle& h) { return h.is_none() ? ir::Stmt() : h.cast<ir::Stmt>(); };
+    if (py::isinstance<ir::Stmt>(r)) return schedule::IntrinImpl{r.cast<ir::Stmt>(), {}, {}};
+    if ((py::isinstance<py::tuple>(r) || py::isinstance<py::list>(r)) && py::len(r) == 3) {
+      py::sequence t = r;
+      return schedule::IntrinImpl{stmt(t[0]), stmt(t[1]), stmt(t[2])};
+    }
+    throw CompileError("a tensor intrinsic's implementation returns a kiln.tir.Stmt or (body, reduce_init, reduce_update), got " +
+                       py::repr(r).cast<std::string>());
+  };
+}
+
+// A Python literal stored into a region takes the region's element type.
+ir::Expr value_for(const BufferRegion& r, const py::handle& v) {
+  if (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) return ir::make_const(r.buffer->dtype, v.cast<double>());
+  return to_expr(v);
+}
+
 }  // namespace
 
 void bind_schedule(py::module_& m) {
+  // The block of a buffer that a tensor intrinsic's implementation works on (TVM's
+  // Buffer as intrin_func receives it): indices are relative to the block.
+  py::class_<BufferRegion>(m, "BufferRegion")
+      .def_property_readonly("name", [](const BufferRegion& r) { return r.buffer->name; })
+      .def_property_readonly("dtype", [](const BufferRegion& r) { return r.buffer->dtype.to_string(); })
+      .def_property_readonly("scope", [](const BufferRegion& r) { return r.buffer->scope; })
+      .def_readonly("base", &BufferRegion::base)
+      .def_readonly("shape", &BufferRegion::extents)
+      .def("vload", [](const BufferRegion& r, const py::object& idx) { return r.load(to_exprs(idx)); }, py::arg("begin"))
+      .def("__getitem__", [](const BufferRegion& r, const py::object& idx) { return r.load(to_exprs(idx)); })
+      .def("vstore", [](const BufferRegion& r, const py::object& idx, const py::object& value) {
+        return r.store(value_for(r, value), to_exprs(idx));
+      }, py::arg("begin"), py::arg("value"))
+      .def("__repr__", [](const BufferRegion& r) { return "BufferRegion(" + r.buffer->name + ")"; });
+
+  py::class_<PyTensorIntrin>(m, "TensorIntrin")
+      .def_property_readonly("name", [](const PyTensorIntrin& t) { return t.intrin->name; })
+      .def_property_readonly("op", [](const PyTensorIntrin& t) { return t.intrin->compute; })
+      .def("__repr__", [](const PyTensorIntrin& t) { return "TensorIntrin(" + t.intrin->name + ")"; });
+  // TVM's te.decl_tensor_intrin(op, intrin_func): `op` the pattern (a compute over
+  // placeholders), `fcompute(ins, outs)` its implementation (python_impl). Kiln's
+  // intrinsics read the stage's own buffers, so there are no `binds`.
+  m.def("decl_tensor_intrin", [](const Tensor& op, const py::function& fcompute, const std::string& name) {
+        return PyTensorIntrin{schedule::decl_tensor_intrin(name.empty() ? op->name : name, op, python_impl(fcompute))};
+      }, py::arg("op"), py::arg("fcompute"), py::arg("name") = "");
+
   py::class_<Stage>(m, "Stage")
       .def_property_readonly("op", [](const Stage& s) { return s->op; })
       .def_property_readonly("origin_op", [](const Stage& s) { return s->origin_op; })
@@ -82,6 +145,8 @@ void bind_schedule(py::module_& m) {
       .def("compute_root", &Stage::compute_root)
       .def("set_scope", &Stage::set_scope)
       .def("double_buffer", &Stage::double_buffer)
+      .def("tensorize", [](Stage& s, const IterVar& iv, const PyTensorIntrin& intrin) { s.tensorize(iv, intrin.intrin); },
+           py::arg("var"), py::arg("tensor_intrin"))
       .def("__repr__", [](const Stage& s) { return "Stage(" + s->name() + ")"; });
 
   py::class_<Schedule>(m, "Schedule")

@@ -254,6 +254,43 @@ void bind_te(py::module_& m) {
     m.def(name, [fn](const py::object& x) { return fn(to_expr(x)); });
   }
 
+  // te.thread_axis("vthread") (or (dom, tag)): an axis that Stage.bind binds a loop to; the
+  // tag is the binding, the loop's own range its extent.
+  m.def("thread_axis", [](const py::object& dom, const std::string& tag, const std::string& name) {
+        if (py::isinstance<py::str>(dom)) return IterVar(Var(name.empty() ? dom.cast<std::string>() : name), ir::Range(),
+                                                         ir::IterKind::Thread, dom.cast<std::string>());
+        ir::Range range;
+        if (!dom.is_none()) range = make_reduce_axis(dom, "dom")->dom;  // (min, end) or an extent, as reduce_axis reads it
+        if (tag.empty()) throw CompileError("thread_axis: give its tag (\"vthread\", \"threadIdx.x\", \"blockIdx.x\", ...)");
+        return IterVar(Var(name.empty() ? tag : name), range, ir::IterKind::Thread, tag);
+      }, py::arg("dom") = py::none(), py::arg("tag") = "", py::arg("name") = "");
+
+  // Loop-IR statements (compiler/ir/node.h), TVM's tir: what a tensor intrinsic's
+  // implementation returns (kiln.te.decl_tensor_intrin), built over its BufferRegions.
+  py::module_ tir = m.def_submodule("tir", "loop-IR statements (compiler/ir/node.h)");
+  py::class_<ir::Stmt>(tir, "Stmt")
+      .def("__str__", [](const ir::Stmt& st) { return ir::to_string(st); })
+      .def("__repr__", [](const ir::Stmt& st) { return ir::to_string(st); });
+  tir.def("For", [](const Var& v, const py::object& min, const py::object& extent, const std::string& kind,
+                    const ir::Stmt& body) {
+        for (ir::ForKind k : {ir::ForKind::Serial, ir::ForKind::Parallel, ir::ForKind::Vectorized, ir::ForKind::Unrolled})
+          if (kind == ir::for_kind_name(k)) return ir::make_for(v, to_expr(min), to_expr(extent), k, body);
+        throw CompileError("For: loop kind '" + kind + "' (serial, parallel, vectorized, unrolled)");
+      }, py::arg("loop_var"), py::arg("min"), py::arg("extent"), py::arg("kind"), py::arg("body"));
+  tir.def("SeqStmt", &ir::make_seq, py::arg("seq"));
+  tir.def("IfThenElse", [](const py::object& cond, const ir::Stmt& then_case, const py::object& else_case) {
+        return ir::make_if(to_expr(cond), then_case, else_case.is_none() ? ir::Stmt() : else_case.cast<ir::Stmt>());
+      }, py::arg("condition"), py::arg("then_case"), py::arg("else_case") = py::none());
+  // AttrStmt(None, "pragma_...", 1, body): a mark on a statement, as the C++ intrinsics use.
+  tir.def("AttrStmt", [](const py::object& node, const std::string& key, const py::object& value, const ir::Stmt& body) {
+        return ir::make_attr(key, node.is_none() ? Expr() : to_expr(node), to_expr(value), body);
+      }, py::arg("node"), py::arg("attr_key"), py::arg("value"), py::arg("body"));
+  tir.def("LetStmt", [](const Var& v, const py::object& value, const ir::Stmt& body) {
+        return ir::make_let_stmt(v, to_expr(value), body);
+      }, py::arg("var"), py::arg("value"), py::arg("body"));
+  tir.def("Evaluate", [](const py::object& value) { return ir::make_evaluate(to_expr(value)); }, py::arg("value"));
+  tir.def("NoOp", &ir::make_no_op);
+
   // The op library (compiler/te/ops.h), TVM's topi.
   py::module_ topi = m.def_submodule("topi", "operators as tensor expressions (compiler/te/ops.h)");
   topi.def("add", &te::add);

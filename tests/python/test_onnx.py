@@ -50,13 +50,19 @@ class Small(torch.nn.Module):
         return torch.softmax(self.fc(x.flatten(1)), dim=1)
 
 
-def test_a_pytorch_export_runs_on_the_cpu_saves_and_loads(tmp_path):
+def exported_small(batch):
+    """Small with random weights, an input of `batch` images, and its ONNX export."""
     torch.manual_seed(0)
     model = Small().eval()
-    x = torch.rand(2, 3, 8, 8)
+    x = torch.rand(batch, 3, 8, 8)
     buf = io.BytesIO()
     torch.onnx.export(model, x, buf, opset_version=13, input_names=["data"], output_names=["prob"])
-    graph = kiln.frontend.from_onnx(buf.getvalue(), shape={"data": (2, 3, 8, 8)})
+    return model, x, buf.getvalue()
+
+
+def test_a_pytorch_export_runs_on_the_cpu_saves_and_loads(tmp_path):
+    model, x, onnx_bytes = exported_small(2)
+    graph = kiln.frontend.from_onnx(onnx_bytes, shape={"data": (2, 3, 8, 8)})
     module = kiln.build_model(graph, target="cpu")
     assert module.input_names == ["data"]
     want = model(x).detach().numpy()
@@ -89,3 +95,33 @@ def test_model_errors_arrive_with_the_cpp_message(tmp_path):
         module.set_input("x", numpy.zeros((1, 3, 8, 8), "float32"))
     with pytest.raises(kiln.KilnError):
         kiln.build_model(kiln.frontend.from_onnx(buf.getvalue()), target="no-such-target")
+
+
+# TVM's first program builds its model for the host and for a cross target: the cross
+# module's kernels come back as an aarch64 object file, and it refuses to run here.
+def test_a_model_builds_for_the_host_and_as_an_aarch64_object(tmp_path):
+    model, x, onnx_bytes = exported_small(1)
+    graph = kiln.frontend.from_onnx(onnx_bytes)
+
+    host = kiln.build_model(graph, target="cpu")
+    numpy.testing.assert_allclose(host(x.numpy()).numpy(), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    host.export_object(str(tmp_path / "small_host.o"))
+    readelf = subprocess.run(["llvm-readelf-19", "-h", str(tmp_path / "small_host.o")], capture_output=True,
+                             text=True, check=True).stdout
+    assert "X86-64" in readelf, readelf
+
+    arm = kiln.build_model(graph, target="llvm -mtriple=aarch64-linux-gnu")
+    assert arm.target == "llvm -mtriple=aarch64-linux-gnu"
+    assert arm.kernel_names == host.kernel_names and arm.num_kernels >= 2
+    path = tmp_path / "small_aarch64.o"
+    arm.export_object(str(path))
+    dump = subprocess.run(["llvm-objdump-19", "-d", str(path)], capture_output=True, text=True, check=True).stdout
+    assert "file format elf64-littleaarch64" in dump
+    for name in arm.kernel_names:  # every kernel of the model, with its packed entry
+        assert f"<{name}>:" in dump and f"<{name}_packed>:" in dump, name
+    assert "aarch64" in arm.get_source("ll")
+
+    with pytest.raises(kiln.RuntimeError, match="compiled for aarch64.*another machine.*export_object"):
+        arm(x.numpy())
+    with pytest.raises(kiln.RuntimeError, match="export_object"):
+        arm.export_library(str(tmp_path / "libsmall.so"))

@@ -34,6 +34,14 @@ float named(const std::vector<float>& f, const std::string& name) {
 
 float lg(double v) { return static_cast<float>(std::log2(1 + v)); }
 
+TEST(Features, FloatOpsCountAMultiplyAddAsTwo) {
+  Workload w = parse_workload("matmul:M=16,N=32,K=8");
+  const Template& t = *templates_for("matmul", "cpu").at(0);
+  ConfigSpace s = t.space(w);
+  for (int64_t i : {int64_t{0}, s.size() / 2, s.size() - 1})  // any schedule of it
+    EXPECT_DOUBLE_EQ(float_ops(lower_candidate(t, w, s.get(i))), 2.0 * 16 * 32 * 8) << i;
+}
+
 TEST(Features, FixedLengthAndDocumentedNames) {
   Workload w = parse_workload("matmul:M=64,N=64,K=64");
   const Template& t = *templates_for("matmul", "cpu").at(0);

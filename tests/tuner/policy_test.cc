@@ -203,6 +203,33 @@ TEST(Loop, StopsAtTheTrialsAndRecordsThePolicysName) {
   EXPECT_EQ(r.errors, static_cast<int>(std::count_if(r.records.begin(), r.records.end(), [](const Record& x) { return !x.ok(); })));
 }
 
+TEST(Loop, EarlyStoppingEndsAfterThatManyTrialsWithoutAGain) {
+  std::shared_ptr<TrialLog> log = register_trial();
+  Task k;
+  FakeMeasurer m;
+  TuneOptions o;
+  o.tuner = "topdown";
+  o.trials = 400;
+  o.batch = 1;
+  o.early_stopping = 5;
+  TuneResult r = tune(k.t, k.w, m, o);
+  EXPECT_TRUE(r.stopped_early);
+  ASSERT_TRUE(r.best);
+  EXPECT_LT(r.measured, 400);
+  EXPECT_EQ(r.measured, r.best->trial + 5);
+  // Every earlier stretch of five trials held a gain, or it would have stopped there.
+  std::vector<int> gains = {0};  // the trials that improved the best
+  double before = 0;             // 0: nothing succeeded yet
+  for (size_t i = 0; i < r.best_curve.size(); ++i) {
+    if (r.best_curve[i] != 0 && (before == 0 || r.best_curve[i] < before)) gains.push_back(static_cast<int>(i) + 1);
+    before = r.best_curve[i];
+  }
+  for (size_t j = 0; j + 1 < gains.size(); ++j) EXPECT_LE(gains[j + 1] - gains[j], 5) << j;
+  EXPECT_EQ(r.measured, gains.back() + 5);
+  o.early_stopping = -1;
+  EXPECT_THROW(tune(k.t, k.w, m, o), std::invalid_argument);
+}
+
 TEST(Loop, StopsWhenThePolicyHasNothingLeft) {
   std::shared_ptr<TrialLog> log = register_trial();
   log->limit = 5;

@@ -40,6 +40,22 @@ Record sample(int64_t config, double cost, const std::string& error = "") {
   return r;
 }
 
+TEST(Records, ATemplatesOwnWorkloadKeepsItsArgumentsAsText) {
+  Workload w{"tutorial/conv2d", {}, "(1, 7, 7, 512, 512, 3, 3, (1, 1), (1, 1))", 2.5e9};
+  EXPECT_FALSE(w.in_op_library());
+  EXPECT_EQ(w.key(), "tutorial/conv2d:(1, 7, 7, 512, 512, 3, 3, (1, 1), (1, 1))");
+  EXPECT_EQ(w.flops(), 2.5e9);
+  Workload back = Workload::from_key(w.key());
+  EXPECT_EQ(back.op, "tutorial/conv2d");
+  EXPECT_EQ(back.args, w.args);
+  EXPECT_EQ(back, w);
+  // An op library key is still read as --op reads it, errors included.
+  Workload m = Workload::from_key("matmul:M=2,N=3,K=4");
+  EXPECT_TRUE(m.in_op_library());
+  EXPECT_EQ(m.at("K"), 4);
+  EXPECT_THROW(Workload::from_key("matmul:M=2,N=3"), std::invalid_argument);
+}
+
 TEST(Records, RoundTrip) {
   fs::path p = temp_file("kiln-records-rt");
   {

@@ -32,7 +32,7 @@ namespace {
 struct TuneArgs {
   std::string model, op, target = "cpu", records, tuner = "xgb";
   std::string config = "default";  // --target vta: the accelerator configuration
-  int trials = 64, jobs = 1, batch = 0;
+  int trials = 64, jobs = 1, batch = 0, early_stopping = 0;
   uint64_t seed = 0;
   double timeout = 20;
   bool resume = false;
@@ -116,6 +116,7 @@ tuner::TuneOptions tune_options(const TuneArgs& a, const TuneTarget& tt) {
   tuner::TuneOptions o;
   o.tuner = a.tuner;
   o.trials = a.trials;
+  o.early_stopping = a.early_stopping;
   o.batch = a.batch;
   o.seed = a.seed;
   o.resume = a.resume;
@@ -126,6 +127,7 @@ tuner::TuneOptions tune_options(const TuneArgs& a, const TuneTarget& tt) {
 }
 
 void print_result(const tuner::Workload& w, const std::string& where, const tuner::TuneResult& r, const TuneTarget& tt) {
+  if (r.stopped_early) fmt::print("{} ({}): stopped early, no better configuration in the last trials\n", w.key(), where);
   if (!r.best) {
     fmt::print("{} ({}): no configuration ran successfully; {} measured now, {} errors\n", w.key(), where, r.measured, r.errors);
     return;
@@ -192,6 +194,9 @@ void add_tune_command(CLI::App& app) {
                             fmt::join(tuner::tuner_names(), ", ")))
       ->capture_default_str();
   t->add_option("--seed", a->seed, "random seed of the search")->capture_default_str();
+  t->add_option("--early-stopping", a->early_stopping,
+                "stop an operator after this many measurements in a row without a better one (0: never)")
+      ->capture_default_str();
   t->add_flag("--resume", a->resume, "count the records already in the file as trials and continue");
   t->add_option("-j,--jobs", a->jobs, "worker processes measuring at once (without mpirun)")->capture_default_str();
   t->add_option("--batch", a->batch, "candidates per batch between cost-model updates (0: a first random batch of 8, then 4, then 8 after 64 trials, at least the workers)")->capture_default_str();
