@@ -431,7 +431,7 @@ namespace kiln {
 namespace {
 
 // -vector-libm=1: float vector transcendentals through glibc's libmvec, for AVX-512
-// (16 lanes), AVX2 (8) and lane counts that are not a multiple of the native width.
+// (16 lanes, on a host that has it), AVX2 (8) and lane counts that are not a multiple of the native width.
 TEST(Codegen, VectorLibm) {
   for (int lanes : {16, 8, 20, 4}) {
     for (const char* target : {"llvm -vector-libm=1", "llvm -mcpu=haswell -vector-libm=1"}) {
@@ -453,7 +453,8 @@ TEST(Codegen, VectorLibm) {
       auto f = lower(s, {a, c}, "f");
       cpu::Module m = cpu::build({f}, target);
       std::string ir = m.llvm_ir();
-      bool avx512 = std::string(target).find("haswell") == std::string::npos;
+      // Plain "llvm" compiles for this machine: AVX-512 where it has it, else AVX2.
+      bool avx512 = std::string(target).find("haswell") == std::string::npos && __builtin_cpu_supports("avx512f");
       EXPECT_NE(ir.find(avx512 ? "_ZGVeN16v_expf" : "_ZGVdN8v_expf"), std::string::npos);
       EXPECT_NE(ir.find(avx512 ? "_ZGVeN16vv_powf" : "_ZGVdN8vv_powf"), std::string::npos);
       // erf is not in the interpreter: compare the rest of the sum against it with erf
