@@ -10,7 +10,8 @@ namespace kiln::driver {
 
 using hw::regs::Counter;
 
-Device::Device(const hw::Config& cfg, const DeviceOptions& opts) : cfg_(cfg), opts_(opts) {}
+Device::Device(const hw::Config& cfg, const DeviceOptions& opts)
+    : cfg_(cfg), opts_(opts), layout_(cfg), range_check_(cfg) {}
 
 DevAddr Device::alloc(uint64_t bytes, uint64_t align) {
   if (align == 0 || (align & (align - 1)) != 0)
@@ -50,7 +51,47 @@ void Device::run(DevAddr insn_addr, uint32_t insn_count) {
                                 "was built for '{}' ({:016x})",
                                 kind(), fp, cfg_.name(), cfg_.fingerprint()));
   }
-  check_range(insn_addr, uint64_t{insn_count} * 16, "instruction stream");
+  check_stream(insn_addr, insn_count);
+  try {
+    launch(insn_addr, insn_count);
+  } catch (...) {
+    // The run may have loaded some micro-ops of the stream, or none.
+    range_check_.forget();
+    throw;
+  }
+}
+
+void Device::check_stream(DevAddr insn_addr, uint32_t insn_count) {
+  check_range(insn_addr, uint64_t{insn_count} * hw::kInsnBytes, "instruction stream");
+  std::vector<uint8_t> bytes(size_t{insn_count} * hw::kInsnBytes);
+  read(insn_addr, bytes);
+  // The instructions that decode, up to the first that does not: the device refuses
+  // that one itself (fsim) or runs what its decoder makes of it.
+  std::vector<hw::Insn> insns;
+  insns.reserve(insn_count);
+  for (size_t n = 0; n < insn_count; ++n) {
+    try {
+      std::span<const uint8_t> one(bytes.data() + n * hw::kInsnBytes, hw::kInsnBytes);
+      insns.push_back(hw::decode_program(layout_, one).front());
+    } catch (const hw::Error&) {
+      break;
+    }
+  }
+  auto read_dram = [this](uint64_t addr, std::span<uint8_t> out) {
+    if (addr > dram_bytes() || out.size() > dram_bytes() - addr) return false;
+    read(addr, out);
+    return true;
+  };
+  try {
+    range_check_.check(insns, read_dram);
+  } catch (const hw::Error& e) {
+    throw hw::Error(fmt::format("{} device: the stream at 0x{:x} was refused before launch: {}",
+                                kind(), insn_addr, e.what()));
+  }
+}
+
+void Device::launch(DevAddr insn_addr, uint32_t insn_count) {
+  namespace r = hw::regs;
   // Each write is read back: one lost on the bus would run another stream, or none.
   const std::pair<uint32_t, uint32_t> writes[] = {
       {r::kInsnAddrLo, static_cast<uint32_t>(insn_addr)},

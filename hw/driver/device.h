@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hw/spec/config.h"
+#include "hw/spec/ranges.h"
 #include "hw/spec/regs.h"
 
 namespace kiln::driver {
@@ -82,10 +83,20 @@ class Device {
   virtual uint32_t read_reg(uint32_t offset) = 0;
 
   // Runs `insn_count` instructions at `insn_addr` to FINISH through the registers:
-  // checks the configuration fingerprint, programs the stream, starts, waits for done.
-  // A device-reported error (deadlock, bad instruction, watchdog) throws hw::Error
-  // with the device's message.
+  // checks the configuration fingerprint and the stream (check_stream), programs the
+  // stream, starts, waits for done. A device-reported error (deadlock, bad instruction,
+  // watchdog) throws hw::Error with the device's message.
   void run(DevAddr insn_addr, uint32_t insn_count);
+
+  // Refuses, with hw::Error naming the instruction (position, assembly), the buffer and
+  // the index, a stream that touches a scratchpad index beyond its buffer's depth
+  // (hw/spec/ranges.h): the RTL would wrap the index and give wrong results silently.
+  // Reads the stream and the micro-ops of its LOAD UOPs from device DRAM, and follows
+  // the uop buffer from run to run. run() calls it; code that starts a run through the
+  // registers alone must call it first (systemc's run_together does not yet).
+  void check_stream(DevAddr insn_addr, uint32_t insn_count);
+  // What check_stream knows of the uop buffer is lost: call after a run that failed.
+  void forget_uop_buffer() { range_check_.forget(); }
 
   // The counters of the last run that this device has (fsim has no timed ones).
   Counters counters();
@@ -101,9 +112,14 @@ class Device {
   void check_range(DevAddr addr, uint64_t bytes, std::string_view what) const;
 
  private:
+  // Programs the stream's registers, starts the run and waits for it.
+  void launch(DevAddr insn_addr, uint32_t insn_count);
+
   hw::Config cfg_;
   DeviceOptions opts_;
   std::map<DevAddr, uint64_t> allocations_;  // address -> size
+  hw::InsnLayout layout_;
+  hw::StreamRangeCheck range_check_;  // the uop buffer as the streams run so far left it
 };
 
 // The devices this build has ("fsim", and "rtl" where the Verilated models were built),

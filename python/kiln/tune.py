@@ -306,7 +306,8 @@ class _LogToFile:
 def _progress_bar(total=None, prefix=""):
     def show(p):
         best = f"{p.best_gflops:.2f} GFLOPS" if p.best_gflops else f"{p.best_cost:.3g}"
-        sys.stdout.write(f"\r{prefix}[{p.task}] best {best} | {p.done}/{total or p.total} | "
+        workload = p.task.split(" ", 1)[-1]  # "template key": a template's own key starts with its name
+        sys.stdout.write(f"\r{prefix}[{workload}] best {best} | {p.done}/{total or p.total} | "
                          f"{p.elapsed_s:.0f} s, ETA {p.eta_s:.0f} s")
         if p.done >= (total or p.total):
             sys.stdout.write("\n")

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "examples/runtime/kernels.h"
 #include "hw/driver/device.h"
 #include "hw/driver/fsim_device.h"
@@ -20,6 +22,7 @@
 #include "hw/driver/runtime/device_buffer.h"
 #include "hw/driver/runtime/uop_kernel.h"
 #include "hw/spec/error.h"
+#include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
 #include "tests/support/hw_test.h"
 
@@ -552,6 +555,126 @@ TEST_P(RuntimeTest, StreamUsableAfterDeviceError) {
   s.store_2d(0, buf.address() + 1024, 1, 1, 1);
   EXPECT_NO_THROW(s.synchronize());
   EXPECT_EQ(buf.read_elems<int8_t>(lanes, 1024), std::vector<int8_t>(lanes, 42));
+}
+
+// Writes a raw stream (the runtime builds none of these: CommandStream checks its own
+// ranges) to device DRAM and runs it.
+void run_raw(driver::Device& dev, const std::vector<Insn>& insns) {
+  std::vector<uint8_t> bytes = hw::encode_program(hw::InsnLayout(dev.config()), insns);
+  DeviceBuffer program(dev, bytes.size(), 64);
+  program.write(bytes);
+  dev.run(program.address(), static_cast<uint32_t>(insns.size()));
+}
+
+// A LOAD, STORE, GEMM or ALU index one past its buffer, per buffer: the RTL would keep
+// the index's low bits and run to the end with wrong results, so every device refuses
+// the stream before launch (Device::check_stream, hw/spec/ranges.h) with the same words,
+// and then runs a correct program touching each buffer's last index.
+TEST_P(RuntimeTest, OutOfRangeScratchpadIndexRefusedPerBuffer) {
+  for (const char* name : kConfigs) {
+    SCOPED_TRACE(name);
+    hw::Config cfg = config(name);
+    auto dev = device(cfg);
+    const uint32_t inp = cfg.inp_depth(), wgt = cfg.wgt_depth(), acc = cfg.acc_depth(),
+                   uop = cfg.uop_depth();
+    DeviceBuffer data(*dev, 4096, 256);
+    // Micro-op 0 sits at the last index of every buffer GEMM reads, micro-op 1 at ACC's
+    // last for an ALU src.
+    std::vector<hw::Uop> uops = {{acc - 1, inp - 1, wgt - 1}, {0, acc - 1, 0}};
+    data.write(hw::encode_uops(hw::InsnLayout(cfg), uops));
+    auto load = [&](MemType m, uint32_t sram, uint32_t x_size) {
+      Insn in;
+      in.opcode = Opcode::kLoad;
+      in.memory_type = m;
+      in.sram_base = sram;
+      in.dram_base = static_cast<uint32_t>(data.address() / hw::mem_elem_bytes(cfg, m));
+      in.y_size = 1;
+      in.x_size = in.x_stride = x_size;
+      return in;
+    };
+    Insn store = load(MemType::kOut, acc - 1, 2);
+    store.opcode = Opcode::kStore;
+    auto loop = [&](Opcode op, uint32_t bgn, uint32_t end, uint32_t iter_out, uint32_t iter_in) {
+      Insn in;
+      in.opcode = op;
+      in.uop_bgn = bgn;
+      in.uop_end = end;
+      in.iter_out = iter_out;
+      in.iter_in = iter_in;
+      return in;
+    };
+    Insn gemm_dst = loop(Opcode::kGemm, 0, 1, 2, 1);
+    gemm_dst.dst_factor_out = 1;
+    Insn gemm_src = loop(Opcode::kGemm, 0, 1, 1, 2);
+    gemm_src.src_factor_in = 1;
+    Insn gemm_wgt = loop(Opcode::kGemm, 0, 1, 1, 2);
+    gemm_wgt.wgt_factor_in = 1;
+    Insn alu_dst = loop(Opcode::kAlu, 0, 1, 2, 1);
+    alu_dst.dst_factor_out = 1;
+    alu_dst.use_imm = true;  // micro-op 0's src is INP's last index, maybe past ACC's
+    Insn alu_src = loop(Opcode::kAlu, 1, 2, 1, 2);
+    alu_src.alu_opcode = AluOp::kAdd;
+    alu_src.src_factor_in = 1;
+    const Insn finish{};
+    const Insn load_uops = load(MemType::kUop, 0, 2);
+    struct Case {
+      const char* what;
+      std::vector<Insn> insns;
+      int position;  // of the refused instruction
+      const char* buffer;
+      uint32_t index;
+    };
+    const Case cases[] = {
+        {"load inp", {load(MemType::kInp, inp - 1, 2), finish}, 0, "inp", inp},
+        {"load wgt", {load(MemType::kWgt, wgt - 1, 2), finish}, 0, "wgt", wgt},
+        {"load uop", {load(MemType::kUop, uop - 1, 2), finish}, 0, "uop", uop},
+        {"load acc", {load(MemType::kAcc, acc - 1, 2), finish}, 0, "acc", acc},
+        {"store out", {store, finish}, 0, "out", acc},
+        {"gemm dst", {load_uops, gemm_dst, finish}, 1, "acc", acc},
+        {"gemm src", {load_uops, gemm_src, finish}, 1, "inp", inp},
+        {"gemm wgt", {load_uops, gemm_wgt, finish}, 1, "wgt", wgt},
+        {"gemm uop range", {loop(Opcode::kGemm, uop - 1, uop + 1, 1, 1), finish}, 0, "uop", uop},
+        {"alu dst", {load_uops, alu_dst, finish}, 1, "acc", acc},
+        {"alu src", {load_uops, alu_src, finish}, 1, "acc", acc},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.what);
+      expect_error([&] { run_raw(*dev, c.insns); },
+                   {"refused before launch", fmt::format("instruction #{} (", c.position),
+                    fmt::format("index {}", c.index),
+                    fmt::format("beyond the {} buffer's depth {}", c.buffer, c.index)});
+    }
+
+    // The uop buffer outlives a run: micro-ops a finished stream loaded are those a later
+    // stream's GEMM reads.
+    ASSERT_NO_THROW(run_raw(*dev, {load_uops, finish}));
+    expect_error([&] { run_raw(*dev, {gemm_dst, finish}); },
+                 {"instruction #0 (gemm", fmt::format("dst index {}", acc), "acc buffer"});
+
+    // Correct programs at each buffer's last index: a raw stream whose loads, GEMM and
+    // ALU touch them (LOAD UOP puts micro-ops 0 and 1 at the uop buffer's last two), and
+    // a runtime stream whose result is checked.
+    Insn last_inp = load(MemType::kInp, inp - 1, 1);
+    Insn last_wgt = load(MemType::kWgt, wgt - 1, 1);
+    last_wgt.push_next_dep = true;
+    Insn last_uops = load(MemType::kUop, uop - 2, 2);
+    Insn gemm_last = loop(Opcode::kGemm, uop - 2, uop - 1, 1, 1);
+    gemm_last.pop_prev_dep = true;
+    Insn alu_last = loop(Opcode::kAlu, uop - 1, uop, 1, 1);
+    alu_last.alu_opcode = AluOp::kAdd;
+    ASSERT_NO_THROW(run_raw(*dev, {last_inp, last_wgt, last_uops, gemm_last, alu_last, finish}));
+
+    const size_t lanes = size_t(cfg.batch()) * cfg.block_out();
+    data.write_elems<int32_t>(std::vector<int32_t>(lanes, 41));
+    CommandStream s(*dev);
+    s.load_2d(MemType::kAcc, acc - 1, data.address(), 1, 1, 1);
+    s.push_alu(add_imm_kernel("add", acc - 1, 1, 1));
+    s.dep_push(Module::kCompute, Module::kStore);
+    s.dep_pop(Module::kCompute, Module::kStore);
+    s.store_2d(acc - 1, data.address() + 2048, 1, 1, 1);
+    ASSERT_NO_THROW(s.synchronize());
+    EXPECT_EQ(data.read_elems<int8_t>(lanes, 2048), std::vector<int8_t>(lanes, 42));
+  }
 }
 
 TEST_P(RuntimeTest, LimitsOfTheConfigurationChecked) {

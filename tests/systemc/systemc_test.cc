@@ -255,6 +255,26 @@ TEST(SystemcPlatform, AcceleratorsShareOneMemory) {
   // run_together starts both on one stream.
   for (auto& d : devs) d->write(0, p.dram);
   EXPECT_NO_THROW(driver::run_together(devs, p.insn_addr, p.insn_count));
+
+  // A stream whose LOAD runs past INP is refused before either starts, as Device::run
+  // refuses it (hw/spec/ranges.h), and the platform runs the next stream.
+  hw::Insn load;
+  load.opcode = hw::Opcode::kLoad;
+  load.memory_type = hw::MemType::kInp;
+  load.sram_base = static_cast<uint32_t>(hw::mem_depth(cfg, hw::MemType::kInp) - 1);
+  load.y_size = 1;
+  load.x_size = load.x_stride = 2;
+  const std::vector<hw::Insn> bad = {load, hw::Insn{}};
+  for (auto& d : devs) d->write(p.insn_addr, hw::encode_program(hw::InsnLayout(cfg), bad));
+  try {
+    driver::run_together(devs, p.insn_addr, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const hw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("refused before launch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("inp"), std::string::npos) << e.what();
+  }
+  for (auto& d : devs) d->write(0, p.dram);
+  EXPECT_NO_THROW(driver::run_together(devs, p.insn_addr, p.insn_count));
 }
 
 TEST(SystemcPlatform, WritesAWaveform) {

@@ -117,6 +117,7 @@ void run_together(std::span<const std::unique_ptr<Device>> devices, DevAddr insn
                                   fp, d->config().name()));
     if (insn_addr > d->dram_bytes() || uint64_t{insn_count} * 16 > d->dram_bytes() - insn_addr)
       throw hw::Error("run_together: the instruction stream lies outside device DRAM");
+    d->check_stream(insn_addr, insn_count);  // scratchpad ranges, as Device::run checks them
     d->write_reg(r::kInsnAddrLo, static_cast<uint32_t>(insn_addr));
     d->write_reg(r::kInsnAddrHi, static_cast<uint32_t>(insn_addr >> 32));
     d->write_reg(r::kInsnCount, insn_count);
@@ -124,8 +125,10 @@ void run_together(std::span<const std::unique_ptr<Device>> devices, DevAddr insn
   for (SystemcDevice* d : devs) d->write_reg(r::kCtrl, r::kCtrlStart);
   for (SystemcDevice* d : devs) {
     uint32_t status = d->platform().run_until_done(d->index());
-    if (status & r::kStatusError)
+    if (status & r::kStatusError) {
+      for (SystemcDevice* e : devs) e->forget_uop_buffer();  // what the failed runs left there is unknown
       throw hw::Error(fmt::format("accelerator {}: {}", d->index(), d->platform().error(d->index())));
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "hw/spec/error.h"
+#include "hw/spec/ranges.h"
 
 namespace kiln::sim {
 
@@ -121,8 +122,8 @@ struct Fsim::Impl {
   void gemm(uint32_t n, const Insn& insn);
   void alu(uint32_t n, const Insn& insn);
   void check_dram(uint32_t n, const Insn& insn, int elem_bytes) const;
-  uint64_t loop_index(uint32_t n, const char* what, const char* buffer, uint64_t base,
-                      uint64_t i, uint64_t fo, uint64_t j, uint64_t fi, uint32_t depth) const;
+  // Refuses an instruction that touches an index beyond its buffer (hw/spec/ranges.h).
+  void check_ranges(uint32_t n, const Insn& insn) const;
 };
 
 void Fsim::Impl::fetch(uint64_t insn_addr, uint32_t insn_count) {
@@ -352,7 +353,6 @@ void Fsim::Impl::load(uint32_t n, const Insn& in) {
   if (in.x_size == 0 || in.y_size == 0) return;  // a no-op that only moves tokens
   if (in.memory_type == MemType::kOut) fail(n, "a LOAD cannot target OUT");
   const int elem_bytes = hw::mem_elem_bytes(cfg, in.memory_type);
-  const uint32_t depth = hw::mem_depth(cfg, in.memory_type);
   int width = 32;  // a micro-op is one 32-bit value
   std::vector<int64_t>* buf = nullptr;
   Counter bytes_counter = Counter::kLoadUopBytes;
@@ -369,15 +369,9 @@ void Fsim::Impl::load(uint32_t n, const Insn& in) {
     case MemType::kUop:
     case MemType::kOut: break;
   }
+  check_ranges(n, in);
   uint64_t rows = uint64_t{in.y_pad_0} + in.y_size + in.y_pad_1;
   uint64_t cols = uint64_t{in.x_pad_0} + in.x_size + in.x_pad_1;
-  uint64_t end = uint64_t{in.sram_base} + rows * cols;
-  if (end > depth) {
-    fail(n, fmt::format("writes {} elements {} to {} ({} x {} with padding), but index {} is "
-                        "beyond the {} buffer's depth {}",
-                        hw::mem_type_name(in.memory_type), in.sram_base, end - 1, rows, cols,
-                        end - 1, hw::mem_type_name(in.memory_type), depth));
-  }
   check_dram(n, in, elem_bytes);
   const int value_bytes = width / 8;
   const int per_elem = elem_bytes / value_bytes;
@@ -414,12 +408,7 @@ void Fsim::Impl::store(uint32_t n, const Insn& in) {
   const int elem_bytes = cfg.out_elem_bytes();
   const int value_bytes = cfg.out_width() / 8;
   const int per_elem = elem_bytes / value_bytes;
-  uint64_t end = uint64_t{in.sram_base} + uint64_t{in.y_size} * in.x_size;
-  if (end > cfg.out_depth()) {
-    fail(n, fmt::format("reads out elements {} to {} ({} x {}), but index {} is beyond the out "
-                        "buffer's depth {}",
-                        in.sram_base, end - 1, in.y_size, in.x_size, end - 1, cfg.out_depth()));
-  }
+  check_ranges(n, in);
   check_dram(n, in, elem_bytes);
   for (uint64_t y = 0; y < in.y_size; ++y) {
     for (uint64_t x = 0; x < in.x_size; ++x) {
@@ -435,23 +424,15 @@ void Fsim::Impl::store(uint32_t n, const Insn& in) {
   counter(Counter::kDramWriteBytes) += bytes;
 }
 
-uint64_t Fsim::Impl::loop_index(uint32_t n, const char* what, const char* buffer, uint64_t base,
-                                uint64_t i, uint64_t fo, uint64_t j, uint64_t fi,
-                                uint32_t depth) const {
-  uint64_t idx = base + i * fo + j * fi;
-  if (idx >= depth) {
-    fail(n, fmt::format("{} index {} (micro-op {} + {}*{} + {}*{}) is beyond the {} buffer's "
-                        "depth {}",
-                        what, idx, base, i, fo, j, fi, buffer, depth));
-  }
-  return idx;
+// The one range rule (hw/spec/ranges.h), before the instruction touches anything: the
+// driver refuses the same streams before launch with the same words.
+void Fsim::Impl::check_ranges(uint32_t n, const Insn& in) const {
+  if (auto v = hw::first_out_of_range(cfg, in, f.uops_)) fail(n, v->message);
 }
 
 void Fsim::Impl::gemm(uint32_t n, const Insn& in) {
   if (in.uop_end <= in.uop_bgn || in.iter_out == 0 || in.iter_in == 0) return;
-  if (in.uop_end > cfg.uop_depth())
-    fail(n, fmt::format("micro-op range [{}, {}) goes beyond the uop buffer's depth {}",
-                        in.uop_bgn, in.uop_end, cfg.uop_depth()));
+  check_ranges(n, in);
   const int batch = cfg.batch(), bi = cfg.block_in(), bo = cfg.block_out();
   const int acc_w = cfg.acc_width();
   const size_t acc_elem = size_t(batch) * bo, inp_elem = size_t(batch) * bi,
@@ -460,17 +441,14 @@ void Fsim::Impl::gemm(uint32_t n, const Insn& in) {
     for (uint64_t j = 0; j < in.iter_in; ++j) {
       for (uint32_t k = in.uop_bgn; k < in.uop_end; ++k) {
         const hw::Uop& u = f.uops_[k];
-        uint64_t d = loop_index(n, "dst", "acc", u.dst_idx, i, in.dst_factor_out, j,
-                                in.dst_factor_in, cfg.acc_depth());
+        uint64_t d = u.dst_idx + i * in.dst_factor_out + j * in.dst_factor_in;
         int64_t* acc = f.acc_.data() + d * acc_elem;
         if (in.reset) {
           std::fill(acc, acc + acc_elem, 0);
           continue;
         }
-        uint64_t s = loop_index(n, "src", "inp", u.src_idx, i, in.src_factor_out, j,
-                                in.src_factor_in, cfg.inp_depth());
-        uint64_t w = loop_index(n, "wgt", "wgt", u.wgt_idx, i, in.wgt_factor_out, j,
-                                in.wgt_factor_in, cfg.wgt_depth());
+        uint64_t s = u.src_idx + i * in.src_factor_out + j * in.src_factor_in;
+        uint64_t w = u.wgt_idx + i * in.wgt_factor_out + j * in.wgt_factor_in;
         const int64_t* inp = f.inp_.data() + s * inp_elem;
         const int64_t* wgt = f.wgt_.data() + w * wgt_elem;
         for (int b = 0; b < batch; ++b) {
@@ -492,9 +470,7 @@ void Fsim::Impl::gemm(uint32_t n, const Insn& in) {
 
 void Fsim::Impl::alu(uint32_t n, const Insn& in) {
   if (in.uop_end <= in.uop_bgn || in.iter_out == 0 || in.iter_in == 0) return;
-  if (in.uop_end > cfg.uop_depth())
-    fail(n, fmt::format("micro-op range [{}, {}) goes beyond the uop buffer's depth {}",
-                        in.uop_bgn, in.uop_end, cfg.uop_depth()));
+  check_ranges(n, in);
   const int acc_w = cfg.acc_width();
   const size_t elem = size_t(cfg.batch()) * cfg.block_out();
   const int64_t imm = in.imm;  // already the sign-extended int16
@@ -502,8 +478,7 @@ void Fsim::Impl::alu(uint32_t n, const Insn& in) {
     for (uint64_t j = 0; j < in.iter_in; ++j) {
       for (uint32_t k = in.uop_bgn; k < in.uop_end; ++k) {
         const hw::Uop& u = f.uops_[k];
-        uint64_t d = loop_index(n, "dst", "acc", u.dst_idx, i, in.dst_factor_out, j,
-                                in.dst_factor_in, cfg.acc_depth());
+        uint64_t d = u.dst_idx + i * in.dst_factor_out + j * in.dst_factor_in;
         int64_t* acc = f.acc_.data() + d * elem;
         // Kiln defines ALU with reset like GEMM with reset: acc[d] becomes 0 and the
         // operation is not applied (ISA.md gives reset the same meaning in both).
@@ -513,8 +488,7 @@ void Fsim::Impl::alu(uint32_t n, const Insn& in) {
         }
         const int64_t* src = nullptr;
         if (!in.use_imm) {
-          uint64_t s = loop_index(n, "src", "acc", u.src_idx, i, in.src_factor_out, j,
-                                  in.src_factor_in, cfg.acc_depth());
+          uint64_t s = u.src_idx + i * in.src_factor_out + j * in.src_factor_in;
           src = f.acc_.data() + s * elem;
         }
         for (size_t e = 0; e < elem; ++e) {
