@@ -93,7 +93,7 @@ class Device {
   // (hw/spec/ranges.h): the RTL would wrap the index and give wrong results silently.
   // Reads the stream and the micro-ops of its LOAD UOPs from device DRAM, and follows
   // the uop buffer from run to run. run() calls it; code that starts a run through the
-  // registers alone must call it first (systemc's run_together does not yet).
+  // registers alone must call it first (as systemc's run_together does).
   void check_stream(DevAddr insn_addr, uint32_t insn_count);
   // What check_stream knows of the uop buffer is lost: call after a run that failed.
   void forget_uop_buffer() { range_check_.forget(); }
