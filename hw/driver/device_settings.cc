@@ -9,8 +9,10 @@
 #include <limits>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "hw/spec/error.h"
+#include "hw/spec/isa.h"
 
 namespace kiln::driver {
 
@@ -70,7 +72,8 @@ std::pair<std::string, uint64_t> path_at(const std::string& v) {
 constexpr const char* kFaultKinds =
     "dram-read-error:N (the N-th read burst answered SLVERR), dram-hang:N (the DRAM stops "
     "answering after N read beats), reg-drop:REGISTER[:N] (the N-th write to ctrl, "
-    "insn_count, insn_addr_lo or insn_addr_hi is lost)";
+    "insn_count, insn_addr_lo or insn_addr_hi is lost), sram-stuck:BUFFER:WORD:BIT:VALUE[:N] "
+    "(during the N-th run, a bit of a uop, wgt, inp or acc word is stuck at 0 or 1)";
 
 sim::InjectedFault parse_fault_value(const std::string& v) {
   using Kind = sim::InjectedFault::Kind;
@@ -105,6 +108,35 @@ sim::InjectedFault parse_fault_value(const std::string& v) {
                                "insn_addr_lo, insn_addr_hi), not '{}'",
                                reg)};
   }
+  if (kind == "sram-stuck") {
+    std::vector<std::string> parts;
+    for (size_t at = 0;;) {
+      size_t next = args.find(':', at);
+      parts.push_back(args.substr(at, next == std::string::npos ? std::string::npos : next - at));
+      if (next == std::string::npos) break;
+      at = next + 1;
+    }
+    constexpr const char* kForm = "sram-stuck:BUFFER:WORD:BIT:VALUE[:N] (say sram-stuck:inp:3:5:1)";
+    if (args.empty() || parts.size() < 4 || parts.size() > 5)
+      throw BadValue{fmt::format("expected {}", kForm)};
+    f.kind = Kind::kSramStuck;
+    bool found = false;
+    for (hw::MemType m : {hw::MemType::kUop, hw::MemType::kWgt, hw::MemType::kInp, hw::MemType::kAcc})
+      if (hw::mem_type_name(m) == parts[0]) f.mem = static_cast<uint8_t>(m), found = true;
+    if (!found)
+      throw BadValue{fmt::format("sram-stuck names a scratchpad (uop, wgt, inp or acc), not '{}' "
+                                 "(OUT is ACC's low bits)",
+                                 parts[0])};
+    f.word = parse_u64(parts[1]);
+    uint64_t bit = parse_u64(parts[2]);
+    if (bit > 0xffff) throw BadValue{fmt::format("sram-stuck's bit {} is past any word's width", bit)};
+    f.bit = static_cast<uint32_t>(bit);
+    if (parts[3] != "0" && parts[3] != "1")
+      throw BadValue{fmt::format("sram-stuck's value is 0 or 1, not '{}'", parts[3])};
+    f.value = parts[3] == "1";
+    f.n = parts.size() == 5 ? count(parts[4], 1) : 1;
+    return f;
+  }
   throw BadValue{fmt::format("no fault kind '{}'; the kinds: {}", kind, kFaultKinds)};
 }
 
@@ -137,7 +169,8 @@ constexpr DeviceSetting kSettings[] = {
      [](DeviceOptions& o, const std::string& v) { o.seed = parse_u64(v); }},
     {"fault", "rtl", "KIND[:ARGS]",
      "inject one hardware fault, counted from the device's start: dram-read-error:N, "
-     "dram-hang:N, reg-drop:REGISTER[:N] (docs/testing.md, the fault model)",
+     "dram-hang:N, reg-drop:REGISTER[:N], sram-stuck:BUFFER:WORD:BIT:VALUE[:N] (docs/testing.md, "
+     "the fault model)",
      [](DeviceOptions& o, const std::string& v) {
        (void)parse_fault_value(v);
        o.fault = v;

@@ -21,7 +21,8 @@
 // GEMM or ALU (docs/hardware.md). Tokens keep the store away from rows that compute
 // still writes, so the two never race on a row.
 module kiln_compute #(
-  parameter int GEMM_PAIR_PRODUCTS = 0  // kiln_gemm's PAIR_PRODUCTS
+  parameter int GEMM_PAIR_PRODUCTS = 0,  // kiln_gemm's PAIR_PRODUCTS
+  parameter int PARITY = 0            // kiln_sram's PARITY, for UOP and ACC
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -67,7 +68,11 @@ module kiln_compute #(
   output logic       gemm_uop_o,
   output logic       alu_uop_o,
   output logic [1:0] elem_read_o,   // [acc, uop] element read from DRAM this cycle
-  output kiln_cfg_pkg::seq_state_e state_o
+  output kiln_cfg_pkg::seq_state_e state_o,
+  // A UOP or ACC word read back with a parity error (with PARITY), and where:
+  // {module that read it, memory type} as STATUS[15:8] (hw/spec/regs.h)
+  output logic       perr_o,
+  output logic [7:0] perr_where_o
 );
   localparam int UW = kiln_cfg_pkg::LOG_UOP_DEPTH;
   localparam int DSTW = kiln_cfg_pkg::LOG_ACC_DEPTH;
@@ -142,9 +147,10 @@ module kiln_compute #(
   kiln_cfg_pkg::uop_t uop_rdata;
   logic unused_uop_bits;  // bits above the three index fields are zero in a legal micro-op
   assign unused_uop_bits = ^uop_rdata;
-  kiln_sram #(.WIDTH(kiln_cfg_pkg::UOP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::UOP_DEPTH)) uop_buf (
+  logic uop_perr;
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::UOP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::UOP_DEPTH), .PARITY(PARITY)) uop_buf (
     .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
-    .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata));
+    .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata), .perr_o(uop_perr));
 
   // acc_* is compute's view: one write, one read, data a cycle later from the bank read.
   logic acc_we, acc_re;
@@ -152,32 +158,51 @@ module kiln_compute #(
   logic [ACCB-1:0] acc_wdata, acc_rdata;
   logic acc_rbank_q, st_rbank_q;   // the bank each side read last
   logic acc_rbank, st_rbank;       // the bank each side reads now
+  logic acc_perr, acc_perr_store;  // an ACC parity error; the store module's read
   if (DSTW >= 2) begin : g_banks
     logic [1:0] bank_we, bank_re;
     logic [DSTW-2:0] bank_raddr [2];
     logic [ACCB-1:0] bank_rdata [2];
+    logic [1:0] bank_perr;
+    logic [1:0] bank_store_q;  // each bank's last read was the store module's
     assign acc_rbank = acc_raddr[DSTW-1];
     assign st_rbank = st_raddr_i[DSTW-1];
     for (genvar b = 0; b < 2; b++) begin : g_bank
       assign bank_we[b] = acc_we && acc_waddr[DSTW-1] == 1'(b);
       assign bank_re[b] = (acc_re && acc_rbank == 1'(b)) || (st_gnt_o && st_rbank == 1'(b));
       assign bank_raddr[b] = (acc_re && acc_rbank == 1'(b)) ? acc_raddr[DSTW-2:0] : st_raddr_i[DSTW-2:0];
-      kiln_sram #(.WIDTH(ACCB), .DEPTH(kiln_cfg_pkg::ACC_DEPTH / 2)) acc_buf (
+      kiln_sram #(.WIDTH(ACCB), .DEPTH(kiln_cfg_pkg::ACC_DEPTH / 2), .PARITY(PARITY)) acc_buf (
         .clk_i, .we_i(bank_we[b]), .waddr_i(acc_waddr[DSTW-2:0]), .wdata_i(acc_wdata),
-        .re_i(bank_re[b]), .raddr_i(bank_raddr[b]), .rdata_o(bank_rdata[b]));
+        .re_i(bank_re[b]), .raddr_i(bank_raddr[b]), .rdata_o(bank_rdata[b]),
+        .perr_o(bank_perr[b]));
+      always_ff @(posedge clk_i) begin
+        if (bank_re[b]) bank_store_q[b] <= !(acc_re && acc_rbank == 1'(b));
+      end
     end
     assign acc_rdata = bank_rdata[acc_rbank_q];
     assign st_rdata_o = bank_rdata[st_rbank_q];
+    assign acc_perr = |bank_perr;
+    assign acc_perr_store = bank_perr[0] ? bank_store_q[0] : bank_store_q[1];
   end else begin : g_one_bank  // a two-element ACC: one bank, shared
     logic [ACCB-1:0] rdata;
     assign acc_rbank = 1'b0;
     assign st_rbank = 1'b0;
-    kiln_sram #(.WIDTH(ACCB), .DEPTH(kiln_cfg_pkg::ACC_DEPTH)) acc_buf (
+    logic store_q;  // the last read was the store module's
+    kiln_sram #(.WIDTH(ACCB), .DEPTH(kiln_cfg_pkg::ACC_DEPTH), .PARITY(PARITY)) acc_buf (
       .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
-      .re_i(acc_re || st_gnt_o), .raddr_i(acc_re ? acc_raddr : st_raddr_i), .rdata_o(rdata));
+      .re_i(acc_re || st_gnt_o), .raddr_i(acc_re ? acc_raddr : st_raddr_i), .rdata_o(rdata),
+      .perr_o(acc_perr));
+    always_ff @(posedge clk_i) begin
+      if (acc_re || st_gnt_o) store_q <= !acc_re;
+    end
     assign acc_rdata = rdata;
     assign st_rdata_o = rdata;
+    assign acc_perr_store = store_q;
   end
+  assign perr_o = uop_perr || acc_perr;
+  assign perr_where_o = uop_perr ? {4'(kiln_cfg_pkg::MODULE_COMPUTE), 4'(kiln_cfg_pkg::MEM_UOP)}
+                      : {acc_perr_store ? 4'(kiln_cfg_pkg::MODULE_STORE) : 4'(kiln_cfg_pkg::MODULE_COMPUTE),
+                         4'(kiln_cfg_pkg::MEM_ACC)};
   always_ff @(posedge clk_i) begin
     if (acc_re) acc_rbank_q <= acc_rbank;
     if (st_gnt_o) st_rbank_q <= st_rbank;

@@ -2,7 +2,9 @@
 // AXI4 master to DRAM, one single-beat transfer at a time. This is how the rtl device
 // (and a part with an AXI memory system) runs the in-order core; on an iCE40 the board
 // top (kiln_uart_top) joins the core's memory port to SPRAM directly.
-module kiln_inorder_axi (
+module kiln_inorder_axi #(
+  parameter int PARITY = 0  // kiln_inorder_top's
+) (
   input  logic clk_i,
   input  logic rst_ni,
   // kiln_top's: the AXI4-Lite register file and the AXI4 master to DRAM (64-bit data;
@@ -23,7 +25,7 @@ module kiln_inorder_axi (
 
   kiln_cfg_pkg::mem_req_t mem;
   kiln_cfg_pkg::mem_rsp_t mem_rsp;
-  kiln_inorder_top core (
+  kiln_inorder_top #(.PARITY(PARITY)) core (
     .clk_i, .rst_ni, .s_axil_i, .s_axil_o, .mem_o(mem), .mem_i(mem_rsp), .dbg_state_o,
     .dbg_progress_o);
 

@@ -19,7 +19,9 @@ module kiln_inorder_top #(
   // module, micro-ops.
   parameter logic [kiln_cfg_pkg::NUM_COUNTERS-1:0] CNT_MASK =
       kiln_cfg_pkg::NUM_COUNTERS'(kiln_cfg_pkg::INORDER_CNT_MASK),
-  parameter int TOKEN_MAX = 255
+  parameter int TOKEN_MAX = 255,
+  // kiln_sram's PARITY: a scratchpad word read back wrong fails the run (ERR_PARITY)
+  parameter int PARITY = 0
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -65,6 +67,7 @@ module kiln_inorder_top #(
     abort <= rst_ni && abort_w;
   end
   logic [3:0] err_cause;
+  logic [7:0] err_where;  // with ERR_PARITY: {module, memory type}, STATUS[15:8]
   logic [63:0] insn_addr;
   logic [31:0] insn_count;
   logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add, cnt_add_q;  // registered: a cycle late
@@ -73,7 +76,7 @@ module kiln_inorder_top #(
     .axil_i(s_axil_i), .axil_o(s_axil_o),
     .start_o(start_w), .abort_o(abort_w), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished), .error_i(err_pulse), .error_cause_i(err_cause),
-    .error_where_i(8'b0), .cnt_add_i(cnt_add_q), .busy_o(running));
+    .error_where_i(err_where), .cnt_add_i(cnt_add_q), .busy_o(running));
   logic unused_addr_hi;  // device memory is addressed with 32 bits
   assign unused_addr_hi = ^insn_addr[63:32];
 
@@ -90,18 +93,19 @@ module kiln_inorder_top #(
   logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_wdata, wgt_rdata;
   logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_wdata, acc_rdata;
   logic [kiln_cfg_pkg::OUT_ELEM_BITS-1:0] out_rdata;  // ACC's low bits: what STORE writes
-  kiln_sram #(.WIDTH(kiln_cfg_pkg::UOP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::UOP_DEPTH)) uop_buf (
+  logic uop_perr, inp_perr, wgt_perr, acc_perr;
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::UOP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::UOP_DEPTH), .PARITY(PARITY)) uop_buf (
     .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
-    .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata));
-  kiln_sram #(.WIDTH(kiln_cfg_pkg::INP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::INP_DEPTH)) inp_buf (
+    .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata), .perr_o(uop_perr));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::INP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::INP_DEPTH), .PARITY(PARITY)) inp_buf (
     .clk_i, .we_i(inp_we), .waddr_i(inp_waddr), .wdata_i(inp_wdata),
-    .re_i(inp_re), .raddr_i(inp_raddr), .rdata_o(inp_rdata));
-  kiln_sram #(.WIDTH(kiln_cfg_pkg::WGT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::WGT_DEPTH)) wgt_buf (
+    .re_i(inp_re), .raddr_i(inp_raddr), .rdata_o(inp_rdata), .perr_o(inp_perr));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::WGT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::WGT_DEPTH), .PARITY(PARITY)) wgt_buf (
     .clk_i, .we_i(wgt_we), .waddr_i(wgt_waddr), .wdata_i(wgt_wdata),
-    .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata));
-  kiln_sram #(.WIDTH(kiln_cfg_pkg::ACC_ELEM_BITS), .DEPTH(kiln_cfg_pkg::ACC_DEPTH)) acc_buf (
+    .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata), .perr_o(wgt_perr));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::ACC_ELEM_BITS), .DEPTH(kiln_cfg_pkg::ACC_DEPTH), .PARITY(PARITY)) acc_buf (
     .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
-    .re_i(acc_re), .raddr_i(acc_raddr), .rdata_o(acc_rdata));
+    .re_i(acc_re), .raddr_i(acc_raddr), .rdata_o(acc_rdata), .perr_o(acc_perr));
   // OUT is no buffer of its own: a STORE reads ACC (in ST_READ) and keeps the low
   // output-width bits of each accumulator.
   always_comb begin
@@ -285,6 +289,8 @@ module kiln_inorder_top #(
   // A request is prepared a cycle before it is issued, so the port's outputs come from
   // registers: the address arithmetic and the memory's decode are then separate paths.
   logic want_req, req_q, req_we_q;
+  logic perr_q;  // a scratchpad parity error waits for the port (below, the sequencer)
+  logic [7:0] perr_where_q;
   logic [31:0] req_addr_q;
   logic [63:0] req_wdata_q;
   logic [7:0] req_wstrb_q;
@@ -295,7 +301,7 @@ module kiln_inorder_top #(
     if (!rst_ni || start || abort) wr_ack_q <= 1'b0;
     else wr_ack_q <= mem_fire && req_we_q;
   end
-  assign want_req = !req_q && !rd_wait_q && !wr_ack_q &&
+  assign want_req = !req_q && !rd_wait_q && !wr_ack_q && !perr_q &&
                     ((state_q == kiln_cfg_pkg::INORDER_FETCH && !at_end_q) || (state_q == kiln_cfg_pkg::INORDER_XFER && !is_pad) ||
                      state_q == kiln_cfg_pkg::INORDER_ST_WRITE);
   always_ff @(posedge clk_i) begin
@@ -357,12 +363,34 @@ module kiln_inorder_top #(
     else mem_err_q <= (mem_fire || rd_done) && mem_i.error;
   end
   logic [3:0] fail_cause;
+  logic [7:0] fail_where;
+  // A parity error (PARITY) is kept until the memory port is idle: no new request goes
+  // out, the one pending completes (a write's data may not be dropped), then the run
+  // fails. A STORE reads ACC in ST_READ.
+  logic acc_store_q;  // the last cycle's ACC read was a STORE's
+  always_ff @(posedge clk_i) acc_store_q <= state_q == kiln_cfg_pkg::INORDER_ST_READ;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start || abort || err_pulse) begin
+      perr_q <= 1'b0;
+      perr_where_q <= '0;
+    end else if (!perr_q && (uop_perr || inp_perr || wgt_perr || acc_perr)) begin
+      perr_q <= 1'b1;
+      perr_where_q <= {acc_perr && acc_store_q ? 4'(kiln_cfg_pkg::MODULE_STORE) : 4'(kiln_cfg_pkg::MODULE_COMPUTE),
+                       uop_perr ? 4'(kiln_cfg_pkg::MEM_UOP) : inp_perr ? 4'(kiln_cfg_pkg::MEM_INP)
+                       : wgt_perr ? 4'(kiln_cfg_pkg::MEM_WGT) : 4'(kiln_cfg_pkg::MEM_ACC)};
+    end
+  end
   always_comb begin
     fail = 1'b0;
     fail_cause = '0;
+    fail_where = '0;
     if (mem_err_q) begin
       fail = 1'b1;
       fail_cause = 4'(kiln_cfg_pkg::ERR_DRAM);
+    end else if (perr_q && !req_q && !rd_wait_q && !wr_ack_q) begin
+      fail = 1'b1;  // a scratchpad word read back wrong, once the memory port is idle
+      fail_cause = 4'(kiln_cfg_pkg::ERR_PARITY);
+      fail_where = perr_where_q;
     end else if (state_q == kiln_cfg_pkg::INORDER_FETCH && at_end_q && !rd_wait_q && !req_q) begin
       fail = 1'b1;  // the stream ended without FINISH
       fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
@@ -382,17 +410,21 @@ module kiln_inorder_top #(
   // The sequencer stops a cycle after the failing one (a register off the long paths).
   logic fail_q;
   logic [3:0] fail_cause_q;
+  logic [7:0] fail_where_q;
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start || abort || err_pulse) begin
       fail_q <= 1'b0;
       fail_cause_q <= '0;
+      fail_where_q <= '0;
     end else if (fail && !fail_q) begin
       fail_q <= 1'b1;
       fail_cause_q <= fail_cause;
+      fail_where_q <= fail_where;
     end
   end
   assign err_pulse = fail_q && state_q != kiln_cfg_pkg::INORDER_IDLE && state_q != kiln_cfg_pkg::INORDER_DONE;
   assign err_cause = fail_cause_q;
+  assign err_where = fail_where_q;
   assign finished = state_q == kiln_cfg_pkg::INORDER_DONE && !start;  // not the last run's DONE while starting
 
   // The sequencer is two blocks: the state (which start, abort and a failure override)

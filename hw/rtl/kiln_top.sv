@@ -16,7 +16,12 @@ module kiln_top #(
   parameter int CMD_QUEUE_DEPTH = kiln_cfg_pkg::CMD_QUEUE_DEPTH,
   // Two GEMM products per multiplier (kiln_gemm): on for parts with 25x18 DSPs
   // (Xilinx), off for iCE40.
-  parameter int GEMM_PAIR_PRODUCTS = 0
+  parameter int GEMM_PAIR_PRODUCTS = 0,
+  // A parity bit per scratchpad word, checked on every read (kiln_sram): a word read
+  // back wrong ends the run with STATUS error ERR_PARITY, naming the module and buffer.
+  // On in the Verilated models (the rtl device's fault injection); the board flows
+  // leave it off unless they set it.
+  parameter int PARITY = 0
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -38,7 +43,8 @@ module kiln_top #(
   localparam int QCW = $clog2(CMD_QUEUE_DEPTH + 1);
 
   // ---- Register file -----------------------------------------------------------------
-  logic start, running, finished, dram_error;
+  logic start, running, finished, dram_error, sram_error;
+  logic [7:0] sram_where;
   logic abort, quiet;  // quiet: an abort's drain and reset (below) are under way
   logic [63:0] insn_addr;
   logic [31:0] insn_count;
@@ -47,8 +53,9 @@ module kiln_top #(
     .clk_i, .rst_ni,
     .axil_i(s_axil_i), .axil_o(s_axil_o),
     .start_o(start), .abort_o(abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
-    .finished_i(finished && !quiet), .error_i(dram_error && !quiet),
-    .error_cause_i(4'(kiln_cfg_pkg::ERR_DRAM)), .error_where_i(8'b0),
+    .finished_i(finished && !quiet), .error_i((dram_error || sram_error) && !quiet),
+    .error_cause_i(dram_error ? 4'(kiln_cfg_pkg::ERR_DRAM) : 4'(kiln_cfg_pkg::ERR_PARITY)),
+    .error_where_i(dram_error ? 8'b0 : sram_where),
     .cnt_add_i(cnt_add), .busy_o(running));
 
   // ---- Abort: drain the AXI port, then reset everything below the register file ------
@@ -148,12 +155,13 @@ module kiln_top #(
   logic [kiln_cfg_pkg::LOG_WGT_DEPTH-1:0] wgt_waddr, wgt_raddr;
   logic [kiln_cfg_pkg::INP_ELEM_BITS-1:0] inp_wdata, inp_rdata;
   logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_wdata, wgt_rdata;
-  kiln_sram #(.WIDTH(kiln_cfg_pkg::INP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::INP_DEPTH)) inp_buf (
+  logic inp_perr, wgt_perr;
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::INP_ELEM_BITS), .DEPTH(kiln_cfg_pkg::INP_DEPTH), .PARITY(PARITY)) inp_buf (
     .clk_i, .we_i(inp_we), .waddr_i(inp_waddr), .wdata_i(inp_wdata),
-    .re_i(inp_re), .raddr_i(inp_raddr), .rdata_o(inp_rdata));
-  kiln_sram #(.WIDTH(kiln_cfg_pkg::WGT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::WGT_DEPTH)) wgt_buf (
+    .re_i(inp_re), .raddr_i(inp_raddr), .rdata_o(inp_rdata), .perr_o(inp_perr));
+  kiln_sram #(.WIDTH(kiln_cfg_pkg::WGT_ELEM_BITS), .DEPTH(kiln_cfg_pkg::WGT_DEPTH), .PARITY(PARITY)) wgt_buf (
     .clk_i, .we_i(wgt_we), .waddr_i(wgt_waddr), .wdata_i(wgt_wdata),
-    .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata));
+    .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata), .perr_o(wgt_perr));
   // OUT is ACC's low bits: the store module reads ACC through compute (no OUT buffer).
   logic st_re, st_gnt;
   logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] st_raddr;
@@ -190,7 +198,9 @@ module kiln_top #(
   logic gemm_uop, alu_uop;
   logic [1:0] compute_elem;
   logic [kiln_cfg_pkg::DBG_COMPUTE_STATE_WIDTH-1:0] compute_state;
-  kiln_compute #(.GEMM_PAIR_PRODUCTS(GEMM_PAIR_PRODUCTS)) compute (
+  logic compute_perr;
+  logic [7:0] compute_perr_where;
+  kiln_compute #(.GEMM_PAIR_PRODUCTS(GEMM_PAIR_PRODUCTS), .PARITY(PARITY)) compute (
     .clk_i, .rst_ni(core_rst_n), .start_i(core_start),
     .cmd_valid_i(!compute_empty), .cmd_i(compute_cmd), .cmd_pop_o(compute_pop),
     .tok_from_load_i(!l2c_empty), .tok_from_load_pop_o(l2c_pop),
@@ -205,7 +215,7 @@ module kiln_top #(
     .r_data_i(m_axi_i.r.data), .idle_o(compute_idle), .busy_o(compute_busy),
     .stall_o(compute_stall), .retire_o(compute_retire), .finished_o(compute_finished),
     .gemm_uop_o(gemm_uop), .alu_uop_o(alu_uop), .elem_read_o(compute_elem),
-    .state_o(compute_state));
+    .state_o(compute_state), .perr_o(compute_perr), .perr_where_o(compute_perr_where));
 
   logic store_idle, store_busy, store_stall, store_retire, store_elem;
   logic [kiln_cfg_pkg::DBG_STORE_STATE_WIDTH-1:0] store_state;
@@ -231,6 +241,11 @@ module kiln_top #(
   // their own beats; RLAST serves only the abort's drain.
   assign dram_error = (m_axi_i.r_valid && m_axi_o.r_ready && m_axi_i.r.resp[1]) ||
                       (m_axi_i.b_valid && m_axi_o.b_ready && m_axi_i.b.resp[1]);
+  // A scratchpad word read back with a parity error (PARITY): compute reads INP and WGT.
+  assign sram_error = inp_perr || wgt_perr || compute_perr;
+  assign sram_where = inp_perr ? {4'(kiln_cfg_pkg::MODULE_COMPUTE), 4'(kiln_cfg_pkg::MEM_INP)}
+                    : wgt_perr ? {4'(kiln_cfg_pkg::MODULE_COMPUTE), 4'(kiln_cfg_pkg::MEM_WGT)}
+                    : compute_perr_where;
   logic unused_inputs;  // lint: names with "unused" are waived by default
   assign unused_inputs = (^m_axi_i.b.id) ^ m_axi_i.r.resp[0] ^ m_axi_i.b.resp[0] ^
                             s2c_full;

@@ -47,8 +47,11 @@ std::vector<uint8_t> dram_of(driver::Device& dev) {
 }
 
 // One device, its buffer and stream, and the program: ACC <- 41 in every lane, plus 1 by
-// the ALU, stored to OUT at `out()`: 42 in every lane.
+// the ALU, stored to OUT at `out()`: 42 in every lane. With `gemm`, a GEMM adds INP word
+// 0 times WGT word 0 (DRAM's fill bytes) to ACC before the ALU, so that compute reads
+// INP and WGT too.
 struct Bench {
+  static constexpr uint64_t kInpAt = 2048, kWgtAt = 2304;  // in the buffer, element-aligned
   std::unique_ptr<driver::Device> dev;
   std::unique_ptr<DeviceBuffer> buf;
   std::unique_ptr<CommandStream> s;
@@ -64,8 +67,15 @@ struct Bench {
     buf->write_elems<int32_t>(std::vector<int32_t>(lanes, 41));
   }
   uint64_t out() const { return buf->address() + 1024; }
-  void program() {
+  void program(bool gemm = false) {
     s->load_2d(MemType::kAcc, 0, buf->address(), 1, 1, 1);
+    if (gemm) {
+      s->load_2d(MemType::kInp, 0, buf->address() + kInpAt, 1, 1, 1);
+      s->load_2d(MemType::kWgt, 0, buf->address() + kWgtAt, 1, 1, 1);
+      s->dep_push(Module::kLoad, Module::kCompute);
+      s->dep_pop(Module::kLoad, Module::kCompute);
+      s->push_gemm(runtime::UopKernelBuilder::gemm("mac").push(0, 0, 0).finish());
+    }
     auto k = runtime::UopKernelBuilder::alu_imm("add1", hw::AluOp::kAdd, 1);
     k.push(0, 0);
     s->push_alu(k.finish());
@@ -73,7 +83,8 @@ struct Bench {
     s->dep_pop(Module::kCompute, Module::kStore);
     s->store_2d(0, out(), 1, 1, 1);
   }
-  bool correct() { return buf->read_elems<int8_t>(lanes, 1024) == std::vector<int8_t>(lanes, 42); }
+  std::vector<int8_t> output() { return buf->read_elems<int8_t>(lanes, 1024); }
+  bool correct() { return output() == std::vector<int8_t>(lanes, 42); }
 };
 
 class FaultTest : public ::testing::TestWithParam<std::string> {
@@ -81,23 +92,26 @@ class FaultTest : public ::testing::TestWithParam<std::string> {
   // Runs the program `healthy_runs` times, then once more expecting the injected
   // `fault` to fail it with a message holding each of `parts`; checks DRAM against
   // fsim's after the same program, then that the device runs the program correctly.
+  // With `gemm`, the program has the GEMM (Bench).
   void check(const std::string& fault, std::initializer_list<std::string_view> parts,
-             int healthy_runs = 0) {
+             int healthy_runs = 0, bool gemm = false) {
     SCOPED_TRACE(fault);
     Bench ref("fsim", options("decoupled", ""));
     for (int i = 0; i <= healthy_runs; ++i) {
-      ref.program();
+      ref.program(gemm);
       ref.s->synchronize();
     }
-    ASSERT_TRUE(ref.correct());
+    if (!gemm) {
+      ASSERT_TRUE(ref.correct());
+    }
 
     Bench b("rtl", options(GetParam(), fault));
     for (int i = 0; i < healthy_runs; ++i) {
-      b.program();
+      b.program(gemm);
       ASSERT_NO_THROW(b.s->synchronize());
-      ASSERT_TRUE(b.correct());
+      ASSERT_EQ(b.output(), ref.output());
     }
-    b.program();
+    b.program(gemm);
     message_.clear();
     try {
       b.s->synchronize();
@@ -117,9 +131,9 @@ class FaultTest : public ::testing::TestWithParam<std::string> {
     EXPECT_EQ(mismatches, 0u) << "DRAM bytes changed outside the run's output";
 
     // The device is usable: the same stream runs the program correctly.
-    b.program();
+    b.program(gemm);
     ASSERT_NO_THROW(b.s->synchronize());
-    EXPECT_TRUE(b.correct());
+    EXPECT_EQ(b.output(), ref.output());
   }
   bool inorder() const { return GetParam() == "inorder"; }
   std::string message_;  // the last check's error
@@ -175,6 +189,42 @@ TEST_P(FaultTest, LostAddressAndCountWritesAreReadBack) {
   check("reg-drop:insn_addr_lo", {"register insn_addr_lo (0x0c)", "lost register write"});
 }
 
+// A stuck-at cell in each scratchpad: the word's parity bit (kiln_sram PARITY, on in
+// the rtl device's models) no longer matches, and the read that finds it ends the run
+// with ERR_PARITY naming the module that read and the buffer. DRAM's fill byte 0xa5
+// and ACC's 41 have bit 1 clear, so a cell stuck at 1 there differs from what the load
+// wrote.
+TEST_P(FaultTest, StuckScratchpadBitIsAParityError) {
+  constexpr std::string_view kParity = "a scratchpad word read back with a parity error";
+  check("sram-stuck:acc:0:1:1", {kParity, "(the compute module, the acc buffer)",
+                                 "injected fault sram-stuck:acc:0:1:1", "stuck at 1", counters()});
+  // Bit 0: the load writes 41 (bit 0 set, as stuck), the ALU reads it unharmed and writes
+  // 42 (bit 0 clear): the store's read finds the error.
+  check("sram-stuck:acc:0:0:1", {kParity, "(the store module, the acc buffer)", counters()});
+  // The add's micro-op (dst 0, src 0) is word 0 of UOP: all zero bits.
+  check("sram-stuck:uop:0:0:1", {kParity, "(the compute module, the uop buffer)", counters()});
+  check("sram-stuck:inp:0:1:1", {kParity, "(the compute module, the inp buffer)", counters()}, 0, true);
+  check("sram-stuck:wgt:0:1:1", {kParity, "(the compute module, the wgt buffer)", counters()}, 0, true);
+  // In the second run only: the first is healthy.
+  check("sram-stuck:acc:0:1:1:2", {kParity, "(the compute module, the acc buffer)"}, 1);
+}
+
+TEST_P(FaultTest, StuckBitThatAgreesWithTheDataChangesNothing) {
+  // Bit 5 is set in ACC's 41 (101001) and in the ALU's 42 (101010): a cell stuck at the
+  // value every write gives it changes nothing, and no error is raised.
+  Bench b("rtl", options(GetParam(), "sram-stuck:acc:0:5:1"));
+  b.program();
+  ASSERT_NO_THROW(b.s->synchronize());
+  EXPECT_TRUE(b.correct());
+}
+
+TEST_P(FaultTest, StuckBitOutsideTheBufferIsRefused) {
+  test::expect_error([&] { Bench b("rtl", options(GetParam(), "sram-stuck:inp:1000000:0:1")); },
+                     {"--fault sram-stuck:inp:1000000:0:1", "inp buffer has 2048 words of 128 bits"});
+  test::expect_error([&] { Bench b("rtl", options(GetParam(), "sram-stuck:uop:0:32:1")); },
+                     {"uop buffer has 8192 words of 32 bits"});
+}
+
 TEST_P(FaultTest, LostWriteOfTheValueHeldChangesNothing) {
   // INSN_ADDR_HI is 0 for every stream in 32-bit device memory: losing its write
   // leaves the register right, and the run is correct.
@@ -211,6 +261,19 @@ TEST(FaultSetting, ParsedOrRefusedByName) {
   test::expect_error([] { driver::parse_fault("dram-hang:0"); }, {"at least 1"});
   SCOPED_TRACE("reg-drop:status");
   test::expect_error([] { driver::parse_fault("reg-drop:status"); }, {"'status'", "insn_count"});
+  f = driver::parse_fault("sram-stuck:wgt:12:100:0:3");
+  EXPECT_EQ(f.kind, Kind::kSramStuck);
+  EXPECT_EQ(f.mem, static_cast<uint8_t>(hw::MemType::kWgt));
+  EXPECT_EQ(f.word, 12u);
+  EXPECT_EQ(f.bit, 100u);
+  EXPECT_FALSE(f.value);
+  EXPECT_EQ(f.n, 3u);
+  EXPECT_EQ(driver::parse_fault("sram-stuck:acc:0:0:1").n, 1u);
+  SCOPED_TRACE("sram-stuck errors");
+  test::expect_error([] { driver::parse_fault("sram-stuck:inp:3"); }, {"sram-stuck:BUFFER:WORD:BIT:VALUE"});
+  test::expect_error([] { driver::parse_fault("sram-stuck:out:0:0:1"); }, {"not 'out'", "acc"});
+  test::expect_error([] { driver::parse_fault("sram-stuck:inp:0:0:2"); }, {"0 or 1, not '2'"});
+  test::expect_error([] { driver::parse_fault("sram-stuck:inp:0:0:1:0"); }, {"at least 1"});
   SCOPED_TRACE("bitflip:3");
   test::expect_error([] { driver::parse_fault("bitflip:3"); }, {"no fault kind 'bitflip'", "dram-read-error:N"});
   driver::DeviceOptions o;

@@ -18,10 +18,19 @@ struct InjectedFault {
                      // valid) until the host aborts the run
     kRegDrop,        // the n-th write (from 1) to register `reg` never reaches the RTL;
                      // the host's bus transaction completes as if it had
+    kSramStuck,      // during the n-th run (from 1), bit `bit` of word `word` of
+                     // scratchpad `mem` is stuck at `value`: the harness writes it back
+                     // after every clock edge (the model's parity bit stays as written)
   };
   Kind kind = Kind::kNone;
   uint64_t n = 1;
   uint32_t reg = 0;  // kRegDrop: the register's offset (hw/spec/regs.h)
+  // kSramStuck: the scratchpad (hw/spec/isa.h MemType: uop, wgt, inp or acc), the word,
+  // the bit within it and the value it is stuck at
+  uint8_t mem = 0;
+  uint64_t word = 0;
+  uint32_t bit = 0;
+  bool value = false;
   std::string text;  // as the user wrote it, for messages ("dram-read-error:3")
 };
 

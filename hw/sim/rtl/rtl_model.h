@@ -7,8 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+
+#include "hw/spec/isa.h"
 
 namespace kiln::sim {
 
@@ -71,6 +74,11 @@ class RtlModel {
   virtual void eval_low(const TopIn& in, TopOut& out) = 0;
   // The rising edge.
   virtual void posedge() = 0;
+  // Bit `bit` of word `word` of scratchpad `mem` (uop, wgt, inp or acc) as the model
+  // holds it between edges; with `set`, that value is written first (a backdoor write:
+  // the word's parity bit is not touched). Throws hw::Error for a word or bit outside
+  // the buffer, or a model whose array cannot be found.
+  virtual bool scratchpad_bit(hw::MemType mem, uint64_t word, uint32_t bit, std::optional<bool> set) = 0;
 };
 
 // A Verilated configuration in this build.

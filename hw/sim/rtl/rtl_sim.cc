@@ -127,7 +127,27 @@ RtlSim::RtlSim(const RtlModelInfo& model, std::span<uint8_t> dram, const RtlSimO
     trace_ = std::make_unique<ActivityTrace>(opts.trace_file,
                                              hw::Config::from_json(model.config_json, model.name));
   }
+  if (opts.fault.kind == InjectedFault::Kind::kSramStuck) {
+    const hw::Config cfg = hw::Config::from_json(model.config_json, model.name);
+    const auto mem = static_cast<hw::MemType>(opts.fault.mem);
+    const uint32_t depth = hw::mem_depth(cfg, mem);
+    const int bits = hw::mem_elem_bytes(cfg, mem) * 8;
+    if (opts.fault.word >= depth || opts.fault.bit >= static_cast<uint32_t>(bits)) {
+      throw hw::Error(fmt::format("--fault {}: configuration {}'s {} buffer has {} words of {} bits",
+                                  opts.fault.text, model.name, hw::mem_type_name(mem), depth, bits));
+    }
+    (void)model_->scratchpad_bit(mem, opts.fault.word, opts.fault.bit, std::nullopt);  // reachable?
+  }
   reset();
+}
+
+void RtlSim::hold_stuck_bit() {
+  const InjectedFault& f = opts_.fault;
+  const auto mem = static_cast<hw::MemType>(f.mem);
+  if (model_->scratchpad_bit(mem, f.word, f.bit, std::nullopt) != f.value) {
+    (void)model_->scratchpad_bit(mem, f.word, f.bit, f.value);
+    ++stuck_holds_;
+  }
 }
 
 void RtlSim::reset() {
@@ -151,6 +171,7 @@ void RtlSim::settle() {
 void RtlSim::edge() {
   model_->posedge();
   ++cycle_;
+  if (stuck_on_) hold_stuck_bit();  // whatever the edge wrote, the cell reads its stuck value
 }
 
 void RtlSim::tick() {
@@ -186,7 +207,13 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
   in_.s_awvalid = in_.s_wvalid = in_.s_bready = false;
   if (!b_done)
     throw hw::Error(fmt::format("rtl device: register write to 0x{:02x} got no response", offset));
-  if (start) start_cycle_ = cycle_;
+  if (start) {
+    start_cycle_ = cycle_;
+    ++runs_;
+    stuck_on_ = opts_.fault.kind == InjectedFault::Kind::kSramStuck && runs_ == opts_.fault.n;
+    stuck_holds_ = 0;
+    if (stuck_on_) hold_stuck_bit();
+  }
 }
 
 uint32_t RtlSim::read_reg(uint32_t offset) {
@@ -212,6 +239,7 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
 
 uint32_t RtlSim::run_until_done() {
   uint32_t status = wait_until_done();
+  stuck_on_ = false;  // later runs see a healthy cell (the word keeps what it holds)
   if (trace_) trace_->end_run(error_);
   return status;
 }
@@ -244,6 +272,13 @@ uint32_t RtlSim::wait_until_done() {
                         : !cause.empty() ? cause
                                          : std::string("DRAM error response");
       if (dram_.fault_id() >= 0) why += fmt::format(" (the read of {})", reader_of(dram_.fault_id()));
+      if (stuck_on_ && r::status_cause(status) == r::ErrorCause::kParity) {
+        const InjectedFault& f = opts_.fault;
+        why += fmt::format(" [the injected fault {}: bit {} of {} word {} stuck at {}; the cell "
+                           "held {} and was set back {} time(s) this run]",
+                           f.text, f.bit, hw::mem_type_name(static_cast<hw::MemType>(f.mem)), f.word,
+                           int{f.value}, int{!f.value}, stuck_holds_);
+      }
       error_ = fmt::format("rtl: the accelerator reported an error: {}. {}", why, counters_text());
       reset();
       return status;

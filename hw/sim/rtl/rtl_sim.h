@@ -72,6 +72,7 @@ class RtlSim {
   std::string counters_text();        // the run's nonzero counters, read over AXI-Lite
   std::string started_check();        // "" when the run started; else why not
   std::string reader_of(int arid) const;  // the module behind a read ID
+  void hold_stuck_bit();              // kSramStuck: the cell back to its stuck value
 
   std::unique_ptr<RtlModel> model_;
   std::span<uint8_t> dram_bytes_;
@@ -84,6 +85,9 @@ class RtlSim {
   uint64_t last_progress_ = 0;
   uint64_t start_cycle_ = 0;          // when the last CTRL start write completed
   uint64_t reg_writes_[256] = {};     // writes per register offset, for kRegDrop
+  uint64_t runs_ = 0;                 // CTRL starts the RTL has seen, for kSramStuck
+  bool stuck_on_ = false;             // kSramStuck: this run has the stuck cell
+  uint64_t stuck_holds_ = 0;          // times the cell was set back after the RTL wrote it
   std::string error_;
   std::unique_ptr<ActivityTrace> trace_;
 };

@@ -2,11 +2,15 @@
 // RtlModel for one Verilated configuration: V is the class Verilator generated for it
 // (Vkiln_<name>). Included only by the generated per-configuration model_<name>.cc.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "hw/sim/rtl/rtl_model.h"
@@ -54,6 +58,34 @@ void port_clear(P& p) {
 template <size_t N>
 void port_clear(VlWide<N>& p) {
   for (size_t i = 0; i < N; ++i) p.at(i) = 0;
+}
+
+// Bit `bit` of word `word` of a Verilated memory (kiln_sram's `mem`), written first
+// with `set`; `what` names the buffer in errors.
+template <std::size_t W>
+constexpr std::size_t wide_words(const VlWide<W>&) { return W; }
+template <class T, std::size_t N>
+constexpr std::size_t memory_depth(const VlUnpacked<T, N>&) { return N; }
+template <class T, std::size_t N>
+bool memory_bit(VlUnpacked<T, N>& mem, uint64_t word, uint32_t bit, std::optional<bool> set,
+                std::string_view what) {
+  if (word >= N)
+    throw hw::Error(fmt::format("the {} buffer has {} words; there is no word {}", what, N, word));
+  T& w = mem[word];
+  if constexpr (std::is_integral_v<T>) {
+    if (bit >= sizeof(T) * 8)
+      throw hw::Error(fmt::format("the {} buffer's words have {} bits of storage; there is no bit {}",
+                                  what, sizeof(T) * 8, bit));
+    if (set) w = static_cast<T>((w & ~(T{1} << bit)) | (static_cast<T>(*set) << bit));
+    return (w >> bit) & 1;
+  } else {
+    if (bit >= wide_words(w) * 32)
+      throw hw::Error(fmt::format("the {} buffer's words have {} bits of storage; there is no bit {}",
+                                  what, wide_words(w) * 32, bit));
+    uint32_t& e = w.at(bit / 32);
+    if (set) e = (e & ~(uint32_t{1} << (bit % 32))) | (uint32_t{*set} << (bit % 32));
+    return (e >> (bit % 32)) & 1;
+  }
 }
 
 // Where each signal of kiln_top's bus structs lies (hw/spec/bus_ports.h).
@@ -193,6 +225,56 @@ class VerilatedModel final : public RtlModel {
   }
 
   void posedge() override { h_.posedge(); }
+
+  // kiln_sram's arrays by the names Verilator gives them: kiln_top's INP and WGT, and
+  // compute's UOP and ACC (two banks, its lower and upper half, unless ACC has two
+  // words); kiln_inorder_axi's core holds all four.
+  bool scratchpad_bit(hw::MemType mem, uint64_t word, uint32_t bit, std::optional<bool> set) override {
+    auto* r = h_.top().rootp;
+    const std::string_view what = hw::mem_type_name(mem);
+    switch (mem) {
+      case hw::MemType::kInp:
+        if constexpr (requires { r->kiln_top__DOT__inp_buf__DOT__mem; })
+          return memory_bit(r->kiln_top__DOT__inp_buf__DOT__mem, word, bit, set, what);
+        if constexpr (requires { r->kiln_inorder_axi__DOT__core__DOT__inp_buf__DOT__mem; })
+          return memory_bit(r->kiln_inorder_axi__DOT__core__DOT__inp_buf__DOT__mem, word, bit, set, what);
+        break;
+      case hw::MemType::kWgt:
+        if constexpr (requires { r->kiln_top__DOT__wgt_buf__DOT__mem; })
+          return memory_bit(r->kiln_top__DOT__wgt_buf__DOT__mem, word, bit, set, what);
+        if constexpr (requires { r->kiln_inorder_axi__DOT__core__DOT__wgt_buf__DOT__mem; })
+          return memory_bit(r->kiln_inorder_axi__DOT__core__DOT__wgt_buf__DOT__mem, word, bit, set, what);
+        break;
+      case hw::MemType::kUop:
+        if constexpr (requires { r->kiln_top__DOT__compute__DOT__uop_buf__DOT__mem; })
+          return memory_bit(r->kiln_top__DOT__compute__DOT__uop_buf__DOT__mem, word, bit, set, what);
+        if constexpr (requires { r->kiln_inorder_axi__DOT__core__DOT__uop_buf__DOT__mem; })
+          return memory_bit(r->kiln_inorder_axi__DOT__core__DOT__uop_buf__DOT__mem, word, bit, set, what);
+        break;
+      case hw::MemType::kAcc:
+        if constexpr (requires {
+                        r->kiln_top__DOT__compute__DOT__g_banks__DOT__g_bank__BRA__0__KET____DOT__acc_buf__DOT__mem;
+                        r->kiln_top__DOT__compute__DOT__g_banks__DOT__g_bank__BRA__1__KET____DOT__acc_buf__DOT__mem;
+                      }) {
+          auto& lo = r->kiln_top__DOT__compute__DOT__g_banks__DOT__g_bank__BRA__0__KET____DOT__acc_buf__DOT__mem;
+          auto& hi = r->kiln_top__DOT__compute__DOT__g_banks__DOT__g_bank__BRA__1__KET____DOT__acc_buf__DOT__mem;
+          const uint64_t half = memory_depth(lo);
+          if (word >= 2 * half)
+            throw hw::Error(fmt::format("the acc buffer has {} words; there is no word {}", 2 * half, word));
+          return word < half ? memory_bit(lo, word, bit, set, what) : memory_bit(hi, word - half, bit, set, what);
+        }
+        if constexpr (requires { r->kiln_top__DOT__compute__DOT__g_one_bank__DOT__acc_buf__DOT__mem; })
+          return memory_bit(r->kiln_top__DOT__compute__DOT__g_one_bank__DOT__acc_buf__DOT__mem, word, bit, set, what);
+        if constexpr (requires { r->kiln_inorder_axi__DOT__core__DOT__acc_buf__DOT__mem; })
+          return memory_bit(r->kiln_inorder_axi__DOT__core__DOT__acc_buf__DOT__mem, word, bit, set, what);
+        break;
+      default:
+        break;
+    }
+    throw hw::Error(fmt::format("this Verilated model has no {} array the harness can reach (kiln_sram's "
+                                "`mem` under the names Verilator gave it when the harness was written)",
+                                what));
+  }
 
  private:
   VerilatedHarness<V> h_;
