@@ -9,6 +9,7 @@
 #include "hw/driver/runtime/device_buffer.h"
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
+#include "support/json.h"
 
 namespace kiln::vta {
 
@@ -196,7 +197,10 @@ Program Program::from_json(std::string_view text, const hw::Config& config, std:
                                   config.fingerprint()));
     }
     Program p(j.at("name").get<std::string>(), config);
-    for (const auto& a : j.at("args")) p.add_arg(ProgramArg{a.at("name"), a.at("shape"), a.at("bits")});
+    for (const auto& a : j.at("args")) {
+      p.add_arg(ProgramArg{a.at("name"), json_integers<int64_t>(a.at("shape"), "shape"),
+                           json_integer<int>(a.at("bits"), "bits")});
+    }
     auto stage_of_name = [&](const std::string& s) {
       for (hw::Module st : {hw::Module::kLoad, hw::Module::kCompute, hw::Module::kStore})
         if (hw::module_name(st) == s) return st;
@@ -216,18 +220,27 @@ Program Program::from_json(std::string_view text, const hw::Config& config, std:
         for (hw::AluOp o : hw::kAluOps)
           if (hw::alu_op_name(o) == kj.at("alu_op").get<std::string>()) op = o, found = true;
         if (!found) throw fail("unknown ALU op in kernel '" + name + "'");
-        runtime::UopKernelBuilder b = kind == "gemm"       ? runtime::UopKernelBuilder::gemm(name, kj.at("reset"))
-                                      : kj.at("use_imm") ? runtime::UopKernelBuilder::alu_imm(name, op, kj.at("imm"))
-                                                         : runtime::UopKernelBuilder::alu(name, op);
-        if (kind != "gemm" && kind != "alu") throw fail("unknown kernel kind '" + kind + "'");
+        auto builder = [&] {
+          if (kind == "gemm") return runtime::UopKernelBuilder::gemm(name, kj.at("reset").get<bool>());
+          if (kind != "alu") throw fail("unknown kernel kind '" + kind + "'");
+          if (!kj.at("use_imm").get<bool>()) return runtime::UopKernelBuilder::alu(name, op);
+          return runtime::UopKernelBuilder::alu_imm(name, op, json_integer<int32_t>(kj.at("imm"), "imm"));
+        };
+        runtime::UopKernelBuilder b = builder();
         size_t nloops = 0;
         if (kj.contains("loops")) {
-          for (const auto& l : kj.at("loops")) {
-            b.loop_begin(l.at(0), l.at(1), l.at(2), l.at(3));
+          for (const auto& jl : kj.at("loops")) {
+            std::vector<uint32_t> l = json_integers<uint32_t>(jl, "loop");
+            if (l.size() != 4) throw fail(fmt::format("a loop of kernel '{}' is not [extent, dst, src, wgt]", name));
+            b.loop_begin(l[0], l[1], l[2], l[3]);
             ++nloops;
           }
         }
-        for (const auto& u : kj.at("uops")) b.push(u.at(0), u.at(1), u.at(2));
+        for (const auto& ju : kj.at("uops")) {
+          std::vector<uint32_t> u = json_integers<uint32_t>(ju, "uop");
+          if (u.size() != 3) throw fail(fmt::format("a micro-op of kernel '{}' is not [dst, src, wgt]", name));
+          b.push(u[0], u[1], u[2]);
+        }
         for (size_t i = 0; i < nloops; ++i) b.loop_end();
         p.kernels_.push_back(b.finish());
       }
@@ -238,18 +251,23 @@ Program Program::from_json(std::string_view text, const hw::Config& config, std:
       if (k == "load" || k == "store") {
         op.kind = k == "load" ? ProgramOp::Kind::kLoad : ProgramOp::Kind::kStore;
         op.mem = mem_of_name(o.at("mem"));
-        op.sram = o.at("sram");
-        op.arg = o.at("arg");
-        op.dram_elem = o.at("dram");
-        op.y_size = o.at("shape").at(0);
-        op.x_size = o.at("shape").at(1);
-        op.x_stride = o.at("shape").at(2);
+        op.sram = json_integer<uint32_t>(o.at("sram"), "sram");
+        op.arg = json_integer<int>(o.at("arg"), "arg");
+        op.dram_elem = json_integer<uint64_t>(o.at("dram"), "dram");
+        std::vector<uint32_t> shape = json_integers<uint32_t>(o.at("shape"), "shape");
+        if (shape.size() != 3) throw fail("a " + k + "'s shape is not [y_size, x_size, x_stride]");
+        op.y_size = shape[0];
+        op.x_size = shape[1];
+        op.x_stride = shape[2];
         if (op.arg < 0 || static_cast<size_t>(op.arg) >= p.args_.size()) throw fail(fmt::format("argument {} does not exist", op.arg));
-        if (op.kind == ProgramOp::Kind::kLoad)
-          op.pad = runtime::Pad{o.at("pad").at(0), o.at("pad").at(1), o.at("pad").at(2), o.at("pad").at(3)};
+        if (op.kind == ProgramOp::Kind::kLoad) {
+          std::vector<uint32_t> pad = json_integers<uint32_t>(o.at("pad"), "pad");
+          if (pad.size() != 4) throw fail("a load's pad is not [top, bottom, left, right]");
+          op.pad = runtime::Pad{pad[0], pad[1], pad[2], pad[3]};
+        }
       } else if (k == "gemm" || k == "alu") {
         op.kind = k == "gemm" ? ProgramOp::Kind::kGemm : ProgramOp::Kind::kAlu;
-        op.kernel = o.at("kernel");
+        op.kernel = json_integer<int>(o.at("kernel"), "kernel");
         if (op.kernel < 0 || static_cast<size_t>(op.kernel) >= p.kernels_.size())
           throw fail(fmt::format("kernel {} does not exist", op.kernel));
       } else if (k == "push" || k == "pop") {

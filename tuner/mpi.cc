@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "support/json.h"
+
 namespace kiln::tuner {
 
 namespace {
@@ -94,7 +96,7 @@ void MpiSession::serve(const MeasureOptions& opt) {
     try {
       nlohmann::json j = nlohmann::json::parse(text);
       MeasureInput in{j.at("template").get<std::string>(), Workload::from_key(j.at("workload").get<std::string>()),
-                      j.at("config").get<int64_t>()};
+                      json_integer<int64_t>(j.at("config"), "config")};
       r = measure_isolated(in, opt);
     } catch (const std::exception& e) {
       r.error = std::string("error: ") + e.what();

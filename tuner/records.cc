@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "support/error.h"
+#include "support/json.h"
 
 namespace kiln::tuner {
 
@@ -50,21 +51,21 @@ Record Record::from_json(const std::string& line) {
   };
   Record r;
   try {
-    if (field("version").get<int>() != 1) throw Error("unknown version");
+    if (json_integer<int>(field("version"), "version") != 1) throw Error("unknown version");
     r.template_name = field("template").get<std::string>();
     r.workload = field("workload").get<std::string>();
     r.target = field("target").get<std::string>();
-    r.config = field("config").get<int64_t>();
+    r.config = json_integer<int64_t>(field("config"), "config");
     r.knobs = field("knobs").get<std::map<std::string, std::string>>();
     r.error = field("error").get<std::string>();
     if (r.ok()) r.cost = field("cost").get<double>();
     r.unit = field("unit").get<std::string>();
     r.flops = j.value("flops", 0.0);
-    r.trial = j.value("trial", 0);
+    if (j.contains("trial")) r.trial = json_integer<int>(j.at("trial"), "trial");
     r.tuner = j.value("tuner", "");
-    r.timestamp = j.value("timestamp", int64_t{0});
+    if (j.contains("timestamp")) r.timestamp = json_integer<int64_t>(j.at("timestamp"), "timestamp");
   } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("wrong field type: ") + e.what());
+    throw Error(std::string("bad field: ") + e.what());
   }
   if (r.config < 0) throw Error("field 'config' is negative");
   if (r.ok() && !(r.cost > 0)) throw Error("field 'cost' must be positive");

@@ -14,6 +14,7 @@
 
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
+#include "support/json.h"
 
 namespace kiln::graph {
 
@@ -31,15 +32,22 @@ json tensor_json(const ExecPlan::Tensor& t) {
           {"buffer", t.buffer}};
 }
 
-ExecPlan::Tensor tensor_from(const json& j, size_t num_buffers) {
+ExecPlan::Tensor tensor_from(const json& j, const std::vector<ExecPlan::Buffer>& buffers) {
   ExecPlan::Tensor t;
   t.name = j.at("name").get<std::string>();
-  auto d = j.at("dtype").get<std::vector<int>>();
+  auto d = json_integers<int>(j.at("dtype"), "dtype");
   if (d.size() != 3 || d[0] < 0 || d[0] > static_cast<int>(ir::TypeCode::Handle)) throw CompileError("bad data type");
   t.type.dtype = DataType(static_cast<ir::TypeCode>(d[0]), d[1], d[2]);
-  t.type.shape = j.at("shape").get<std::vector<int64_t>>();
-  t.buffer = j.at("buffer").get<int>();
-  if (t.buffer < 0 || static_cast<size_t>(t.buffer) >= num_buffers) throw CompileError("tensor '" + t.name + "': bad buffer");
+  t.type.shape = json_integers<int64_t>(j.at("shape"), "shape");
+  t.buffer = json_integer<int>(j.at("buffer"), "buffer");
+  if (t.buffer < 0 || static_cast<size_t>(t.buffer) >= buffers.size()) throw CompileError("tensor '" + t.name + "': bad buffer");
+  // The executor copies a tensor's bytes into its buffer: they must fit.
+  for (int64_t n : t.type.shape)
+    if (n < 0) throw CompileError(fmt::format("tensor '{}': negative dimension in {}", t.name, t.type.to_string()));
+  int64_t bytes = 0, capacity = buffers[static_cast<size_t>(t.buffer)].bytes;
+  if (__builtin_mul_overflow(t.type.size(), int64_t{t.type.dtype.storage_bytes()}, &bytes) || bytes > capacity)
+    throw CompileError(fmt::format("tensor '{}' ({}) does not fit its buffer {} of {} bytes", t.name, t.type.to_string(),
+                                   t.buffer, capacity));
   return t;
 }
 
@@ -105,24 +113,29 @@ Executor load_model(const std::string& path) {
   if (n > data.size() - 16) throw CompileError(path + ": truncated (the header is incomplete)");
   const char* payload = data.data() + 16 + n;
   size_t payload_size = data.size() - 16 - n;
-  auto blob = [&](const json& where) {
-    auto [off, size] = where.get<std::pair<size_t, size_t>>();
-    if (off > payload_size || size > payload_size - off) throw CompileError(path + ": truncated (data past the end)");
+  auto blob = [&](const json& where, const char* what) {
+    std::vector<size_t> range = json_integers<size_t>(where, what);
+    if (range.size() != 2) throw CompileError(fmt::format("'{}' must be [offset, size]", what));
+    size_t off = range[0], size = range[1];
+    if (off > payload_size || size > payload_size - off) throw CompileError("truncated (data past the end)");
     return std::string(payload + off, size);
   };
   try {
     json h = json::parse(data.begin() + 16, data.begin() + 16 + static_cast<std::ptrdiff_t>(n));
-    if (h.at("version").get<int>() != 1) throw CompileError("unsupported version");
+    if (json_integer<int>(h.at("version"), "version") != 1) throw CompileError("unsupported version");
     ExecPlan p;
     for (const auto& jb : h.at("buffers")) {
-      ExecPlan::Buffer b{jb.at("bytes").get<int64_t>(), nullptr};
-      if (jb.contains("init")) b.init = std::make_shared<const std::string>(blob(jb["init"]));
+      ExecPlan::Buffer b{json_integer<int64_t>(jb.at("bytes"), "bytes"), nullptr};
+      if (b.bytes < 0) throw CompileError(fmt::format("buffer {}: negative size {}", p.buffers.size(), b.bytes));
+      if (jb.contains("init")) b.init = std::make_shared<const std::string>(blob(jb.at("init"), "init"));
+      if (b.init && static_cast<uint64_t>(b.init->size()) > static_cast<uint64_t>(b.bytes))
+        throw CompileError(fmt::format("buffer {}: {} bytes of initial data for {} bytes", p.buffers.size(), b.init->size(), b.bytes));
       p.buffers.push_back(b);
     }
-    for (const auto& t : h.at("inputs")) p.inputs.push_back(tensor_from(t, p.buffers.size()));
-    for (const auto& t : h.at("outputs")) p.outputs.push_back(tensor_from(t, p.buffers.size()));
+    for (const auto& t : h.at("inputs")) p.inputs.push_back(tensor_from(t, p.buffers));
+    for (const auto& t : h.at("outputs")) p.outputs.push_back(tensor_from(t, p.buffers));
     for (const auto& k : h.at("kernels")) {
-      ExecPlan::Kernel pk{k.at("name").get<std::string>(), k.at("args").get<std::vector<int>>(),
+      ExecPlan::Kernel pk{k.at("name").get<std::string>(), json_integers<int>(k.at("args"), "args"),
                           k.value("accelerator", false)};
       for (int a : pk.args)
         if (a < 0 || static_cast<size_t>(a) >= p.buffers.size()) throw CompileError("kernel '" + pk.name + "': bad buffer");
@@ -132,14 +145,14 @@ Executor load_model(const std::string& path) {
     if (h.contains("accelerator")) {
       p.accelerator = h["accelerator"].get<std::string>();
       target::Target t = target::Target::parse(p.accelerator);
-      accel = target::make_backend(t.backend())->load(blob(h.at("accelerator_code")), p.signatures(true));
+      accel = target::make_backend(t.backend())->load(blob(h.at("accelerator_code"), "accelerator_code"), p.signatures(true));
     } else {
       for (const auto& k : p.kernels)
         if (k.on_accelerator) throw CompileError("kernel '" + k.name + "' runs on an accelerator the file does not name");
     }
     bool has_host = !p.signatures(false).empty();
     auto backend = target::make_backend(has_host ? h.at("backend").get<std::string>() : "interp");
-    auto kernels = has_host ? backend->load(blob(h.at("code")), p.signatures()) : backend->build({}, "");
+    auto kernels = has_host ? backend->load(blob(h.at("code"), "code"), p.signatures()) : backend->build({}, "");
     return Executor(std::move(p), std::move(kernels), std::move(accel));
   } catch (const json::exception& e) {
     throw CompileError(fmt::format("{}: corrupt model header: {}", path, e.what()));

@@ -5,11 +5,13 @@
 #include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "hw/spec/error.h"
 #include "hw/spec/isa.h"
+#include "support/json.h"
 
 namespace kiln::hw {
 
@@ -145,11 +147,12 @@ Config Config::from_json(std::string_view text, std::string_view source) {
       throw Error(fmt::format("{}: unknown key '{}'; valid keys are name, description and{}",
                               source, key, valid));
     }
-    if (!value.is_number_integer()) {
+    std::optional<int64_t> integer = try_json_integer<int64_t>(value);
+    if (!integer) {
       throw Error(fmt::format("{}: key {} must be an integer from {} to {}, got {}", source, key,
                               found->min, found->max, value.dump()));
     }
-    int64_t v = value.get<int64_t>();
+    int64_t v = *integer;
     if (v < found->min || v > found->max) {
       throw Error(fmt::format("{}: {} = {} is out of range; valid values are {} to {}", source, key,
                               v, found->min, found->max));

@@ -1,7 +1,9 @@
 // The ONNX frontend: models built here with the ONNX protobuf API, imported, checked
 // for structure and run through the interpreter; malformed models give clear errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <random>
 
 #include "compiler/frontend/onnx/onnx_importer.h"
@@ -210,6 +212,34 @@ TEST(OnnxErrors, WindowedOpsOfLowRankData) {
   EXPECT_NE(e.find("the weight 'w' has rank 3, the data 'x' rank 4"), std::string::npos) << e;
 }
 
+// Found by tests/fuzz/onnx_fuzz: before opset 9, ONNX's shape inference of Gemm reads
+// dimensions 0 and 1 of its operands unchecked (a null dereference in libonnx for a
+// scalar), and the conversion gave an input declared without a shape an empty one, a
+// scalar. Both are refused by name before ONNX's inference runs.
+TEST(OnnxErrors, OldGemmOfNonMatricesAndInputsWithoutAShape) {
+  auto gemm = [](const std::vector<int64_t>& x) {
+    OnnxBuilder b(6);
+    b.input("x", x);
+    b.initializer("w", {8, 4}, std::vector<float>(32, 1.0f));
+    b.initializer("c", {4}, std::vector<float>(4, 1.0f));
+    b.node("Gemm", {"x", "w", "c"}, {"y"}, "gemm6");
+    b.output("y");
+    return b;
+  };
+  for (const std::vector<int64_t>& x : {std::vector<int64_t>{}, {8}, {1, 1, 8}}) {
+    std::string e = import_error(gemm(x).bytes());
+    EXPECT_NE(e.find(fmt::format("node 'gemm6' (Gemm) multiplies matrices, but input 0 ('x') has rank {}", x.size())),
+              std::string::npos)
+        << e;
+  }
+  OnnxBuilder unshaped = gemm({1, 8});
+  unshaped.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  std::string e = import_error(unshaped.bytes());
+  EXPECT_NE(e.find("input 'x' has no shape; give one"), std::string::npos) << e;
+  Graph g = import_onnx_bytes(gemm({1, 8}).bytes());
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (std::vector<int64_t>{1, 4}));
+}
+
 // Opset 9 is brought to 11 by ONNX's version converter: Upsample becomes Resize,
 // Relu stays; the model imports.
 TEST(OnnxImport, OldOpsetIsConverted) {
@@ -238,6 +268,19 @@ TEST(OnnxImport, ShapeFromAGivenInputValue) {
   opt.input_values["s"] = s;
   Graph g = import_onnx_bytes(b.bytes(), opt);
   EXPECT_EQ(g.type(g.outputs()[0]).shape, (std::vector<int64_t>{3, 4}));
+}
+
+// Found by tests/fuzz/onnx_fuzz: x @ W with a constant W and an empty inner dimension
+// divided x's size by that dimension (zero). The sum over nothing is zero.
+TEST(OnnxImport, MatMulOverAnEmptyDimension) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 0});
+  b.initializer("w", {0, 3}, {});
+  b.node("MatMul", {"x", "w"}, {"y"}, "matmul0");
+  b.output("y");
+  Graph g = import_onnx_bytes(b.bytes());
+  ASSERT_EQ(g.type(g.outputs()[0]).shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(test::run_graph(g, {{}}), std::vector<float>(6, 0.0f));
 }
 
 // Variadic Max and Min take every operand (three here), with broadcasting.
@@ -288,6 +331,108 @@ TEST(OnnxErrors, MissingValuesAndBadOpsets) {
   e = import_error(bad_init.bytes());
   EXPECT_NE(e.find("initializer 'w'"), std::string::npos) << e;
   EXPECT_NE(e.find("2 values for shape [3]"), std::string::npos) << e;
+}
+
+// Found by tests/fuzz/onnx_fuzz: Split added its sizes with std::accumulate, which
+// overflows int64 (undefined behaviour) for sizes near INT64_MAX. Sizes that are
+// negative or do not add up to the dimension are refused, naming the node.
+TEST(OnnxErrors, SplitSizesThatDoNotAddUpNameTheNode) {
+  const std::vector<std::vector<int64_t>> cases = {
+      {7598819836139995138, 8241980317952140666}, {INT64_MAX, INT64_MAX}, {-2, 8}, {4, 5}, {2, 2}};
+  for (const std::vector<int64_t>& sizes : cases) {
+    std::string want = fmt::format("split sizes [{}] do not add up to dimension 0 (6)", fmt::join(sizes, ", "));
+    for (int opset : {11, 13}) {
+      OnnxBuilder b(opset);
+      b.input("x", {6, 2});
+      onnx::NodeProto* split = nullptr;
+      if (opset >= 13) {
+        b.initializer_i64("sizes", {2}, sizes);
+        split = b.node("Split", {"x", "sizes"}, {"a", "b"}, "split1");
+      } else {
+        split = b.node("Split", {"x"}, {"a", "b"}, "split1");
+        OnnxBuilder::attr(split, "split", sizes);
+      }
+      b.output("a");
+      b.output("b");
+      std::string e = import_error(b.bytes());
+      EXPECT_NE(e.find(fmt::format("node 'split1' (Split, opset {})", opset)), std::string::npos) << e;
+      EXPECT_NE(e.find(want), std::string::npos) << e;
+    }
+    OnnxBuilder seq(13);
+    seq.input("x", {6, 2});
+    seq.initializer_i64("sizes", {2}, sizes);
+    seq.node("SplitToSequence", {"x", "sizes"}, {"s"}, "to_seq");
+    auto* cat = seq.node("ConcatFromSequence", {"s"}, {"y"});
+    OnnxBuilder::attr(cat, "axis", int64_t{0});
+    seq.output("y");
+    std::string e = import_error(seq.bytes());
+    EXPECT_NE(e.find("node 'to_seq' (SplitToSequence"), std::string::npos) << e;
+    EXPECT_NE(e.find(want), std::string::npos) << e;
+  }
+  OnnxBuilder none(13);
+  none.input("x", {6, 2});
+  none.node("Split", {"x"}, {}, "split0");
+  none.node("Relu", {"x"}, {"y"});
+  none.output("y");
+  std::string e = import_error(none.bytes());
+  EXPECT_NE(e.find("node 'split0' (Split, opset 13): no outputs"), std::string::npos) << e;
+}
+
+// Found by tests/fuzz/onnx_fuzz: Clip's min of no values was read with .at(0), a
+// std::out_of_range instead of an error naming the node. Every scalar operand read
+// while importing holds one value; Range and OneHot, whose scalars size a constant or a
+// dimension, refuse sizes Kiln cannot make, and integer Range is exact near INT64_MAX.
+TEST(OnnxErrors, ScalarOperandsHoldOneValue) {
+  auto error = [](const std::string& op, const std::vector<std::string>& in, auto&& add_inputs) {
+    OnnxBuilder b(13);
+    b.input("x", {2, 2});
+    add_inputs(b);
+    b.node(op, in, {"y"}, "n0");
+    b.output("y");
+    return import_error(b.bytes());
+  };
+  std::string e = error("Clip", {"x", "lo"}, [](OnnxBuilder& b) { b.initializer("lo", {0}, {}); });
+  EXPECT_NE(e.find("node 'n0' (Clip, opset 13): min (input 1) must hold one value, it holds 0"), std::string::npos) << e;
+  e = error("Pad", {"x", "pads", "v"}, [](OnnxBuilder& b) {
+    b.initializer_i64("pads", {4}, {0, 0, 1, 1});
+    b.initializer("v", {2}, {1, 2});
+  });
+  EXPECT_NE(e.find("constant_value (input 2) must hold one value, it holds 2"), std::string::npos) << e;
+  e = error("OneHot", {"x", "depth", "values"}, [](OnnxBuilder& b) {
+    b.initializer("depth", {}, {0x1p41f});
+    b.initializer("values", {2}, {0, 1});
+  });
+  EXPECT_NE(e.find("node 'n0' (OneHot, opset 13): depth 2199023255552 is not from 1 to 2^40"), std::string::npos) << e;
+
+  auto range = [](auto&& add_bounds) {
+    OnnxBuilder b(13);
+    add_bounds(b);
+    b.node("Range", {"start", "limit", "delta"}, {"y"}, "range0");
+    b.output("y");
+    return b;
+  };
+  e = import_error(range([](OnnxBuilder& b) {
+                     b.initializer("start", {}, {0});
+                     b.initializer("limit", {}, {1});
+                     b.initializer("delta", {}, {0x1p-30f});
+                   }).bytes());
+  EXPECT_NE(e.find("node 'range0' (Range, opset 13): the output would have 1073741824 elements, more than the 4194304"),
+            std::string::npos)
+      << e;
+  e = import_error(range([](OnnxBuilder& b) {
+                     b.initializer_i64("start", {}, {INT64_MIN});
+                     b.initializer_i64("limit", {}, {INT64_MAX});
+                     b.initializer_i64("delta", {}, {1});
+                   }).bytes());
+  EXPECT_NE(e.find("more than the 4194304 Kiln makes while importing"), std::string::npos) << e;
+  Graph g = import_onnx_bytes(range([](OnnxBuilder& b) {
+                                b.initializer_i64("start", {}, {INT64_MAX - 2});
+                                b.initializer_i64("limit", {}, {INT64_MAX});
+                                b.initializer_i64("delta", {}, {1});
+                              }).bytes());
+  const graph::Node& y = g.node(g.outputs()[0]);
+  ASSERT_TRUE(y.is_constant());
+  EXPECT_EQ(graph::constant_ints(y), (std::vector<int64_t>{INT64_MAX - 2, INT64_MAX - 1}));
 }
 
 // Random byte flips and truncations of a valid model: each import either succeeds or

@@ -101,6 +101,9 @@ TEST(Config, MalformedConfigurationsNameTheProblem) {
   expect_error(with("LOG_BATCH", "-1"), {"LOG_BATCH", "-1", "0 to 4"});
   expect_error(with("LOG_BLOCK", "\"4\""), {"LOG_BLOCK", "must be an integer"});
   expect_error(with("LOG_BLOCK", "4.5"), {"LOG_BLOCK", "must be an integer"});
+  expect_error(with("LOG_BLOCK", "true"), {"LOG_BLOCK", "must be an integer"});
+  // Past int64: the value as written, not as a wrapped -1.
+  expect_error(with("LOG_BLOCK", "18446744073709551615"), {"LOG_BLOCK", "must be an integer from 1 to 6, got 18446744073709551615"});
   expect_error(R"({"LOG_INP_WIDTH": 3})", {"missing key", "LOG_WGT_WIDTH"});
   std::string extra = with("LOG_BLOCK", "4");
   extra.insert(1, "\"LOG_BLOK\": 4, ");

@@ -1,5 +1,5 @@
-// support/: the debug flags, the integer helpers and the one error type that hw/ and
-// compiler/ share (label support).
+// support/: the debug flags, the integer helpers, the JSON integer reader and the one
+// error type that hw/ and compiler/ share (label support).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "support/debug.h"
 #include "support/error.h"
 #include "support/integer.h"
+#include "support/json.h"
 
 namespace kiln {
 namespace {
@@ -120,6 +121,56 @@ TEST(Integer, LargestDivisorAtMostIsTheLargestWithinTheBudget) {
     }
   static_assert(largest_divisor_at_most(56, 8) == 8 && largest_divisor_at_most(7, 4) == 1);
   EXPECT_EQ(largest_divisor_at_most(int64_t{12}, int64_t{0}), 1);  // a budget below 1 still gives 1
+}
+
+// What the readers' fuzzers found: get<int64_t>() of 8.9e28 is undefined behaviour.
+// Only a JSON integer that the type holds is read; everything else throws a JSON
+// exception naming the value.
+TEST(Json, OnlyIntegersInRangeAreRead) {
+  using nlohmann::json;
+  EXPECT_EQ(json_integer<int>(json(-7), "n"), -7);
+  EXPECT_EQ(json_integer<uint32_t>(json(4294967295u), "n"), 4294967295u);
+  EXPECT_EQ(json_integer<int64_t>(json::parse("-9223372036854775808"), "n"), INT64_MIN);
+  EXPECT_EQ(json_integer<uint64_t>(json::parse("18446744073709551615"), "n"), UINT64_MAX);
+  auto message = [](auto read) -> std::string {
+    try {
+      read();
+    } catch (const json::exception& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(message([] { json_integer<int64_t>(json::parse("8.9e28"), "config"); }),
+            "[json.exception.type_error.302] 'config' must be an integer, got 8.9e+28");
+  EXPECT_EQ(message([] { json_integer<int>(json(3.0), "n"); }),
+            "[json.exception.type_error.302] 'n' must be an integer, got 3.0");
+  EXPECT_EQ(message([] { json_integer<int>(json(true), "n"); }),
+            "[json.exception.type_error.302] 'n' must be an integer, got true");
+  EXPECT_EQ(message([] { json_integer<int>(json("7"), "n"); }),
+            "[json.exception.type_error.302] 'n' must be an integer, got a JSON string");
+  EXPECT_EQ(message([] { json_integer<int>(json(int64_t{1} << 40), "buffer"); }),
+            "[json.exception.out_of_range.406] 'buffer' is 1099511627776, outside -2147483648 to 2147483647");
+  EXPECT_EQ(message([] { json_integer<uint32_t>(json(-1), "sram"); }),
+            "[json.exception.out_of_range.406] 'sram' is -1, outside 0 to 4294967295");
+  EXPECT_EQ(message([] { json_integer<int64_t>(json::parse("18446744073709551615"), "n"); }),
+            "[json.exception.out_of_range.406] 'n' is 18446744073709551615, outside -9223372036854775808 to "
+            "9223372036854775807");
+  EXPECT_FALSE(try_json_integer<int8_t>(json(128)));
+  EXPECT_EQ(try_json_integer<int8_t>(json(-128)), int8_t{-128});
+}
+
+TEST(Json, ArraysOfIntegersNameTheElement) {
+  using nlohmann::json;
+  EXPECT_EQ(json_integers<int64_t>(json::parse("[1, 2, 3]"), "shape"), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_TRUE(json_integers<int>(json::array(), "shape").empty());
+  try {
+    json_integers<int>(json::parse("[1, 1.8e19]"), "dtype");
+    FAIL() << "a float was read as an integer";
+  } catch (const json::type_error& e) {
+    EXPECT_STREQ(e.what(), "[json.exception.type_error.302] 'dtype[1]' must be an integer, got 1.8e+19");
+  }
+  EXPECT_THROW(json_integers<int>(json(5), "shape"), json::type_error);
+  EXPECT_THROW(json_integers<int>(json::parse(R"({"a": 1})"), "shape"), json::type_error);
 }
 
 TEST(Error, EveryLayersErrorIsOne) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "backend-cpu/graph_backend.h"
@@ -92,6 +93,30 @@ TEST(Records, BadLineNamesFileAndLine) {
   }
   EXPECT_THROW(load_records(p.string()), std::invalid_argument);
   fs::remove(p);
+}
+
+// Found by tests/fuzz/records_fuzz: a config of 8.9e28 was cast to int64 (undefined
+// behaviour). Integer fields take JSON integers of their type's range, nothing else.
+TEST(Records, IntegerFieldsRefuseFloatsAndOutOfRangeValues) {
+  std::string good = sample(1, 1e-3).to_json();
+  auto error = [&](const std::string& field, const std::string& value) -> std::string {
+    nlohmann::json j = nlohmann::json::parse(good);
+    j[field] = nlohmann::json::parse(value);
+    try {
+      Record::from_json(j.dump());
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error("config", "8.9e28"), "bad field: [json.exception.type_error.302] 'config' must be an integer, got 8.9e+28");
+  EXPECT_EQ(error("config", "1.0"), "bad field: [json.exception.type_error.302] 'config' must be an integer, got 1.0");
+  EXPECT_EQ(error("version", "true"), "bad field: [json.exception.type_error.302] 'version' must be an integer, got true");
+  EXPECT_EQ(error("trial", "4294967296"),
+            "bad field: [json.exception.out_of_range.406] 'trial' is 4294967296, outside -2147483648 to 2147483647");
+  EXPECT_EQ(error("timestamp", "1e300"),
+            "bad field: [json.exception.type_error.302] 'timestamp' must be an integer, got 1e+300");
+  EXPECT_EQ(Record::from_json(good).to_json(), good);
 }
 
 TEST(Records, UnfinishedLastLineIsDroppedAndTheWriterStartsANewLine) {

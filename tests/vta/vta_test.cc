@@ -393,6 +393,48 @@ TEST(VtaProgram, RejectsBrokenFiles) {
   }
 }
 
+// Found by tests/fuzz/vta_program_fuzz: a kernel index of 2.2e119 was converted to int
+// (undefined behaviour). Every integer of a program is a JSON integer of its field's
+// type, and the error names the file and the field.
+TEST(VtaProgram, IntegerFieldsRefuseFloatsAndOutOfRangeValues) {
+  hw::Config cfg = config("default");
+  vta::Env env(cfg);
+  vta::Conv2DWorkload wl = vta::dense_workload(1, 32, 32);
+  const std::string text = vta::build_conv2d(env, wl, {}, vta::default_conv2d_knobs(env, wl)).to_json();
+  // The message for the program with the first `from` after `after` replaced by `to`.
+  auto error = [&](const std::string& after, const std::string& from, const std::string& to) -> std::string {
+    size_t at = text.find(from, text.find(after));
+    if (text.find(after) == std::string::npos || at == std::string::npos) return "no " + after + " ... " + from;
+    try {
+      vta::Program::from_json(std::string(text).replace(at, from.size(), to), cfg, "p.json");
+    } catch (const hw::Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string bad = "p.json: not a valid VTA program: ";
+  EXPECT_EQ(error("\"ops\"", "\"kernel\":", "\"kernel\":2.2e119,\"x\":"),
+            bad + "[json.exception.type_error.302] 'kernel' must be an integer, got 2.2e+119");
+  EXPECT_EQ(error("\"ops\"", "\"sram\":", "\"sram\":4294967296,\"x\":"),
+            bad + "[json.exception.out_of_range.406] 'sram' is 4294967296, outside 0 to 4294967295");
+  EXPECT_EQ(error("\"ops\"", "\"dram\":", "\"dram\":-1,\"x\":"),
+            bad + "[json.exception.out_of_range.406] 'dram' is -1, outside 0 to 18446744073709551615");
+  EXPECT_EQ(error("\"ops\"", "\"arg\":", "\"arg\":true,\"x\":"),
+            bad + "[json.exception.type_error.302] 'arg' must be an integer, got true");
+  EXPECT_EQ(error("\"ops\"", "\"shape\":[", "\"shape\":[1.0,"),
+            bad + "[json.exception.type_error.302] 'shape[0]' must be an integer, got 1.0");
+  EXPECT_EQ(error("\"ops\"", "\"pad\":[", "\"pad\":[-1,"),
+            bad + "[json.exception.out_of_range.406] 'pad[0]' is -1, outside 0 to 4294967295");
+  EXPECT_EQ(error("\"ops\"", "\"pad\":[", "\"pad\":[0,"),
+            bad + "a load's pad is not [top, bottom, left, right]");
+  EXPECT_EQ(error("\"kernels\"", "\"uops\":[[", "\"uops\":[[1e10,"),
+            bad + "[json.exception.type_error.302] 'uop[0]' must be an integer, got 10000000000.0");
+  EXPECT_EQ(error("\"kernels\"", "\"loops\":[[", "\"loops\":[[0.5,"),
+            bad + "[json.exception.type_error.302] 'loop[0]' must be an integer, got 0.5");
+  EXPECT_EQ(error("\"args\"", "\"bits\":", "\"bits\":8e9,\"x\":"),
+            bad + "[json.exception.type_error.302] 'bits' must be an integer, got 8000000000.0");
+}
+
 TEST(VtaProgram, AssemblyRoundTrips) {
   hw::Config cfg = config("default");
   vta::Env env(cfg);

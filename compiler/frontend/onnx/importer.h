@@ -25,12 +25,17 @@ using graph::TensorType;
 using ir::DataType;
 
 [[noreturn]] void fail(const std::string& msg);
+// Constant subgraphs up to this many elements are folded while importing.
+constexpr int64_t kFoldLimit = int64_t{1} << 22;
 // The Kiln type of an ONNX element type; a CompileError for one Kiln has not.
 DataType onnx_dtype(int t);
 ConstData tensor_data(const onnx::TensorProto& t);
 ConstData int64_tensor(const std::vector<int64_t>& v);
 int64_t product(const std::vector<int64_t>& v, size_t from, size_t to);
 std::string dtype_name(DataType t);
+// Refuses split sizes that are negative or do not add up to `dim`, the size of
+// dimension `axis` (Split, SplitToSequence).
+void check_split_sizes(const std::vector<int64_t>& sizes, int64_t axis, int64_t dim);
 
 // An ONNX value while importing. Kiln's graphs hold tensors only, so a sequence is a
 // list of tensors whose length is known now, and an optional is empty or holds a tensor
@@ -88,6 +93,9 @@ class Importer {
   // and so does a value computed from such inputs and constants (a size cast to float).
   const graph::Node& const_input(int k) const;
   std::vector<int64_t> const_ints(int k) const { return graph::constant_ints(const_input(k)); }
+  // The one value of constant input k (a scalar or a one-element tensor), `what` in the
+  // error when it holds none or several.
+  double const_value(int k, const std::string& what) const;
 
   bool has_attr(const std::string& name) const;
   int64_t attr_int(const std::string& name, int64_t def) const;

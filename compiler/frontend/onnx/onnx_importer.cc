@@ -8,7 +8,6 @@
 #include <deque>
 #include <fstream>
 #include <functional>
-#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -25,8 +24,6 @@ namespace kiln::frontend {
 
 constexpr int kMinOpset = kMinNativeOpset;
 constexpr int kMaxOpset = kMaxNativeOpset;
-// Constant subgraphs up to this many elements are folded while importing.
-constexpr int64_t kFoldLimit = int64_t{1} << 22;
 // Control flow is unrolled while importing (seqflow_converters.cc): limits on what that makes.
 constexpr int64_t kMaxImportedNodes = int64_t{1} << 18;
 constexpr size_t kMaxSubgraphDepth = 64;
@@ -120,6 +117,18 @@ int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
   return p;
 }
 
+void check_split_sizes(const std::vector<int64_t>& sizes, int64_t axis, int64_t dim) {
+  // Taken from the dimension one by one: a plain sum of sizes near INT64_MAX overflows.
+  int64_t left = dim;
+  bool fits = true;
+  for (int64_t n : sizes) {
+    fits = fits && n >= 0 && n <= left;
+    if (fits) left -= n;
+  }
+  if (!fits || left != 0)
+    fail(fmt::format("split sizes [{}] do not add up to dimension {} ({})", fmt::join(sizes, ", "), axis, dim));
+}
+
 std::string Value::describe() const {
   if (optional && !present) return "an empty optional";
   std::string what = kind == Kind::kTensor ? "a tensor" : fmt::format("a sequence of {} tensors", items.size());
@@ -162,6 +171,12 @@ const graph::Node& Importer::const_input(int k) const {
     fail(fmt::format("input {} ('{}') must be a constant (Kiln needs static shapes), but it is computed at run time", k,
                      node_->input(k)));
   return *n;
+}
+
+double Importer::const_value(int k, const std::string& what) const {
+  std::vector<double> v = graph::constant_values(const_input(k));
+  if (v.size() != 1) fail(fmt::format("{} (input {}) must hold one value, it holds {}", what, k, v.size()));
+  return v[0];
 }
 
 ConstData Importer::derived_value(NodeId id) const {
@@ -489,7 +504,10 @@ std::vector<NodeId> matmul(Importer& c) {
   NodeId y;
   if (bn.ndim() == 2 && c.is_const(b)) {
     // x @ W with a constant W is a dense layer on the rows of x.
-    std::vector<int64_t> rows{an.size() / an.shape.back(), an.shape.back()};
+    // Rows: the leading dimensions' product, not size / K, which divides by zero for K = 0.
+    TensorType leading = an;
+    leading.shape.pop_back();
+    std::vector<int64_t> rows{leading.size(), an.shape.back()};
     NodeId wt = c.op("transpose", {b}, {{"perm", std::vector<int64_t>{1, 0}}});
     y = c.op("dense", {c.reshape(a, rows), wt});
     std::vector<int64_t> out = an.shape;
@@ -571,12 +589,13 @@ std::vector<NodeId> split(Importer& c) {
   if (c.opset() >= 13 && c.has_input(1)) parts = c.const_ints(1);
   else parts = c.attr_ints("split", {});
   int n = c.node().output_size();
+  if (n == 0) fail("no outputs");
   if (parts.empty()) {
     if (s[axis] % n) fail(fmt::format("dimension {} ({}) does not split into {} equal parts", axis, s[axis], n));
     parts.assign(n, s[axis] / n);
   }
   if (static_cast<int>(parts.size()) != n) fail(fmt::format("{} split sizes for {} outputs", parts.size(), n));
-  if (std::accumulate(parts.begin(), parts.end(), int64_t{0}) != s[axis]) fail("split sizes do not add up to the dimension");
+  check_split_sizes(parts, axis, s[axis]);
   std::vector<NodeId> outs;
   int64_t off = 0;
   for (int64_t p : parts) {
@@ -721,7 +740,7 @@ std::vector<NodeId> pad(Importer& c) {
   if (mode == "edge" || mode == "reflect") return {pad_by_index(c, c.in(0), pads, mode)};
   if (mode != "constant") fail("pad mode '" + mode + "' is not supported (constant, edge, reflect)");
   double value = 0;
-  if (c.has_input(2)) value = graph::constant_values(c.const_input(2)).at(0);
+  if (c.has_input(2)) value = c.const_value(2, "constant_value");
   return {c.op("pad", {c.in(0)}, {{"pads", pads}, {"value", value}})};
 }
 
@@ -782,8 +801,8 @@ std::vector<NodeId> expand(Importer& c) {
 std::vector<NodeId> clip(Importer& c) {
   Attrs a;
   if (c.opset() >= 11) {
-    if (c.has_input(1)) a.set("min", graph::constant_values(c.const_input(1)).at(0));
-    if (c.has_input(2)) a.set("max", graph::constant_values(c.const_input(2)).at(0));
+    if (c.has_input(1)) a.set("min", c.const_value(1, "min"));
+    if (c.has_input(2)) a.set("max", c.const_value(2, "max"));
   }
   return {c.op("clip", {c.in(0)}, a)};
 }
@@ -865,7 +884,7 @@ const std::map<std::string, Converter>& converters() {
       {"Identity", [](Importer& c) { return std::vector<NodeId>{c.in(0)}; }},
       {"Dropout",
        [](Importer& c) {
-         if (c.has_input(2) && graph::constant_values(c.const_input(2)).at(0) != 0)
+         if (c.has_input(2) && c.const_value(2, "training_mode") != 0)
            fail("training_mode=true is not supported (inference only)");
          NodeId y = c.op("dropout", {c.in(0)});
          if (c.node().output_size() < 2) return std::vector<NodeId>{y};

@@ -29,12 +29,14 @@ int declared_rank(const onnx::TypeProto& t) {
   return t.has_tensor_type() && t.tensor_type().has_shape() ? t.tensor_type().shape().dim_size() : -1;
 }
 
-// ONNX's shape inference for convolutions and pooling (convPoolShapeInference) crashes on
-// data of rank below 3 (a Conv of a [1, 8] input: a null dereference in libonnx, found by
-// tests/fuzz/onnx_fuzz; ONNX's Python inference crashes the same way). Ranks known before
-// inference (inputs, initializers, value_info, and through rank-keeping elementwise ops)
-// are checked here, so such a model is refused by name.
-void check_window_ranks(const onnx::GraphProto& g, const std::string& source) {
+// ONNX's shape inference reads dimensions without checking the rank in two places, each
+// a null dereference in libonnx found by tests/fuzz/onnx_fuzz (ONNX's Python inference
+// crashes the same way): convolutions and pooling (convPoolShapeInference) on data of
+// rank below 3 (a Conv of a [1, 8] input), and Gemm before opset 9 on operands that are
+// not matrices (a Gemm of a rank-0 input). Ranks known before inference (inputs,
+// initializers, value_info, and through rank-keeping elementwise ops) are checked here,
+// so such a model is refused by name.
+void check_ranks(const onnx::GraphProto& g, const std::string& source) {
   static const std::set<std::string> windowed = {"Conv", "ConvInteger", "QLinearConv", "ConvTranspose",
                                                  "MaxPool", "AveragePool", "LpPool"};
   static const std::set<std::string> rank_keeping = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "Identity", "Dropout",
@@ -62,6 +64,14 @@ void check_window_ranks(const onnx::GraphProto& g, const std::string& source) {
       if (data >= 0 && weight >= 0 && weight != data)
         throw CompileError(fmt::format("{}: node '{}' ({}): the weight '{}' has rank {}, the data '{}' rank {}; they must match",
                                        source, n.name(), n.op_type(), n.input(w_index), weight, n.input(0), data));
+    }
+    if (n.op_type() == "Gemm" && n.domain().empty()) {
+      for (int k = 0; k < 2 && k < n.input_size(); ++k) {
+        int r = rank_of(n.input(k));
+        if (r >= 0 && r != 2)
+          throw CompileError(fmt::format("{}: node '{}' (Gemm) multiplies matrices, but input {} ('{}') has rank {}", source,
+                                         n.name(), k, n.input(k), r));
+      }
     }
     if (rank_keeping.count(n.op_type()) && n.output_size() > 0 && !rank.count(n.output(0))) rank[n.output(0)] = data;
   }
@@ -92,16 +102,24 @@ void upgrade_opset(onnx::ModelProto& model, const OnnxOptions& options, const st
   if (from > newest)
     throw CompileError(fmt::format("{}: opset {} is newer than the newest this ONNX library knows ({})", source, from, newest));
   int to = from < kMinNativeOpset ? kConvertTarget : kMaxNativeOpset;
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
   for (auto& vi : *model.mutable_graph()->mutable_input()) {
     if (!vi.type().has_tensor_type()) continue;
-    auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
     auto given = options.input_shapes.find(vi.name());
     if (given != options.input_shapes.end()) {
+      auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
       shape->clear_dim();
       for (int64_t d : given->second) shape->add_dim()->set_dim_value(d);
       continue;
     }
-    for (auto& d : *shape->mutable_dim())
+    // The conversion needs the shapes the importer needs. An empty one made here would
+    // declare a scalar (a Gemm of it crashed ONNX's shape inference, tests/fuzz/onnx_fuzz).
+    if (!vi.type().tensor_type().has_shape()) {
+      if (initializers.count(vi.name())) continue;
+      throw CompileError(fmt::format("{}: input '{}' has no shape; give one", source, vi.name()));
+    }
+    for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
       if (!d.has_dim_value()) d.set_dim_value(options.symbolic_dim);
   }
   // ONNX's converter trusts its input (a graph output that nothing defines crashed it,
@@ -150,7 +168,7 @@ void upgrade_opset(onnx::ModelProto& model, const OnnxOptions& options, const st
       if (!defined.count(o.name()))
         throw CompileError(fmt::format("{}: graph output '{}' is not defined by any node or input", source, o.name()));
   }
-  check_window_ranks(model.graph(), source);
+  check_ranks(model.graph(), source);
   try {
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
                                        onnx::ShapeInferenceOptions(false, 0, /*data_prop=*/true));

@@ -151,12 +151,7 @@ std::vector<NodeId> split_to_sequence(Importer& c) {
     for (int64_t at = 0; at < dim; at += chunk) sizes.push_back(std::min(chunk, dim - at));
   } else {
     sizes = c.const_ints(1);
-    int64_t total = 0;
-    for (int64_t s : sizes) {
-      if (s < 0) fail(fmt::format("split has a negative size {}", s));
-      total += s;
-    }
-    if (total != dim) fail(fmt::format("split sizes [{}] add up to {}, the axis has {}", fmt::join(sizes, ", "), total, dim));
+    check_split_sizes(sizes, axis, dim);
   }
   std::vector<NodeId> items;
   int64_t at = 0;
@@ -300,7 +295,9 @@ bool known_bool(Importer& c, NodeId x, const std::string& what) {
     fail(fmt::format("{} is computed at run time: Kiln unrolls loops while importing, so it must be known then (a "
                      "constant or computed from graph inputs given values)",
                      what));
-  return graph::constant_values(*n).at(0) != 0;
+  std::vector<double> v = graph::constant_values(*n);
+  if (v.size() != 1) fail(fmt::format("{} must hold one value, it holds {}", what, v.size()));
+  return v[0] != 0;
 }
 
 // Loop: unrolled while importing. The trip count M and the condition (the input and the

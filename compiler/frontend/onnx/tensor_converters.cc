@@ -35,20 +35,30 @@ std::vector<NodeId> gather_elements(Importer& c) {
   return {c.op("gather_elements", {c.in(0), c.in(1)}, {{"axis", c.attr_int("axis", 0)}})};
 }
 
-// Range of constant operands is a constant: its length decides the output shape.
+// Range of constant operands is a constant: its length decides the output shape. It is
+// made now, so it is no longer than the importer folds.
 std::vector<NodeId> range(Importer& c) {
-  const graph::Node& s = c.const_input(0);
-  double start = graph::constant_values(s).at(0);
-  double limit = graph::constant_values(c.const_input(1)).at(0);
-  double delta = graph::constant_values(c.const_input(2)).at(0);
+  double start = c.const_value(0, "start"), limit = c.const_value(1, "limit"), delta = c.const_value(2, "delta");
   if (delta == 0) fail("delta is zero");
   DataType t = c.in_type(0).dtype;
-  auto n = static_cast<int64_t>(std::max(std::ceil((limit - start) / delta), 0.0));
-  auto b = std::make_shared<interp::HostBuffer>(t, std::vector<int64_t>{n});
-  for (int64_t i = 0; i < n; ++i) {
-    if (t.is_float()) b->set(i, start + static_cast<double>(i) * delta);
-    else b->set_int(i, static_cast<int64_t>(start) + i * static_cast<int64_t>(delta));
+  double count = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (!(count <= static_cast<double>(kFoldLimit)))  // NaN and infinite bounds too
+    fail(fmt::format("the output would have {} elements, more than the {} Kiln makes while importing", count, kFoldLimit));
+  auto n = static_cast<int64_t>(count);
+  if (!t.is_float()) {
+    // Exactly, in integers: a double holds an int64 bound to 53 bits only. Each element
+    // lies between start and limit, so it fits; the product is formed in 128 bits.
+    __int128 s = c.const_ints(0)[0], l = c.const_ints(1)[0], d = c.const_ints(2)[0];
+    __int128 span = d > 0 ? l - s : s - l, step = d > 0 ? d : -d;
+    n = span > 0 ? static_cast<int64_t>((span + step - 1) / step) : 0;
+    if (n > kFoldLimit)
+      fail(fmt::format("the output would have {} elements, more than the {} Kiln makes while importing", n, kFoldLimit));
+    auto b = std::make_shared<interp::HostBuffer>(t, std::vector<int64_t>{n});
+    for (int64_t i = 0; i < n; ++i) b->set_int(i, static_cast<int64_t>(s + i * d));
+    return {c.constant(b)};
   }
+  auto b = std::make_shared<interp::HostBuffer>(t, std::vector<int64_t>{n});
+  for (int64_t i = 0; i < n; ++i) b->set(i, start + static_cast<double>(i) * delta);
   return {c.constant(b)};
 }
 
@@ -209,8 +219,9 @@ std::vector<NodeId> eye_like(Importer& c) {
 // equals the position along the new axis.
 std::vector<NodeId> one_hot(Importer& c) {
   TensorType it = c.in_type(0);
-  int64_t depth = static_cast<int64_t>(graph::constant_values(c.const_input(1)).at(0));
-  if (depth <= 0) fail("depth must be positive");
+  double d = c.const_value(1, "depth");
+  if (!(d >= 1 && d <= 0x1p40)) fail(fmt::format("depth {} is not from 1 to 2^40", d));
+  auto depth = static_cast<int64_t>(d);
   int64_t n = it.ndim() + 1, axis = c.attr_int("axis", -1);
   if (axis < 0) axis += n;
   if (axis < 0 || axis >= n) fail("axis out of range");
