@@ -76,7 +76,7 @@ ConstData tensor_data(const onnx::TensorProto& t) {
   if (t.has_raw_data()) {
     int64_t bytes = n * dt.storage_bytes();
     if (static_cast<int64_t>(t.raw_data().size()) != bytes) count_error(static_cast<int64_t>(t.raw_data().size()) / dt.storage_bytes());
-    std::memcpy(b->data(), t.raw_data().data(), static_cast<size_t>(bytes));
+    if (bytes > 0) std::memcpy(b->data(), t.raw_data().data(), static_cast<size_t>(bytes));  // a null data() when empty
   } else if (dt == DataType::Float(32)) {
     if (t.float_data_size() != n) count_error(t.float_data_size());
     for (int64_t i = 0; i < n; ++i) b->set(i, t.float_data(static_cast<int>(i)));
