@@ -136,7 +136,8 @@ RtlSim::RtlSim(const RtlModelInfo& model, std::span<uint8_t> dram, const RtlSimO
       throw hw::Error(fmt::format("--fault {}: configuration {}'s {} buffer has {} words of {} bits",
                                   opts.fault.text, model.name, hw::mem_type_name(mem), depth, bits));
     }
-    (void)model_->scratchpad_bit(mem, opts.fault.word, opts.fault.bit, std::nullopt);  // reachable?
+    // A model whose array the harness cannot find is refused now, not in the middle of a run.
+    (void)model_->scratchpad_bit(mem, opts.fault.word, opts.fault.bit, std::nullopt);
   }
   reset();
 }
