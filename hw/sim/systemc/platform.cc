@@ -6,6 +6,11 @@
 #include <cstdlib>
 #include <thread>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <pthread.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include "hw/sim/systemc/accelerator.h"
 #include "hw/sim/systemc/host.h"
 #include "hw/sim/systemc/platform_trace.h"
@@ -49,6 +54,24 @@ class UseContext {
   sc_core::sc_simcontext* prev_;
   sc_core::sc_simcontext* prev_default_;
 };
+
+// libsystemc tells ASan of each switch between its coroutines' stacks, but its switch
+// back to the thread that called sc_start names an empty stack (SystemC never learns
+// the caller's bounds). ASan then takes the thread to have no stack: an exception
+// thrown later leaves its frames poisoned, and sound code reads as overflowing them.
+// After each sc_start, tell ASan the calling thread's real stack. Nothing without ASan.
+void restore_caller_stack() {
+#if defined(__SANITIZE_ADDRESS__)
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void* bottom = nullptr;
+  size_t size = 0;
+  pthread_attr_getstack(&attr, &bottom, &size);
+  pthread_attr_destroy(&attr);
+  __sanitizer_start_switch_fiber(nullptr, bottom, size);
+  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+#endif
+}
 
 }  // namespace
 
@@ -157,6 +180,7 @@ Platform::Platform(const hw::Config& cfg, uint64_t dram_bytes, const PlatformOpt
     sc_core::sc_trace(ctx_->wave, s.dbg_progress, "dbg_progress");
   }
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaboration
+  restore_caller_stack();
   for (int i = 0; i < accelerators(); ++i) {
     exec(i, Host::Op::kReset, 0, 0);
   }
@@ -178,6 +202,7 @@ void Platform::exec(int i, Host::Op op, uint32_t offset, uint32_t value) {
     {
       UseContext use(ctx_->sim.get());
       sc_core::sc_start();
+      restore_caller_stack();
     }
     lock.unlock();
     std::this_thread::yield();
