@@ -52,6 +52,11 @@ function(kiln_add_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
   endif()
+  if(KILN_SANITIZE)
+    # A timeout catches a hang, not a slow run: Debug code under ASan runs several times
+    # slower, and slower still on a loaded machine (ctest -j2 runs two suites at a time).
+    math(EXPR ARG_TIMEOUT "${ARG_TIMEOUT} * 3")
+  endif()
   # NO_PRETTY_VALUES: parametrized cases are named by their generators, so CTest names
   # stay "Suite.Case/param" without the printed parameter bytes.
   gtest_discover_tests(${name} NO_PRETTY_VALUES
