@@ -28,10 +28,12 @@ struct BitField {
 inline constexpr int kStateBits = 16;
 
 // kiln_top (the decoupled core): whether the accelerator runs, and the state of fetch
-// (bit 0: its head waits for room in a command queue; bit 1: instructions are left to
-// read) and of the three modules (their SeqState).
+// (the bits below) and of the three modules (their SeqState).
 inline constexpr BitField kRunning{"running", 0, 1};
 inline constexpr BitField kFetchState{"fetch_state", 5, 2};
+// The bits of kFetchState, in the order kiln_fetch's state_o packs them.
+inline constexpr unsigned kFetchWaitsRoom = 1u << 0;  // its head waits for room in a command queue
+inline constexpr unsigned kFetchReading = 1u << 1;    // instructions are left to read
 inline constexpr BitField kLoadState{"load_state", 7, 3};
 inline constexpr BitField kComputeState{"compute_state", 10, 3};
 inline constexpr BitField kStoreState{"store_state", 13, 3};

@@ -72,6 +72,15 @@ Module module_of(Opcode op, MemType memory_type) {
   return Module::kCompute;
 }
 
+Insn noop_insn(Module m) {
+  Insn insn;  // x_size 0
+  insn.opcode = m == Module::kStore ? Opcode::kStore : Opcode::kLoad;
+  insn.memory_type = m == Module::kLoad    ? MemType::kInp
+                     : m == Module::kStore ? MemType::kOut
+                                           : MemType::kUop;
+  return insn;
+}
+
 std::string_view token_queue_name(TokenQueue t) {
   switch (t) {
     case TokenQueue::kLoadToCompute: return "load->compute";

@@ -102,6 +102,9 @@ struct Insn {
 };
 
 inline Module module_of(const Insn& insn) { return module_of(insn.opcode, insn.memory_type); }
+// A LOAD or STORE of no elements that fetch routes to `m`: it only pops and pushes the
+// tokens its dependency flags name.
+Insn noop_insn(Module m);
 
 // A micro-op: indices into ACC (dst), INP or ACC (src) and WGT (wgt).
 struct Uop {

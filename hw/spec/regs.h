@@ -34,6 +34,12 @@ constexpr std::string_view writable_reg_name(uint32_t offset) {
   }
 }
 inline constexpr uint32_t kWritableRegs[] = {kCtrl, kInsnCount, kInsnAddrLo, kInsnAddrHi};
+// Whether the host may write the register at `offset`.
+constexpr bool is_writable(uint32_t offset) {
+  for (uint32_t w : kWritableRegs)
+    if (w == offset) return true;
+  return false;
+}
 
 inline constexpr uint32_t kCtrlStart = 1u << 0;
 // Ends a run that does not finish (a deadlocked stream): the accelerator is reset, the

@@ -123,6 +123,7 @@ TEST_P(RuntimeTest, RegisterMapFingerprintAndVersion) {
                   dev->read_reg(hw::regs::kFingerprintLo);
     EXPECT_EQ(fp, cfg.fingerprint());
     EXPECT_EQ(dev->read_reg(hw::regs::kVersion), hw::regs::kMapVersion);
+    expect_error([&] { dev->write_reg(hw::regs::kFingerprintLo, 1); }, {"not writable"});
     EXPECT_NO_THROW(CommandStream s(*dev));
   }
 }

@@ -66,6 +66,15 @@ TEST(Contract, TokenLinksOfEachModule) {
   EXPECT_FALSE(store.push_next);
 }
 
+TEST(Contract, NoopInsnRunsOnItsModuleAndMovesNoData) {
+  for (int k = 0; k < kNumModules; ++k) {
+    Module m = static_cast<Module>(k);
+    Insn noop = noop_insn(m);
+    EXPECT_EQ(module_of(noop), m) << module_name(m);
+    EXPECT_EQ(noop.x_size, 0u) << module_name(m);
+  }
+}
+
 TEST(Contract, DepthsOfEveryBuffer) {
   Config cfg = Config::vta_default();
   EXPECT_EQ(mem_depth(cfg, MemType::kUop), 8192u);

@@ -48,9 +48,7 @@ void RtlDevice::read(DevAddr addr, std::span<uint8_t> data) {
 }
 
 void RtlDevice::write_reg(uint32_t offset, uint32_t value) {
-  bool writable = offset == r::kCtrl || offset == r::kInsnCount || offset == r::kInsnAddrLo ||
-                  offset == r::kInsnAddrHi;
-  if (!writable)
+  if (!r::is_writable(offset))
     throw hw::Error(fmt::format("rtl device: register 0x{:02x} is not writable", offset));
   if (offset == r::kInsnAddrHi && value != 0) {
     throw hw::Error(fmt::format("rtl device: instruction address high word 0x{:x}: the AXI "

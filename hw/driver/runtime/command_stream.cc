@@ -80,12 +80,7 @@ hw::Insn& CommandStream::emit(const hw::Insn& in) {
 }
 
 void CommandStream::emit_noop(Module stage, bool push_prev, bool push_next) {
-  hw::Insn insn;
-  insn.opcode = stage == Module::kStore ? hw::Opcode::kStore : hw::Opcode::kLoad;
-  insn.memory_type = stage == Module::kLoad    ? hw::MemType::kInp
-                     : stage == Module::kStore ? hw::MemType::kOut
-                                              : hw::MemType::kUop;
-  hw::Insn& out = emit(insn);  // x_size 0: moves tokens only
+  hw::Insn& out = emit(hw::noop_insn(stage));
   out.push_prev_dep = push_prev;
   out.push_next_dep = push_next;
 }

@@ -65,9 +65,7 @@ void SystemcDevice::read(DevAddr addr, std::span<uint8_t> data) {
 }
 
 void SystemcDevice::write_reg(uint32_t offset, uint32_t value) {
-  bool writable = offset == r::kCtrl || offset == r::kInsnCount || offset == r::kInsnAddrLo ||
-                  offset == r::kInsnAddrHi;
-  if (!writable)
+  if (!r::is_writable(offset))
     throw hw::Error(fmt::format("systemc device: register 0x{:02x} is not writable", offset));
   if (offset == r::kInsnAddrHi && value != 0) {
     throw hw::Error(fmt::format("systemc device: instruction address high word 0x{:x}: the AXI "

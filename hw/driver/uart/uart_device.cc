@@ -51,9 +51,7 @@ void UartDevice::read(DevAddr addr, std::span<uint8_t> data) {
 }
 
 void UartDevice::write_reg(uint32_t offset, uint32_t value) {
-  bool writable = offset == r::kCtrl || offset == r::kInsnCount || offset == r::kInsnAddrLo ||
-                  offset == r::kInsnAddrHi;
-  if (!writable)
+  if (!r::is_writable(offset))
     throw hw::Error(fmt::format("{} device: register 0x{:02x} is not writable", kind_, offset));
   host_.write_reg(static_cast<uint8_t>(offset), value);
 }

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "hw/spec/debug_ports.h"
@@ -235,8 +236,6 @@ void ActivityTrace::sample_cycle(const TopOut& out, uint64_t now) {
   unsigned fetch = state(dbg::kFetchState), load = state(dbg::kLoadState);
   unsigned compute = state(dbg::kComputeState), store = state(dbg::kStoreState);
   auto tok = [&](TokenQueue q) { return dbg::token_count(out.dbg_tokens, q); };
-  uint64_t l2c = tok(TokenQueue::kLoadToCompute), c2l = tok(TokenQueue::kComputeToLoad);
-  uint64_t c2s = tok(TokenQueue::kComputeToStore), s2c = tok(TokenQueue::kStoreToCompute);
   auto queued = [&](Module m) { return static_cast<unsigned>(dbg::queue_count(out.dbg_queues, m)); };
   unsigned queue[kNumUnits] = {0, queued(Module::kLoad), queued(Module::kCompute),
                                queued(Module::kStore)};
@@ -248,40 +247,40 @@ void ActivityTrace::sample_cycle(const TopOut& out, uint64_t now) {
     auto insn = [&](Unit m) -> const InsnInfo* {
       return current_[m] >= 0 ? &insns_[static_cast<size_t>(current_[m])] : nullptr;
     };
-    // Fetch: bit 0 = the head waits for room in its module's command queue, bit 1 =
-    // instructions left to read. The head is the first instruction not yet queued.
+    // Fetch: the head is the first instruction not yet queued.
     int64_t head = 0;
     for (int m = kLoad; m < kNumUnits; ++m) head += static_cast<int64_t>(popped_[m] + queue[m]);
-    if (fetch & 1)
+    if (fetch & dbg::kFetchWaitsRoom)
       set_state(kFetch, State::kStallQueue, head);
     else
-      set_state(kFetch, (fetch & 2) ? State::kBusy : State::kIdle, -1);
+      set_state(kFetch, (fetch & dbg::kFetchReading) ? State::kBusy : State::kIdle, -1);
 
-    // Load, compute, store: busy and stalled exactly as their busy_o and stall_o.
-    const InsnInfo* ld = insn(kLoad);
-    set_state(kLoad,
-              classify(load, ld && ld->pop_next && c2l == 0,
-                       ld && ld->push_next && l2c == kTokenQueueFull),
-              current_[kLoad]);
-    const InsnInfo* cp = insn(kCompute);
-    set_state(kCompute,
-              classify(compute,
-                       cp && ((cp->pop_prev && l2c == 0) || (cp->pop_next && s2c == 0)),
-                       cp && ((cp->push_prev && c2l == kTokenQueueFull) ||
-                              (cp->push_next && c2s == kTokenQueueFull))),
-              current_[kCompute]);
-    const InsnInfo* st_insn = insn(kStore);
-    set_state(kStore,
-              classify(store, st_insn && st_insn->pop_prev && c2s == 0,
-                       st_insn && st_insn->push_prev && s2c == kTokenQueueFull),
-              current_[kStore]);
+    // Load, compute, store: busy and stalled exactly as their busy_o and stall_o, on the
+    // token queues their instruction's dependency flags name.
+    for (int k = 0; k < hw::kNumModules; ++k) {
+      Module m = static_cast<Module>(k);
+      Unit u = unit_of(m);
+      const InsnInfo* in = insn(u);
+      hw::TokenLinks links = hw::token_links(m);
+      // Whether `flag` is set and names a queue that holds `n` tokens.
+      auto holds = [&](bool flag, std::optional<TokenQueue> q, uint64_t n) {
+        return flag && q && tok(*q) == n;
+      };
+      bool waits_token = in && (holds(in->pop_prev, links.pop_prev, 0) ||
+                                holds(in->pop_next, links.pop_next, 0));
+      bool waits_room = in && (holds(in->push_prev, links.push_prev, kTokenQueueFull) ||
+                               holds(in->push_next, links.push_next, kTokenQueueFull));
+      set_state(u, classify(module_state[u], waits_token, waits_room), current_[u]);
+    }
 
     if (out.dbg_tokens != tokens_) {
       tokens_ = out.dbg_tokens;
       // fmt rather than json objects here and in close(): a long run has many events.
-      const std::pair<std::string_view, double> values[] = {
-          {"load->compute", double(l2c)}, {"compute->load", double(c2l)},
-          {"compute->store", double(c2s)}, {"store->compute", double(s2c)}};
+      std::pair<std::string_view, double> values[hw::kNumTokenQueues];
+      for (int q = 0; q < hw::kNumTokenQueues; ++q) {
+        auto t = static_cast<TokenQueue>(q);
+        values[q] = {hw::token_queue_name(t), double(tok(t))};
+      }
       file_->counter(pid_, "tokens", now_, values);
     }
     ++cycle_;

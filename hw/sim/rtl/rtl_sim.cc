@@ -92,9 +92,9 @@ std::string describe_modules(const TopOut& out) {
   unsigned compute = state(dbg::kComputeState), store = state(dbg::kStoreState);
   auto tok = [&](int k) { return dbg::token_count(out.dbg_tokens, static_cast<hw::TokenQueue>(k)); };
   auto queue = [&](int k) { return dbg::queue_count(out.dbg_queues, static_cast<hw::Module>(k)); };
-  std::string f = (fetch & 1)   ? "waits for room in a module's command queue"
-                  : (fetch & 2) ? "reading instructions"
-                                : "all instructions fetched";
+  std::string f = (fetch & dbg::kFetchWaitsRoom) ? "waits for room in a module's command queue"
+                  : (fetch & dbg::kFetchReading) ? "reading instructions"
+                                                 : "all instructions fetched";
   return fmt::format(
       "fetch: {}; load: {}; compute: {}; store: {}. Tokens queued: load->compute {}, "
       "compute->load {}, compute->store {}, store->compute {}. Command queues: load {}, "
