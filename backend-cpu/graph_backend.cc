@@ -89,28 +89,24 @@ class NoKernels : public target::KernelModule {
   std::string save() const override { return ""; }
 };
 
-// The LLVM string of a CPU target string: "cpu" is the host as kiln compiles for it by
-// default (Target::default_host_string), "" plain "llvm", an "llvm ..." string itself.
-std::string llvm_string(const std::string& options) {
-  if (options.empty()) return "llvm";
-  if (options == "cpu") return cpu::Target::default_host_string();
-  return options;
-}
+// The CPU target of the registry's target string: "" is plain "llvm", "cpu" and an
+// "llvm ..." string are what cpu::Target makes of them.
+cpu::Target cpu_target(const std::string& options) { return cpu::Target::parse(options.empty() ? "llvm" : options); }
 
 class CpuBackend : public target::Backend {
  public:
   std::string name() const override { return "cpu"; }
   bool is_host() const override { return true; }
-  // "cpu" takes no options; an "llvm ..." string is checked whole by the CPU's parser.
-  void check(const target::Target& t) const override { cpu::Target::parse(llvm_string(t.str())); }
+  // "cpu" takes no options; an "llvm ..." string's are LLVM's, which cpu::Target reads.
+  void check(const target::Target& t) const override { (void)cpu::Target(t); }
   target::MachineTraits traits(const std::string& options) const override {
-    cpu::Target t = cpu::Target::parse(llvm_string(options));
+    cpu::Target t = cpu_target(options);
     return {t.vector_bits(), t.vector_registers(), t.l1d_cache(), t.l2_cache()};
   }
   std::unique_ptr<target::KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const override {
     if (funcs.empty()) return std::make_unique<NoKernels>();
-    return std::make_unique<CpuKernels>(cpu::build(funcs, llvm_string(options)));
+    return std::make_unique<CpuKernels>(cpu::build(funcs, cpu_target(options)));
   }
   std::unique_ptr<target::KernelModule> load(const std::string& bytes,
                                              const std::vector<target::KernelSignature>& kernels) const override {

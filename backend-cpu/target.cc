@@ -129,59 +129,55 @@ std::string Target::default_host_string() {
   return s;
 }
 
-Target Target::parse(const std::string& text) {
-  std::istringstream in(text);
-  std::string word;
-  if (!(in >> word) || word != "llvm") {
-    throw CompileError("target: '" + text + "' is not a CPU target (it must start with 'llvm')");
+Target Target::parse(const std::string& text) { return Target(target::Target::read(text)); }
+
+Target::Target(const target::Target& t) {
+  if (!t.is_cpu()) throw CompileError("target: '" + t.str() + "' is not a CPU target (it must start with 'llvm')");
+  if (!t.is_llvm()) {
+    *this = parse(default_host_string());
+    return;
   }
   ensure_llvm_initialized();
-  Target t;
   bool explicit_cpu = false;
-  while (in >> word) {
-    size_t eq = word.find('=');
-    if (word.rfind("-", 0) != 0 || eq == std::string::npos) {
-      throw CompileError("target: option '" + word + "' must look like -key=value");
-    }
-    std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+  for (const auto& [name, value] : t.options()) {
+    const std::string key = "-" + name;
     if (key == "-mtriple") {
-      t.triple = llvm::Triple::normalize(value);
+      triple = llvm::Triple::normalize(value);
     } else if (key == "-mcpu") {
-      t.cpu = value;
+      cpu = value;
       explicit_cpu = true;
     } else if (key == "-mattr") {
       for (const std::string& a : split_commas(value)) {
         if (a[0] != '+' && a[0] != '-') throw CompileError("target: -mattr entry '" + a + "' must start with + or -");
-        t.attrs.push_back(a);
+        attrs.push_back(a);
       }
     } else if (key == "-num-cores") {
-      t.num_cores = parse_int(key, value);
-      if (t.num_cores < 0) throw CompileError("target: -num-cores must be >= 0");
+      num_cores = parse_int(key, value);
+      if (num_cores < 0) throw CompileError("target: -num-cores must be >= 0");
     } else if (key == "-opt-level") {
-      t.opt_level = parse_int(key, value);
-      if (t.opt_level < 0 || t.opt_level > 3) throw CompileError("target: -opt-level must be 0..3");
+      opt_level = parse_int(key, value);
+      if (opt_level < 0 || opt_level > 3) throw CompileError("target: -opt-level must be 0..3");
     } else if (key == "-fast-math-contract") {
-      t.fp_contract = parse_int(key, value) != 0;
+      fp_contract = parse_int(key, value) != 0;
     } else if (key == "-vector-libm") {
-      t.vector_libm = parse_int(key, value) != 0;
+      vector_libm = parse_int(key, value) != 0;
     } else if (key == "-l1d-cache") {
-      t.l1d_bytes = parse_bytes(key, value);
+      l1d_bytes = parse_bytes(key, value);
     } else if (key == "-l2-cache") {
-      t.l2_bytes = parse_bytes(key, value);
+      l2_bytes = parse_bytes(key, value);
     } else {
       throw CompileError("target: unknown option '" + key +
                          "' (known: -mtriple -mcpu -mattr -num-cores -opt-level -fast-math-contract -vector-libm -l1d-cache -l2-cache)");
     }
   }
   std::string host_triple = llvm::sys::getProcessTriple();
-  if (t.triple.empty()) t.triple = host_triple;
-  if (!explicit_cpu) t.cpu = t.triple == host_triple ? llvm::sys::getHostCPUName().str() : "generic";
-  if (t.cpu == "native") t.cpu = llvm::sys::getHostCPUName().str();
-  resolve_features(&t);
-  if (t.vector_libm && !(t.is_x86() && llvm::Triple(t.triple).isOSLinux())) {
+  if (triple.empty()) triple = host_triple;
+  if (!explicit_cpu) cpu = triple == host_triple ? llvm::sys::getHostCPUName().str() : "generic";
+  if (cpu == "native") cpu = llvm::sys::getHostCPUName().str();
+  resolve_features(this);
+  if (vector_libm && !(is_x86() && llvm::Triple(triple).isOSLinux())) {
     throw CompileError("target: -vector-libm needs an x86-64 Linux target (glibc's libmvec)");
   }
-  return t;
 }
 
 bool Target::is_host() const {

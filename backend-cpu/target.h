@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/target/target.h"
+
 namespace kiln::cpu {
 
 struct Target {
@@ -22,7 +24,12 @@ struct Target {
   int64_t l1d_bytes = 0;
   int64_t l2_bytes = 0;
 
-  // Throws CompileError naming the offending option.
+  Target() = default;
+  // A target of kind cpu as target::Target::parse read it: an "llvm ..." string's
+  // options, or a plain "cpu" (default_host_string). Throws CompileError naming the
+  // offending option.
+  explicit Target(const target::Target& t);
+  // The string read by target::Target's reader (no backend registry needed), then the above.
   static Target parse(const std::string& text);
   static Target host();
   // The host as `kiln` compiles for it by default ("cpu"): "llvm", plus -vector-libm=1

@@ -539,7 +539,7 @@ class VtaKernels : public target::KernelModule {
         throw CompileError(fmt::format("program '{}' was compiled for configuration '{}', the target is '{}'", p.name(),
                                        p.config().name(), cfg.name()));
     try {
-      device_ = driver::make_device(t.option("device", "fsim"), cfg, device_options_of(target_));
+      device_ = driver::make_device(t.option("device", "fsim"), cfg, device_options_of(t));
       for (const Program& p : programs_) {
         std::vector<runtime::DeviceBuffer> bufs;
         for (const ProgramArg& a : p.args()) bufs.emplace_back(*device_, a.bytes());
@@ -713,8 +713,7 @@ class VtaBackend : public target::Backend {
 
 }  // namespace
 
-driver::DeviceOptions device_options_of(const std::string& target_string) {
-  target::Target t = target::Target::parse(target_string);
+driver::DeviceOptions device_options_of(const target::Target& t) {
   driver::DeviceOptions o = default_device_options();
   std::string device = t.option("device", "fsim");
   for (const auto& [key, value] : t.options()) {

@@ -18,8 +18,8 @@
 // copied in once, tensors between accelerator kernels stay there, and only what the
 // host produces or reads is copied around a run. A module saves as
 // JSON (the programs and the target), so a .kiln package runs without the compiler.
-#include <string>
 
+#include "compiler/target/target.h"
 #include "hw/driver/device.h"
 
 namespace kiln::vta {
@@ -31,6 +31,6 @@ void register_graph_target();
 // that names a device setting (hw/driver/device_settings.h: -dram_mb, -core, -wave,
 // -trace, -dram_latency, -memory, ...) applied for the target's -device (default fsim);
 // a setting that device does not take is a CompileError naming it.
-driver::DeviceOptions device_options_of(const std::string& target_string);
+driver::DeviceOptions device_options_of(const target::Target& t);
 
 }  // namespace kiln::vta

@@ -45,7 +45,16 @@ vta::Conv2DWorkload vta_workload(const Workload& w) {
 
 vta::Conv2DKnobs vta_knobs(const Config& c) { return vta::conv2d_knobs_from_words(c.describe()); }
 
-void register_vta_templates(const hw::Config& cfg) {
+std::unique_ptr<driver::Device> make_vta_device(const hw::Config& cfg, const VtaDevice& device) {
+  auto dev = driver::make_device(device.kind, cfg, device.options);
+  if (!dev->has_counter(hw::regs::Counter::kCycles))
+    throw Error(fmt::format("conv2d.vta measures cycles, which the {} device does not count: measure on a device "
+                            "with a clock (rtl, systemc, a board)",
+                            device.kind));
+  return dev;
+}
+
+void register_vta_templates(const hw::Config& cfg, const VtaDevice& device) {
   auto env = std::make_shared<vta::Env>(cfg);
   Template t;
   t.name = "conv2d.vta";
@@ -70,12 +79,12 @@ void register_vta_templates(const hw::Config& cfg) {
     return std::vector<schedule::LoweredFunc>{schedule::lower(vta::schedule_conv2d(*env, op, vta_knobs(c)), op.args(), "conv2d")};
   };
   register_template(t);
-  register_measure("vta", [env](const Template&, const Workload& w, const Config& c, const MeasureOptions&) {
+  register_measure("vta", [env, device](const Template&, const Workload& w, const Config& c, const MeasureOptions&) {
     vta::Conv2DWorkload wl = vta_workload(w);
     vta::Requant rq = tuning_requant();
     vta::Program p = vta::build_conv2d(*env, wl, rq, vta_knobs(c));
     vta::Conv2DTensors in = vta::random_conv2d_tensors(wl, 1);
-    auto dev = driver::make_device("rtl", env->config(), vta::default_device_options());
+    auto dev = make_vta_device(env->config(), device);
     vta::Conv2DResult r = vta::run_conv2d(*dev, p, vta::pack_data(*env, wl, in.data),
                                           vta::pack_kernel(*env, wl, in.kernel), vta::pack_bias(*env, wl, in.bias));
     if (vta::unpack_out(*env, wl, r.out) != vta::reference_conv2d(wl, rq, in.data, in.kernel, in.bias))

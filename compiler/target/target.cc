@@ -20,12 +20,8 @@ Target Target::read(std::string_view text) {
   for (std::string w; in >> w;) words.push_back(w);
   if (words.empty()) throw CompileError("empty target string");
   Target t;
-  if (words[0] == "llvm") {
-    t.kind_ = "cpu";
-    t.llvm_ = std::string(text);
-    return t;
-  }
-  t.kind_ = words[0];
+  t.llvm_ = words[0] == "llvm";
+  t.kind_ = t.llvm_ ? "cpu" : words[0];
   for (size_t k = 1; k < words.size(); ++k) {
     const std::string& w = words[k];
     auto eq = w.find('=');
@@ -52,6 +48,11 @@ void Target::check(const std::string& text) const {
     throw CompileError(text == kind_ ? why : fmt::format("target '{}': {}", text, why));
   }
   std::unique_ptr<Backend> b = make_backend(kind_);
+  // An "llvm ..." string's options are LLVM's, which the CPU backend checks itself.
+  if (llvm_) {
+    b->check(*this);
+    return;
+  }
   std::vector<std::string> known = b->option_names();
   if (!b->is_host()) known.push_back("host");
   for (const auto& [key, value] : options_) {
@@ -93,8 +94,7 @@ Target Target::host_target() const {
 std::string Target::host() const { return host_target().str(); }
 
 std::string Target::str() const {
-  if (is_cpu() && !llvm_.empty()) return llvm_;
-  std::string s = kind_;
+  std::string s = llvm_ ? "llvm" : kind_;
   for (const auto& [k, v] : options_) s += fmt::format(" -{}={}", k, v);
   return s;
 }

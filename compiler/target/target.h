@@ -20,11 +20,14 @@ class Target {
   Target() = default;
   explicit Target(std::string kind, std::map<std::string, std::string> options = {});
 
-  // "kind -key=value -key=value ...", "llvm ..." is kind "cpu" with its string kept
-  // whole for the CPU backend. CompileError naming the string on a malformed one, a
-  // kind no backend is registered for (listing the kinds there are) or an option the
-  // kind does not take (check()).
+  // "kind -key=value -key=value ...", "llvm -key=value ..." is kind "cpu" with LLVM's
+  // options, which the CPU backend reads (cpu::Target). CompileError naming the string
+  // on a malformed one, a kind no backend is registered for (listing the kinds there
+  // are) or an option the kind does not take (check()).
   static Target parse(std::string_view text);
+  // The syntax alone, nothing checked against the registry: for a backend's own reader
+  // of its kind's strings (cpu::Target::parse), which works without a registered backend.
+  static Target read(std::string_view text);
   // What parse() checks of a target once it is read: its kind is registered, its
   // options are those its backend takes (Backend::option_names, Backend::check), and
   // an accelerator's -host is a host target. For a target assembled with set_option.
@@ -32,6 +35,8 @@ class Target {
 
   const std::string& kind() const { return kind_; }
   bool is_cpu() const { return kind_ == "cpu"; }
+  // An "llvm ..." string; a plain "cpu" is the host as kiln compiles for it by default.
+  bool is_llvm() const { return llvm_; }
   // Whether the whole model runs on the host: "cpu" (the compiler's default), or a kind
   // whose backend builds host kernels (Backend::is_host: the interpreter).
   bool is_host() const;
@@ -51,17 +56,15 @@ class Target {
 
   // The canonical text form, parseable again.
   std::string str() const;
-  bool operator==(const Target& o) const { return kind_ == o.kind_ && options_ == o.options_; }
+  bool operator==(const Target& o) const { return kind_ == o.kind_ && llvm_ == o.llvm_ && options_ == o.options_; }
 
  private:
-  // The syntax alone: the kind and the -key=value words, nothing checked against the registry.
-  static Target read(std::string_view text);
   // check(), its errors naming `text` (the string as it was given).
   void check(const std::string& text) const;
 
   std::string kind_ = "cpu";
   std::map<std::string, std::string> options_;
-  std::string llvm_;  // a CPU target's LLVM string ("llvm -mcpu=..."), empty for plain "cpu"
+  bool llvm_ = false;
 };
 
 }  // namespace kiln::target

@@ -1,5 +1,5 @@
 // kiln tune as a user runs it: killed mid-run and resumed, on 3 MPI ranks, on a model
-// whose records kiln run then applies, and with bad input.
+// whose records kiln run then applies, on the accelerator's devices, and with bad input.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -192,6 +193,54 @@ TEST(TuneCli, BadInputIsNamed) {
   fs::remove(rec);
   fs::remove(model);
 }
+
+#ifdef KILN_TUNE_VTA_ON_RTL
+// kiln tune --target vta takes the device flags (docs/cli.md) and measures the same
+// candidates on the device they describe; a flag for another device, a file per run, a
+// device that counts no cycles and the flags without an accelerator are refused, naming
+// the problem, before any candidate.
+TEST(TuneCli, VtaMeasuresOnTheDeviceOfTheFlags) {
+  fs::path rec = temp("vta.jsonl");
+  const std::string tune = "tune --op conv2d:C=16,H=8,W=8,O=16,KH=3,pad=1 -n 3 --tuner random --seed 4 -r " + rec.string();
+  // The cost of each configuration measured, by its index.
+  auto costs = [&](const std::string& flags, const std::string& device) {
+    fs::remove(rec);
+    Result r = kiln(tune + " --target vta" + flags);
+    EXPECT_EQ(r.status, 0) << flags << ": " << r.out;
+    EXPECT_NE(r.out.find("cycles on " + device), std::string::npos) << r.out;
+    std::map<int64_t, double> out;
+    for (const Record& x : load_records(rec.string()))
+      if (x.ok()) out[x.config] = x.cost;
+    EXPECT_FALSE(out.empty()) << flags << ": " << r.out;
+    return out;
+  };
+  std::map<int64_t, double> base = costs("", "rtl");
+  std::map<int64_t, double> slow = costs(" --dram-latency 400", "rtl");
+  std::map<int64_t, double> inorder = costs(" --device rtl --core inorder", "rtl");
+  // The same seed: the same candidates on each device.
+  ASSERT_EQ(slow.size(), base.size());
+  ASSERT_EQ(inorder.size(), base.size());
+  for (const auto& [config, cycles] : base) {
+    EXPECT_GT(slow[config], cycles) << config;
+    EXPECT_NE(inorder[config], cycles) << config;
+  }
+  const std::pair<std::string, std::string> refused[] = {
+      {" --target vta --device fsim", "conv2d.vta measures cycles, which the fsim device does not count"},
+      {" --target vta --memory ddr4-2400-x64", "--memory applies to --device systemc; the device is rtl"},
+      {" --target vta --dram-latency soon", "--dram-latency soon: expected a whole number"},
+      {" --target vta --wave " + temp("vta.fst").string(), "--wave: kiln tune runs every candidate on a device of its own"},
+      {" --target 'vta -host=llvm'", "-host does not apply"},
+      {" --target cpu --core inorder", "--device and the device flags apply to --target vta, not to cpu"},
+  };
+  for (const auto& [flags, want] : refused) {
+    fs::remove(rec);
+    Result r = kiln(tune + flags);
+    EXPECT_EQ(r.status, 1) << flags << ": " << r.out;
+    EXPECT_NE(r.out.find(want), std::string::npos) << flags << ": " << r.out;
+    EXPECT_FALSE(fs::exists(rec)) << flags;
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace kiln::tuner

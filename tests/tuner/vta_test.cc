@@ -6,6 +6,8 @@
 #include "backend-vta/ops.h"
 #include "backend-vta/reference.h"
 #include "hw/driver/device.h"
+#include "support/error.h"
+#include "tuner/measure.h"
 #include "tuner/records.h"
 #include "tuner/tuner.h"
 #include "tuner/vta_templates.h"
@@ -77,6 +79,38 @@ TEST(TunerVta, TunesByCyclesOnTheRtlAndTheBestRecordRebuilds) {
   EXPECT_EQ(vta::unpack_out(env, wl, res.out), vta::reference_conv2d(wl, rq, in.data, in.kernel, in.bias));
   EXPECT_EQ(double(res.counters.at(hw::regs::Counter::kCycles)), r.best->cost);
   std::filesystem::remove(records);
+}
+
+// A candidate is measured on the device register_vta_templates is given: a slower DRAM
+// costs cycles, the in-order core takes its own; fsim, which counts no cycles, is refused.
+TEST(TunerVta, MeasuresOnTheDeviceItIsGiven) {
+  hw::Config cfg = config("default");
+  tuner::Workload w = tuner::parse_workload("conv2d:N=1,C=16,H=8,W=8,O=16,KH=3,pad=1,stride=1");
+  auto measure = [&](const tuner::VtaDevice& device, int64_t index) {
+    tuner::register_vta_templates(cfg, device);
+    return tuner::measure_here({"conv2d.vta", w, index}, tuner::MeasureOptions{});
+  };
+  // The first candidate that fits the scratchpads.
+  int64_t index = 0;
+  tuner::MeasureResult first = measure({}, index);
+  const int64_t candidates = tuner::find_template("conv2d.vta").space(w).size();
+  while (!first.ok() && index + 1 < candidates) first = measure({}, ++index);
+  ASSERT_TRUE(first.ok()) << first.error;
+  const double base = first.cost;
+  tuner::VtaDevice slow, inorder;
+  slow.options.dram_latency = 400;
+  inorder.options.core = "inorder";
+  tuner::MeasureResult s = measure(slow, index), i = measure(inorder, index);
+  ASSERT_TRUE(s.ok() && i.ok()) << s.error << i.error;
+  EXPECT_GT(s.cost, base);
+  EXPECT_NE(i.cost, base);
+  try {
+    tuner::make_vta_device(cfg, {"fsim"});
+    ADD_FAILURE() << "fsim measured";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cycles, which the fsim device does not count"), std::string::npos) << e.what();
+  }
+  tuner::register_vta_templates(cfg);
 }
 #endif
 

@@ -1,7 +1,8 @@
 #pragma once
-// The device flags of every command that runs on a device (kiln sim, kiln vta, kiln run):
-// one flag per driver::device_settings() entry, so every such command takes the same
-// flags with the same meaning, documented once in docs/cli.md ("Device flags").
+// The device flags of every command that runs on a device (kiln sim, kiln vta, kiln
+// run, kiln compile, kiln tune): one flag per driver::device_settings() entry, so every
+// such command takes the same flags with the same meaning, documented once in
+// docs/cli.md ("Device flags").
 
 #include <CLI/CLI.hpp>
 

@@ -16,12 +16,15 @@
 #include "compiler/graph/strategy.h"
 #include "compiler/support/error.h"
 #include "compiler/target/target.h"
+#include "hw/driver/device_settings.h"
 #include "tools/kiln/common.h"
+#include "tools/kiln/device_flags.h"
 #include "tuner/apply.h"
 #include "tuner/mpi.h"
 #include "tuner/policy.h"
 #include "tuner/tuner.h"
 #ifdef KILN_HAVE_TUNER_VTA
+#include "backend-vta/graph_target.h"
 #include "tuner/vta_templates.h"
 #endif
 
@@ -32,6 +35,8 @@ namespace {
 struct TuneArgs {
   std::string model, op, target = "cpu", records, tuner = "xgb";
   std::string config = "default";  // --target vta: the accelerator configuration
+  std::string device;              // --target vta: the device the candidates run on (default rtl)
+  DeviceFlags device_flags;        // --target vta: its settings (--core, --dram-latency, ...)
   int trials = 64, jobs = 1, batch = 0, early_stopping = 0;
   uint64_t seed = 0;
   double timeout = 20;
@@ -40,7 +45,8 @@ struct TuneArgs {
 
 // What the tasks of one run share, derived from the arguments once.
 struct TuneTarget {
-  bool vta = false;          // --target vta: costs are cycles on the rtl device
+  bool vta = false;          // --target vta: costs are cycles on `device`
+  std::string device;        // --target vta: the device's kind
   target::Target model;      // what a model's tasks are placed for
   std::string records_key;   // an accelerator's records key ("" for the template's target)
   std::string templates;     // the templates' target: "cpu" or "vta"
@@ -61,6 +67,27 @@ void print_progress(const tuner::TuneProgress& p, bool cycles) {
              p.errors, clock_text(p.elapsed_s), clock_text(p.eta_s), tty ? "   " : "\n");
 }
 
+#ifdef KILN_HAVE_TUNER_VTA
+// The device the accelerator's candidates are measured on: the target's -device, else
+// --device, else rtl, with the device settings of the target string and of the flags
+// (the string's first, as kiln run takes them). Made once here, so that a device that
+// cannot be made or counts no cycles is refused before any candidate.
+tuner::VtaDevice tune_device(const TuneArgs& a, const target::Target& given, const hw::Config& cfg) {
+  target::Target t = given;
+  if (!t.has_option("device")) t.set_option("device", a.device.empty() ? "rtl" : a.device);
+  a.device_flags.options(t.option("device"));  // an error names the flag as it was given
+  for (const auto& [setting, value] : a.device_flags.given())
+    if (!t.has_option(std::string(setting->name))) t.set_option(std::string(setting->name), value);
+  for (const std::string per_run : {"wave", "trace"})
+    if (t.has_option(per_run))
+      throw CompileError("--" + per_run + ": kiln tune runs every candidate on a device of its own, each writing its file over " +
+                         "the last one's; the best one's is `kiln vta conv2d ... --records FILE --" + per_run + " FILE`");
+  tuner::VtaDevice device{t.option("device"), vta::device_options_of(t)};
+  tuner::make_vta_device(cfg, device);
+  return device;
+}
+#endif
+
 // Checks the arguments and registers the accelerator's templates for --target vta.
 // An accelerator's records are keyed by its configuration and fingerprint, so that
 // cycles tuned on one configuration are never applied to another; a model's tasks
@@ -77,21 +104,26 @@ TuneTarget tune_target(const TuneArgs& a) {
   if (!given.is_cpu() && !t.vta)
     throw CompileError("--target '" + a.target + "': the tuner has templates for cpu (or an `llvm ...` target string) and vta");
   if (!t.vta) {
+    if (!a.device.empty() || !a.device_flags.given().empty())
+      throw CompileError("--device and the device flags apply to --target vta, not to " + a.target);
     t.model = given;
     t.host = given.str();
     return t;
   }
-  // The accelerator's costs are cycles on the rtl device; its configuration is the
-  // target's -config or --config.
+  // The accelerator's costs are cycles on a device of a configuration, the target's
+  // -config or --config.
   for (const auto& [key, value] : given.options())
-    if (key != "config" && !(key == "device" && value == "rtl"))
-      throw CompileError("--target '" + a.target + "': kiln tune measures cycles on the rtl device of a configuration; -" + key +
+    if (key != "config" && key != "device" && !driver::find_device_setting(key))
+      throw CompileError("--target '" + a.target + "': kiln tune measures cycles on a device of a configuration; -" + key +
                          " does not apply");
   std::string config = given.option("config", a.config);
   if (given.has_option("config") && config != a.config && a.config != "default")
     throw CompileError("--target '" + a.target + "' and --config " + a.config + " name two configurations");
 #ifdef KILN_HAVE_TUNER_VTA
-  tuner::register_vta_templates(load_config(config));
+  const hw::Config cfg = load_config(config);
+  tuner::VtaDevice device = tune_device(a, given, cfg);
+  t.device = device.kind;
+  tuner::register_vta_templates(cfg, device);
 #else
   throw CompileError("--target vta: this build has no VTA backend");
 #endif
@@ -135,8 +167,8 @@ void print_result(const tuner::Workload& w, const std::string& where, const tune
   std::vector<std::string> knobs;
   for (const auto& [k, v] : r.best->knobs) knobs.push_back(k + "=" + v);
   if (tt.vta)
-    fmt::print("{} ({}): best {:.0f} cycles on rtl ({}), config {} [{}]; {} measured now, {} errors\n", w.key(), where,
-               r.best->cost, tt.records_key, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
+    fmt::print("{} ({}): best {:.0f} cycles on {} ({}), config {} [{}]; {} measured now, {} errors\n", w.key(), where,
+               r.best->cost, tt.device, tt.records_key, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
   else
     fmt::print("{} ({}): best {:.4g} ms, {:.1f} GFLOP/s, config {} [{}]; {} measured now, {} errors\n", w.key(), where,
                r.best->cost * 1e3, w.flops() / r.best->cost / 1e9, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
@@ -183,9 +215,12 @@ void add_tune_command(CLI::App& app) {
   t->add_option("--op", a->op, "one operator instead of a model, e.g. matmul:M=1024,N=1024,K=1024 or "
                                "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1");
   t->add_option("-t,--target", a->target,
-                "cpu (the host), an `llvm ...` target string, or vta (the accelerator: cycles on the rtl device)")
+                "cpu (the host), an `llvm ...` target string, or vta [-config=NAME -device=KIND] (the accelerator: "
+                "cycles on a device)")
       ->capture_default_str();
   add_config_option(t, a->config);
+  t->add_option("--device", a->device,
+                "with --target vta: the device the candidates are measured on, one that counts cycles (default rtl)");
   t->add_option("-n,--trials", a->trials, "measurements per operator (with --resume: in total)")->capture_default_str();
   t->add_option("-r,--records", a->records, "JSON-lines file the measurements are appended to")->required();
   t->add_option("--tuner", a->tuner,
@@ -201,6 +236,9 @@ void add_tune_command(CLI::App& app) {
   t->add_option("-j,--jobs", a->jobs, "worker processes measuring at once (without mpirun)")->capture_default_str();
   t->add_option("--batch", a->batch, "candidates per batch between cost-model updates (0: a first random batch of 8, then 4, then 8 after 64 trials, at least the workers)")->capture_default_str();
   t->add_option("--timeout", a->timeout, "seconds one candidate may take to build and run before it is killed")->capture_default_str();
+  // --seed and --timeout are the search's and a candidate's: a target string's -seed=N
+  // and -timeout=S set the device's.
+  a->device_flags.add_to(t, {"seed", "timeout"});
   t->callback([a] { tune_main(*a); });
 }
 
