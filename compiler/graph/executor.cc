@@ -189,7 +189,7 @@ void Executor::set_input(size_t k, const void* data, int64_t bytes) {
   if (bytes != bytes_of(in.type))
     throw CompileError(fmt::format("input {} ('{}', {}) takes {} bytes, got {}", k, in.name, in.type.to_string(),
                                    bytes_of(in.type), bytes));
-  std::memcpy(blocks_.at(in.buffer).get(), data, static_cast<size_t>(bytes));
+  if (bytes > 0) std::memcpy(blocks_.at(in.buffer).get(), data, static_cast<size_t>(bytes));  // an empty tensor may have no data
 }
 
 void Executor::run() {

@@ -338,7 +338,7 @@ TEST(FsimAlu, ArithmeticOnTheDefaultConfig) {
 
 TEST(FsimAlu, ResetZeroesAccAndOutWithoutApplyingTheOp) {
   AluCase t(hw::Config::vta_default());
-  for (AluOp op : {AluOp::kMin, AluOp::kMax, AluOp::kAdd, AluOp::kShr, AluOp::kMul}) {
+  for (AluOp op : hw::kAluOps) {
     Bench& b = t.bench();
     b.put(1024, std::vector<int64_t>(16, 77), 32);
     b.run(serialize({load(MemType::kAcc, 0, 1024 / 64, 1, 1), load(MemType::kUop, 0, 0, 1, 1),

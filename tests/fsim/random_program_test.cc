@@ -264,8 +264,8 @@ TEST(RandomProgram, CoversEveryFeature) {
   for (const char* m : {"inp", "wgt", "acc"})
     for (const char* side : {" y_pad_0", " y_pad_1", " x_pad_0", " x_pad_1"})
       want.push_back(std::string(m) + side);
-  for (const char* op : {"min", "max", "add", "shr", "mul"})
-    for (const char* kind : {" imm", " acc"}) want.push_back(std::string(op) + kind);
+  for (hw::AluOp op : hw::kAluOps)
+    for (const char* kind : {" imm", " acc"}) want.push_back(std::string(hw::alu_op_name(op)) + kind);
   for (const std::string& w : want) EXPECT_TRUE(seen.count(w)) << "never generated: " << w;
 }
 
