@@ -6,14 +6,15 @@
 module kiln_axi_rd_arbiter #(
   parameter int N = 5,
   parameter int IDW = 3,
-  localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS
+  localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS,
+  localparam int LB = kiln_cfg_pkg::AXI_LEN_BITS
 ) (
   input  logic            clk_i,
   input  logic            rst_ni,
   input  logic [N-1:0]    c_ar_valid_i,
   output logic [N-1:0]    c_ar_ready_o,
   input  logic [N*AB-1:0] c_ar_addr_i,
-  input  logic [N*8-1:0]  c_ar_len_i,
+  input  logic [N*LB-1:0] c_ar_len_i,
   output logic [N-1:0]    c_r_valid_o,
   input  logic [N-1:0]    c_r_ready_i,
   // The master port
@@ -21,7 +22,7 @@ module kiln_axi_rd_arbiter #(
   input  logic            ar_ready_i,
   output logic [IDW-1:0]  ar_id_o,
   output logic [AB-1:0]   ar_addr_o,
-  output logic [7:0]      ar_len_o,
+  output logic [LB-1:0]   ar_len_o,
   input  logic            r_valid_i,
   output logic            r_ready_o,
   input  logic [IDW-1:0]  r_id_i
@@ -52,7 +53,7 @@ module kiln_axi_rd_arbiter #(
   assign ar_valid_o = found;
   assign ar_id_o    = IDW'(grant);
   assign ar_addr_o  = c_ar_addr_i[32'(grant) * AB +: AB];
-  assign ar_len_o   = c_ar_len_i[32'(grant) * 8 +: 8];
+  assign ar_len_o   = c_ar_len_i[32'(grant) * LB +: LB];
   always_comb begin
     c_ar_ready_o = '0;
     c_ar_ready_o[grant] = found && ar_ready_i;

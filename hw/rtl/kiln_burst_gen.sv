@@ -10,7 +10,7 @@ module kiln_burst_gen (
   output logic        a_valid_o,
   input  logic        a_ready_i,
   output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0] a_addr_o,
-  output logic [7:0]  a_len_o,                                 // AXI encoding: beats - 1
+  output logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] a_len_o,  // AXI encoding: beats - 1
   output logic        busy_o
 );
   localparam int W = kiln_cfg_pkg::AXI_DATA_BITS / 8;
@@ -37,7 +37,7 @@ module kiln_burst_gen (
   assign req_ready_o = !active_q;
   assign a_valid_o   = active_q;
   assign a_addr_o    = {wa_q, LW'(0)};
-  assign a_len_o     = 8'(len - 1);
+  assign a_len_o     = kiln_cfg_pkg::AXI_LEN_BITS'(len - 1);
   assign busy_o      = active_q;
 
   always_ff @(posedge clk_i) begin

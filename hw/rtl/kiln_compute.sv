@@ -55,7 +55,7 @@ module kiln_compute #(
   output logic [1:0]                               ar_valid_o,
   input  logic [1:0]                               ar_ready_i,
   output logic [2*kiln_cfg_pkg::AXI_ADDR_BITS-1:0] ar_addr_o,
-  output logic [15:0]                              ar_len_o,
+  output logic [2*kiln_cfg_pkg::AXI_LEN_BITS-1:0] ar_len_o,  // client k at [k*AXI_LEN_BITS +: AXI_LEN_BITS]
   input  logic [1:0]                               r_valid_i,
   output logic [1:0]                               r_ready_o,
   input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]   r_data_i,
@@ -70,9 +70,9 @@ module kiln_compute #(
   output logic [1:0] elem_read_o,   // [acc, uop] element read from DRAM this cycle
   output kiln_cfg_pkg::seq_state_e state_o,
   // A UOP or ACC word read back with a parity error (with PARITY), and where:
-  // {module that read it, memory type} as STATUS[15:8] (hw/spec/regs.h)
+  // {module that read it, memory type} as STATUS shows it (hw/spec/regs.h)
   output logic       perr_o,
-  output logic [7:0] perr_where_o
+  output kiln_cfg_pkg::status_where_t perr_where_o
 );
   localparam int UW = kiln_cfg_pkg::LOG_UOP_DEPTH;
   localparam int DSTW = kiln_cfg_pkg::LOG_ACC_DEPTH;
@@ -200,9 +200,10 @@ module kiln_compute #(
     assign acc_perr_store = store_q;
   end
   assign perr_o = uop_perr || acc_perr;
-  assign perr_where_o = uop_perr ? {4'(kiln_cfg_pkg::MODULE_COMPUTE), 4'(kiln_cfg_pkg::MEM_UOP)}
-                      : {acc_perr_store ? 4'(kiln_cfg_pkg::MODULE_STORE) : 4'(kiln_cfg_pkg::MODULE_COMPUTE),
-                         4'(kiln_cfg_pkg::MEM_ACC)};
+  localparam int WMB = kiln_cfg_pkg::WHERE_MODULE_BITS, WTB = kiln_cfg_pkg::WHERE_MEM_BITS;
+  assign perr_where_o = uop_perr ? {WMB'(kiln_cfg_pkg::MODULE_COMPUTE), WTB'(kiln_cfg_pkg::MEM_UOP)}
+                      : {acc_perr_store ? WMB'(kiln_cfg_pkg::MODULE_STORE) : WMB'(kiln_cfg_pkg::MODULE_COMPUTE),
+                         WTB'(kiln_cfg_pkg::MEM_ACC)};
   always_ff @(posedge clk_i) begin
     if (acc_re) acc_rbank_q <= acc_rbank;
     if (st_gnt_o) st_rbank_q <= st_rbank;
@@ -221,14 +222,14 @@ module kiln_compute #(
     .clk_i, .rst_ni, .start_i(start_uop), .insn_i(insn_q), .busy_o(uop_busy),
     .we_o(uop_we), .waddr_o(uop_waddr), .wdata_o(uop_wdata), .elem_read_o(elem_read_o[0]),
     .ar_valid_o(ar_valid_o[0]), .ar_ready_i(ar_ready_i[0]),
-    .ar_addr_o(ar_addr_o[0 +: kiln_cfg_pkg::AXI_ADDR_BITS]), .ar_len_o(ar_len_o[7:0]),
+    .ar_addr_o(ar_addr_o[0 +: kiln_cfg_pkg::AXI_ADDR_BITS]), .ar_len_o(ar_len_o[0 +: kiln_cfg_pkg::AXI_LEN_BITS]),
     .r_valid_i(r_valid_i[0]), .r_ready_o(r_ready_o[0]), .r_data_i);
   kiln_load_2d #(.ELEM_BYTES(kiln_cfg_pkg::ACC_ELEM_BYTES), .IDX_W(DSTW)) acc_ld (
     .clk_i, .rst_ni, .start_i(start_acc), .insn_i(insn_q), .busy_o(acc_busy),
     .we_o(ld_acc_we), .waddr_o(ld_acc_waddr), .wdata_o(ld_acc_wdata), .elem_read_o(elem_read_o[1]),
     .ar_valid_o(ar_valid_o[1]), .ar_ready_i(ar_ready_i[1]),
     .ar_addr_o(ar_addr_o[kiln_cfg_pkg::AXI_ADDR_BITS +: kiln_cfg_pkg::AXI_ADDR_BITS]),
-    .ar_len_o(ar_len_o[15:8]),
+    .ar_len_o(ar_len_o[kiln_cfg_pkg::AXI_LEN_BITS +: kiln_cfg_pkg::AXI_LEN_BITS]),
     .r_valid_i(r_valid_i[1]), .r_ready_o(r_ready_o[1]), .r_data_i);
 
   // ---- Loop pipeline --------------------------------------------------------------

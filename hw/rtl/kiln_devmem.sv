@@ -15,32 +15,35 @@ module kiln_devmem #(
   input  kiln_cfg_pkg::mem_req_t c_i,
   output kiln_cfg_pkg::mem_rsp_t c_o
 );
-  localparam int WORDS = MEM_BYTES / 8;
+  localparam int MWB = kiln_cfg_pkg::MEM_DATA_BITS / 8;  // bytes in a word
+  localparam int LWB = $clog2(MWB);
+  localparam int MAB = kiln_cfg_pkg::MEM_ADDR_BITS;
+  localparam int WORDS = MEM_BYTES / MWB;
   localparam int AW = $clog2(WORDS);
 
   // The core's request goes straight to memory (kiln_inorder_top registers its requests).
   // In range: the bits above the memory's are zero (MEM_BYTES is a power of two; an
   // OR, where a compare would be a carry chain in front of the SPRAMs' selects).
   logic c_ok, c_ready, c_fire;
-  assign c_ok = c_i.addr[31:AW+3] == '0;
+  assign c_ok = c_i.addr[MAB-1:AW+LWB] == '0;
   assign c_ready = !h_i.valid;
   assign c_o.ready = c_ready;
   assign c_fire = c_i.valid && c_ready;
   assign c_o.error = c_fire && !c_ok;
 
   logic h_ok;
-  assign h_ok = h_i.addr[31:AW+3] == '0;
+  assign h_ok = h_i.addr[MAB-1:AW+LWB] == '0;
   assign h_o.ready = 1'b1;
   assign h_o.error = h_i.valid && !h_ok;
 
   logic host;  // the host port has this cycle's access
-  logic [63:0] rdata;
+  logic [kiln_cfg_pkg::MEM_DATA_BITS-1:0] rdata;
   assign host = h_i.valid;
   kiln_devmem_array #(.WORDS(WORDS)) u_array (
     .clk_i,
     .en_i(host ? h_ok : c_fire && c_ok),
     .we_i(host ? h_i.we : c_i.we),
-    .addr_i(host ? h_i.addr[AW+2:3] : c_i.addr[AW+2:3]),
+    .addr_i(host ? h_i.addr[AW+LWB-1:LWB] : c_i.addr[AW+LWB-1:LWB]),
     .wdata_i(host ? h_i.wdata : c_i.wdata),
     .wstrb_i(host ? h_i.wstrb : c_i.wstrb),
     .rdata_o(rdata)
@@ -65,5 +68,6 @@ module kiln_devmem #(
   assign c_o.rdata = ok_q ? rdata : '0;
 
   logic unused;
-  assign unused = ^{h_i.addr[31:AW+3], h_i.addr[2:0], c_i.addr[31:AW+3], c_i.addr[2:0]};
+  assign unused = ^{h_i.addr[MAB-1:AW+LWB], h_i.addr[LWB-1:0], c_i.addr[MAB-1:AW+LWB],
+                   c_i.addr[LWB-1:0]};
 endmodule

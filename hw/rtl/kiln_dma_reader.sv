@@ -24,7 +24,7 @@ module kiln_dma_reader #(
   output logic                    ar_valid_o,
   input  logic                    ar_ready_i,
   output logic [AB-1:0]           ar_addr_o,
-  output logic [7:0]              ar_len_o,
+  output logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] ar_len_o,
   input  logic                    r_valid_i,
   output logic                    r_ready_o,
   input  logic [DW-1:0]           r_data_i,

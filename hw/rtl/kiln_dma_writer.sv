@@ -21,7 +21,7 @@ module kiln_dma_writer #(
   output logic                    aw_valid_o,
   input  logic                    aw_ready_i,
   output logic [AB-1:0]           aw_addr_o,
-  output logic [7:0]              aw_len_o,
+  output logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] aw_len_o,
   output logic                    w_valid_o,
   input  logic                    w_ready_i,
   output logic [DW-1:0]           w_data_o,
@@ -68,27 +68,28 @@ module kiln_dma_writer #(
     .clk_i, .rst_ni, .push_i(cmd_valid_i && cmd_ready_o), .data_i({skip, cmd_count_i}),
     .full_o(u_full), .pop_i(u_pop), .data_o(u_head), .empty_o(u_empty), .count_o(u_count_unused));
 
-  // Write responses outstanding (at most 255 bursts).
-  logic [7:0] pending_q;
+  // Write responses outstanding (fewer than 2^PW bursts).
+  localparam int PW = 8;
+  logic [PW-1:0] pending_q;
 
   // Address channel: bursts, whose lengths the data channel follows for WLAST.
   logic bg_ready, bg_busy, bg_valid, len_full, len_empty, len_pop;
-  logic [7:0] bg_len, len_head;
+  logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] bg_len, len_head;
   assign a_pop = !a_empty && bg_ready;
   kiln_burst_gen bursts (
     .clk_i, .rst_ni, .req_valid_i(!a_empty), .req_ready_o(bg_ready),
     .req_addr_i(a_head[AB+31:32]), .req_beats_i(a_head[31:0]),
     .a_valid_o(bg_valid), .a_ready_i(aw_valid_o && aw_ready_i), .a_addr_o(aw_addr_o),
     .a_len_o(bg_len), .busy_o(bg_busy));
-  assign aw_valid_o = bg_valid && !len_full && pending_q != 8'hff;
+  assign aw_valid_o = bg_valid && !len_full && pending_q != '1;
   assign aw_len_o = bg_len;
-  kiln_fifo #(.WIDTH(8), .DEPTH(4)) len_fifo (
+  kiln_fifo #(.WIDTH(kiln_cfg_pkg::AXI_LEN_BITS), .DEPTH(4)) len_fifo (
     .clk_i, .rst_ni, .push_i(aw_valid_o && aw_ready_i), .data_i(bg_len), .full_o(len_full),
     .pop_i(len_pop), .data_o(len_head), .empty_o(len_empty), .count_o(len_count_unused));
 
   // Data channel: a beat waits for its burst's address to be issued (for WLAST).
   logic beat_valid, w_fire;
-  logic [7:0] nbeat_q;
+  logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] nbeat_q;  // the beat in its burst
   assign w_valid_o = beat_valid && !len_empty;
   assign w_fire = w_valid_o && w_ready_i;
   assign w_last_o = nbeat_q == len_head;
@@ -183,7 +184,7 @@ module kiln_dma_writer #(
   assign b_ready_o = 1'b1;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) pending_q <= '0;
-    else pending_q <= pending_q + 8'(aw_valid_o && aw_ready_i) - 8'(b_valid_i);
+    else pending_q <= pending_q + PW'(aw_valid_o && aw_ready_i) - PW'(b_valid_i);
   end
 
   assign busy_o = active_q || !a_empty || !u_empty || bg_busy || !len_empty || beat_valid ||

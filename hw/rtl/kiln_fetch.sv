@@ -10,8 +10,8 @@ module kiln_fetch #(
   input  logic        clk_i,
   input  logic        rst_ni,
   input  logic        start_i,
-  input  logic [63:0] insn_addr_i,
-  input  logic [31:0] insn_count_i,
+  input  logic [kiln_cfg_pkg::INSN_ADDR_BITS-1:0] insn_addr_i,
+  input  logic [kiln_cfg_pkg::INSN_COUNT_BITS-1:0] insn_count_i,
   // Module command queues
   output logic         load_push_o,
   input  logic         load_full_i,
@@ -24,7 +24,7 @@ module kiln_fetch #(
   output logic                                   ar_valid_o,
   input  logic                                   ar_ready_i,
   output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0] ar_addr_o,
-  output logic [7:0]                             ar_len_o,
+  output logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] ar_len_o,
   input  logic                                   r_valid_i,
   output logic                                   r_ready_o,
   input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0] r_data_i,
@@ -36,17 +36,18 @@ module kiln_fetch #(
   localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS;
   localparam int CW = $clog2(PREFETCH + 1);
   localparam int IB = kiln_cfg_pkg::INSN_BITS;
+  localparam int NB = kiln_cfg_pkg::INSN_COUNT_BITS;
 
   logic unused_addr_hi;  // DRAM addresses are AXI_ADDR_BITS wide
   assign unused_addr_hi = ^insn_addr_i;
-  logic [31:0] left_q;
+  logic [NB-1:0] left_q;
   logic [AB-1:0] addr_q;
   logic [CW-1:0] outstanding_q, count;
-  logic [31:0] chunk, room;
+  logic [NB-1:0] chunk, room;
   logic cmd_valid, cmd_ready;
 
-  assign chunk = (left_q < 32'(CHUNK)) ? left_q : 32'(CHUNK);
-  assign room = 32'(PREFETCH) - 32'(count) - 32'(outstanding_q);
+  assign chunk = (left_q < NB'(CHUNK)) ? left_q : NB'(CHUNK);
+  assign room = NB'(PREFETCH) - NB'(count) - NB'(outstanding_q);
   assign cmd_valid = left_q != '0 && room >= chunk;
 
   logic elem_valid, push, empty, pop, reader_busy_unused, prefetch_full_unused;

@@ -26,11 +26,14 @@ module kiln_gemm #(
   localparam int AW = kiln_cfg_pkg::ACC_WIDTH;
   localparam int PW = IW + WW;  // an exact product's width
 
-  // Every product, exact and signed: prods[(b * BO + o) * BI + i]. An array of wires (for
-  // Yosys a list of registers: mem2reg), not one BATCH*BO*BI*PW-bit vector: the simulator
-  // rebuilt such a vector by a chain of wide concatenations every cycle (4096 bits for
-  // default, two thirds of its simulation time).
-  (* mem2reg *) logic [PW-1:0] prods [BATCH*BO*BI];
+  // Every product, exact and sign-extended to the accumulator's width:
+  // prods[(b * BO + o) * BI + i]. An array of wires (for Yosys a list of registers:
+  // mem2reg), not one wide vector: the simulator rebuilt such a vector by a chain of wide
+  // concatenations every cycle (two thirds of default's simulation time). Each product is
+  // declared AW bits wide, so that Verilator extends it once, where it is made (synthesis
+  // keeps the multiplier at the operands' widths: the product of IW and WW signed bits
+  // needs PW).
+  (* mem2reg *) logic [AW-1:0] prods [BATCH*BO*BI];
   for (genvar b = 0; b < BATCH; b++) begin : g_batch
     for (genvar i = 0; i < BI; i++) begin : g_in
       logic signed [IW-1:0] x;
@@ -45,15 +48,18 @@ module kiln_gemm #(
           assign w1 = wgt_i[((o + 1) * BI + i) * WW +: WW];
           assign packed_w = {w1[WW-1], w1, PW'(0)} + (WW+PW+1)'(w0);
           assign p = packed_w * x;
-          assign prods[(b * BO + o) * BI + i] = p[PW-1:0];
-          assign prods[(b * BO + o + 1) * BI + i] = p[2*PW-1:PW] + PW'(p[PW-1]);
+          logic signed [PW-1:0] p0, p1;
+          assign p0 = p[PW-1:0];
+          assign p1 = p[2*PW-1:PW] + PW'(p[PW-1]);
+          assign prods[(b * BO + o) * BI + i] = AW'(p0);
+          assign prods[(b * BO + o + 1) * BI + i] = AW'(p1);
           logic unused_sign;  // the second product fits PW bits: the top bit only extends it
           assign unused_sign = p[2*PW];
         end
       end else begin : g_single
         for (genvar o = 0; o < BO; o++) begin : g_out
           logic signed [WW-1:0] w;
-          logic signed [PW-1:0] p;
+          logic signed [AW-1:0] p;
           assign w = wgt_i[(o * BI + i) * WW +: WW];
           assign p = w * x;
           assign prods[(b * BO + o) * BI + i] = p;
@@ -68,7 +74,7 @@ module kiln_gemm #(
         logic [AW-1:0] sum;
         sum = acc_i[(b * BO + o) * AW +: AW];
         for (int i = 0; i < BI; i++)
-          sum = sum + AW'($signed(prods[(b * BO + o) * BI + i]));
+          sum = sum + prods[(b * BO + o) * BI + i];
         acc_o[(b * BO + o) * AW +: AW] = sum;
       end
     end

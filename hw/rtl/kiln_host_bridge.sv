@@ -27,13 +27,11 @@ module kiln_host_bridge #(
   // the core's reset, while the host asks for it
   output logic        core_rst_o
 );
-  // Commands and replies (docs/hardware.md)
-  localparam logic [7:0] CMD_PING = 8'h01, CMD_REG_WRITE = 8'h02, CMD_REG_READ = 8'h03,
-                         CMD_MEM_WRITE = 8'h04, CMD_MEM_READ = 8'h05, CMD_RESET = 8'h06;
-  localparam logic [7:0] ACK = 8'h80;  // an acknowledgement is the command | ACK
-  localparam logic [7:0] ERR_COMMAND = 8'hE1, ERR_RANGE = 8'hE2, ERR_CHECKSUM = 8'hE3,
-                         ERR_TIMEOUT = 8'hE4, ERR_BUS = 8'hE5, ERR_FRAMING = 8'hE6;
-  localparam logic [7:0] PROTOCOL_VERSION = 8'd1;
+  // Commands and replies: kiln_cfg_pkg::HL_* (hw/spec/host_link_protocol.h). The longest
+  // arguments are MEM_*'s address and length; the longest reply an acknowledgement and a
+  // register's value.
+  localparam int AGB = kiln_cfg_pkg::HL_MEM_ADDR_BITS + kiln_cfg_pkg::HL_MEM_LEN_BITS;
+  localparam int RPB = 8 + kiln_cfg_pkg::REG_DATA_BITS;
   localparam logic [7:0] LOG2_MEM_BYTES = 8'($clog2(MEM_BYTES));
   localparam int TW = $clog2(TIMEOUT_CLKS + 1);
   localparam int MW = $clog2(MEM_BYTES);           // memory address bits
@@ -58,12 +56,13 @@ module kiln_host_bridge #(
 
   state_e state_q, after_q;
   logic [7:0] cmd_q;
-  logic [47:0] args_q;      // arguments, shifted in from the top
-  logic [2:0] args_left_q;
-  logic [39:0] reply_q;     // bytes to send, from bit 0
+  logic [AGB-1:0] args_q;   // arguments, shifted in from the top
+  localparam int ALW = $clog2(AGB / 8 + 1);
+  logic [ALW-1:0] args_left_q;
+  logic [RPB-1:0] reply_q;  // bytes to send, from bit 0
   logic [2:0] reply_n_q;
   logic [MW-1:0] addr_q;    // MEM_*: next byte address (the range is checked first)
-  logic [15:0] left_q;      // MEM_*: bytes left
+  logic [kiln_cfg_pkg::HL_MEM_LEN_BITS-1:0] left_q;      // MEM_*: bytes left
   logic [7:0] sum_q;        // MEM_*: sum of the data bytes so far, modulo 256
   logic bad_range_q;        // MEM_WRITE: outside memory, data dropped
   logic [63:0] word_q;      // gathered (write) or fetched (read) word
@@ -79,12 +78,12 @@ module kiln_host_bridge #(
   assign timed_out = state_q != S_CMD && receiving && idle_q == TW'(TIMEOUT_CLKS);
 
   // MEM_* arguments: address and length; the range ends past memory?
-  logic [31:0] arg_addr;
-  logic [15:0] arg_len;
+  logic [kiln_cfg_pkg::HL_MEM_ADDR_BITS-1:0] arg_addr;
+  logic [kiln_cfg_pkg::HL_MEM_LEN_BITS-1:0] arg_len;
   logic arg_out_of_range, out_of_range_q;  // registered in S_RANGE, used in S_EXEC
-  assign arg_addr = args_q[31:0];
-  assign arg_len = args_q[47:32];
-  assign arg_out_of_range = arg_addr[31:MW] != '0 ||
+  assign arg_addr = args_q[kiln_cfg_pkg::HL_MEM_ADDR_BITS-1:0];
+  assign arg_len = args_q[AGB-1 -: kiln_cfg_pkg::HL_MEM_LEN_BITS];
+  assign arg_out_of_range = arg_addr[kiln_cfg_pkg::HL_MEM_ADDR_BITS-1:MW] != '0 ||
                             SW'(arg_addr[MW-1:0]) + SW'(arg_len) > SW'(MEM_BYTES);
 
   logic [7:0] rd_byte;  // the byte of word_q at addr_q
@@ -95,12 +94,14 @@ module kiln_host_bridge #(
   assign tx_data_o = state_q == S_RSEND ? rd_byte : reply_q[7:0];
   assign m_axil_o.aw_valid = state_q == S_REG_WR && !aw_done_q;
   assign m_axil_o.w_valid = state_q == S_REG_WR && !w_done_q;
-  assign m_axil_o.aw_addr = args_q[15:8];
-  assign m_axil_o.w_data = args_q[47:16];
+  // REG_WRITE: offset, value; REG_READ: offset (the arguments end at the top)
+  assign m_axil_o.aw_addr =
+      args_q[AGB-kiln_cfg_pkg::REG_DATA_BITS-1 -: kiln_cfg_pkg::REG_ADDR_BITS];
+  assign m_axil_o.w_data = args_q[AGB-1 -: kiln_cfg_pkg::REG_DATA_BITS];
   assign m_axil_o.w_strb = 4'hf;
   assign m_axil_o.b_ready = state_q == S_REG_WR;
   assign m_axil_o.ar_valid = state_q == S_REG_RD && !ar_done_q;
-  assign m_axil_o.ar_addr = args_q[47:40];
+  assign m_axil_o.ar_addr = args_q[AGB-1 -: kiln_cfg_pkg::REG_ADDR_BITS];
   assign m_axil_o.r_ready = state_q == S_REG_RD;
   assign mem_o.valid = state_q == S_WMEM || state_q == S_RMEM;
   assign mem_o.we = state_q == S_WMEM;
@@ -135,7 +136,8 @@ module kiln_host_bridge #(
       else if (!timed_out) idle_q <= idle_q + 1'b1;
 
       if (timed_out || (receiving && rx_frame_err_i)) begin
-        reply_q <= {32'b0, timed_out ? ERR_TIMEOUT : ERR_FRAMING};
+        reply_q <= {{(RPB - 8){1'b0}}, timed_out ? kiln_cfg_pkg::HL_ERR_TIMEOUT
+                                  : kiln_cfg_pkg::HL_ERR_FRAMING};
         reply_n_q <= 3'd1;
         after_q <= S_CMD;
         state_q <= S_SEND;
@@ -146,37 +148,38 @@ module kiln_host_bridge #(
             reply_n_q <= 3'd1;
             after_q <= S_CMD;
             case (rx_data_i)
-              CMD_PING: begin
-                reply_q <= {16'b0, LOG2_MEM_BYTES, PROTOCOL_VERSION, CMD_PING | ACK};
+              kiln_cfg_pkg::HL_PING: begin
+                reply_q <= {{(RPB - 24){1'b0}}, LOG2_MEM_BYTES, kiln_cfg_pkg::HL_PROTOCOL_VERSION,
+                            kiln_cfg_pkg::HL_PING | kiln_cfg_pkg::HL_ACK};
                 reply_n_q <= 3'd3;
                 state_q <= S_SEND;
               end
-              CMD_REG_WRITE: begin
-                args_left_q <= 3'd5;
+              kiln_cfg_pkg::HL_REG_WRITE: begin
+                args_left_q <= ALW'((kiln_cfg_pkg::REG_ADDR_BITS + kiln_cfg_pkg::REG_DATA_BITS) / 8);
                 state_q <= S_ARGS;
               end
-              CMD_REG_READ: begin
-                args_left_q <= 3'd1;
+              kiln_cfg_pkg::HL_REG_READ: begin
+                args_left_q <= ALW'(kiln_cfg_pkg::REG_ADDR_BITS / 8);
                 state_q <= S_ARGS;
               end
-              CMD_MEM_WRITE, CMD_MEM_READ: begin
-                args_left_q <= 3'd6;
+              kiln_cfg_pkg::HL_MEM_WRITE, kiln_cfg_pkg::HL_MEM_READ: begin
+                args_left_q <= ALW'(AGB / 8);
                 state_q <= S_ARGS;
               end
-              CMD_RESET: begin
+              kiln_cfg_pkg::HL_RESET: begin
                 rst_cnt_q <= '1;
                 state_q <= S_RESET;
               end
               default: begin
-                reply_q <= {32'b0, ERR_COMMAND};
+                reply_q <= {{(RPB - 8){1'b0}}, kiln_cfg_pkg::HL_ERR_COMMAND};
                 state_q <= S_SEND;
               end
             endcase
           end
           S_ARGS: if (rx_valid_i) begin
-            args_q <= {rx_data_i, args_q[47:8]};
+            args_q <= {rx_data_i, args_q[AGB-1:8]};
             args_left_q <= args_left_q - 1'b1;
-            if (args_left_q == 3'd1) state_q <= S_RANGE;
+            if (args_left_q == ALW'(1)) state_q <= S_RANGE;
           end
           // The range check's adder and compare end in a register, not in S_EXEC's
           // enables (iCE40 timing).
@@ -194,18 +197,19 @@ module kiln_host_bridge #(
             strb_q <= '0;
             bad_range_q <= out_of_range_q;
             case (cmd_q)
-              CMD_REG_WRITE: state_q <= S_REG_WR;
-              CMD_REG_READ: state_q <= S_REG_RD;
-              CMD_MEM_WRITE: state_q <= arg_len == 16'd0 ? S_WSUM : S_WDATA;
-              default: begin  // CMD_MEM_READ
+              kiln_cfg_pkg::HL_REG_WRITE: state_q <= S_REG_WR;
+              kiln_cfg_pkg::HL_REG_READ: state_q <= S_REG_RD;
+              kiln_cfg_pkg::HL_MEM_WRITE: state_q <= arg_len == '0 ? S_WSUM : S_WDATA;
+              default: begin  // kiln_cfg_pkg::HL_MEM_READ
                 state_q <= S_SEND;
                 if (out_of_range_q) begin
-                  reply_q <= {32'b0, ERR_RANGE};
-                end else if (arg_len == 16'd0) begin
-                  reply_q <= {24'b0, 8'd0, CMD_MEM_READ | ACK};  // the checksum of nothing
+                  reply_q <= {{(RPB - 8){1'b0}}, kiln_cfg_pkg::HL_ERR_RANGE};
+                end else if (arg_len == '0) begin
+                  // the acknowledgement, then the checksum of nothing: 0
+                  reply_q <= {{(RPB - 8){1'b0}}, kiln_cfg_pkg::HL_MEM_READ | kiln_cfg_pkg::HL_ACK};
                   reply_n_q <= 3'd2;
                 end else begin
-                  reply_q <= {32'b0, CMD_MEM_READ | ACK};
+                  reply_q <= {{(RPB - 8){1'b0}}, kiln_cfg_pkg::HL_MEM_READ | kiln_cfg_pkg::HL_ACK};
                   after_q <= S_RMEM;
                 end
               end
@@ -215,18 +219,20 @@ module kiln_host_bridge #(
             if (m_axil_o.aw_valid && m_axil_i.aw_ready) aw_done_q <= 1'b1;
             if (m_axil_o.w_valid && m_axil_i.w_ready) w_done_q <= 1'b1;
             if (m_axil_i.b_valid) begin
-              reply_q <= {32'b0, m_axil_i.b_resp == 2'b00 ? CMD_REG_WRITE | ACK : ERR_BUS};
+              reply_q <= {{(RPB - 8){1'b0}}, m_axil_i.b_resp == kiln_cfg_pkg::AXI_RESP_OKAY
+                              ? kiln_cfg_pkg::HL_REG_WRITE | kiln_cfg_pkg::HL_ACK
+                              : kiln_cfg_pkg::HL_ERR_BUS};
               state_q <= S_SEND;
             end
           end
           S_REG_RD: begin
             if (m_axil_o.ar_valid && m_axil_i.ar_ready) ar_done_q <= 1'b1;
             if (m_axil_i.r_valid) begin
-              if (m_axil_i.r_resp == 2'b00) begin
-                reply_q <= {m_axil_i.r_data, CMD_REG_READ | ACK};
+              if (m_axil_i.r_resp == kiln_cfg_pkg::AXI_RESP_OKAY) begin
+                reply_q <= {m_axil_i.r_data, kiln_cfg_pkg::HL_REG_READ | kiln_cfg_pkg::HL_ACK};
                 reply_n_q <= 3'd5;
               end else begin
-                reply_q <= {32'b0, ERR_BUS};
+                reply_q <= {{(RPB - 8){1'b0}}, kiln_cfg_pkg::HL_ERR_BUS};
               end
               state_q <= S_SEND;
             end
@@ -239,19 +245,20 @@ module kiln_host_bridge #(
             addr_q <= addr_q + 1'b1;
             left_q <= left_q - 1'b1;
             // A word is complete, or the data ends: write it (nothing when out of range).
-            if (addr_q[2:0] == 3'd7 || left_q == 16'd1) begin
+            if (addr_q[2:0] == 3'd7 || left_q == kiln_cfg_pkg::HL_MEM_LEN_BITS'(1)) begin
               if (!bad_range_q) state_q <= S_WMEM;
-              else if (left_q == 16'd1) state_q <= S_WSUM;
+              else if (left_q == kiln_cfg_pkg::HL_MEM_LEN_BITS'(1)) state_q <= S_WSUM;
             end
           end
           S_WMEM: if (mem_i.ready) begin
             if (mem_i.error) bad_range_q <= 1'b1;
             strb_q <= '0;
-            state_q <= left_q == 16'd0 ? S_WSUM : S_WDATA;
+            state_q <= left_q == '0 ? S_WSUM : S_WDATA;
           end
           S_WSUM: if (rx_valid_i) begin
-            reply_q <= {32'b0, bad_range_q ? ERR_RANGE :
-                               rx_data_i != sum_q ? ERR_CHECKSUM : CMD_MEM_WRITE | ACK};
+            reply_q <= {{(RPB - 8){1'b0}}, bad_range_q ? kiln_cfg_pkg::HL_ERR_RANGE
+                            : rx_data_i != sum_q ? kiln_cfg_pkg::HL_ERR_CHECKSUM
+                            : kiln_cfg_pkg::HL_MEM_WRITE | kiln_cfg_pkg::HL_ACK};
             state_q <= S_SEND;
           end
           S_RMEM: if (mem_i.ready) state_q <= S_RWAIT;  // in range: checked by S_EXEC
@@ -263,8 +270,8 @@ module kiln_host_bridge #(
             sum_q <= sum_q + rd_byte;
             addr_q <= addr_q + 1'b1;
             left_q <= left_q - 1'b1;
-            if (left_q == 16'd1) begin
-              reply_q <= {32'b0, sum_q + rd_byte};
+            if (left_q == kiln_cfg_pkg::HL_MEM_LEN_BITS'(1)) begin
+              reply_q <= {{(RPB - 8){1'b0}}, sum_q + rd_byte};
               reply_n_q <= 3'd1;
               after_q <= S_CMD;
               state_q <= S_SEND;
@@ -273,14 +280,14 @@ module kiln_host_bridge #(
             end
           end
           S_SEND: if (tx_ready_i) begin
-            reply_q <= {8'b0, reply_q[39:8]};
+            reply_q <= reply_q >> 8;
             reply_n_q <= reply_n_q - 1'b1;
             if (reply_n_q == 3'd1) state_q <= after_q;
           end
           S_RESET: begin
             rst_cnt_q <= rst_cnt_q - 1'b1;
             if (rst_cnt_q == 4'd0) begin
-              reply_q <= {32'b0, CMD_RESET | ACK};
+              reply_q <= {{(RPB - 8){1'b0}}, kiln_cfg_pkg::HL_RESET | kiln_cfg_pkg::HL_ACK};
               state_q <= S_SEND;
             end
           end

@@ -29,16 +29,19 @@ module kiln_inorder_axi #(
     .clk_i, .rst_ni, .s_axil_i, .s_axil_o, .mem_o(mem), .mem_i(mem_rsp), .dbg_state_o,
     .dbg_progress_o);
 
+  // Single-beat bursts of one device-memory word.
+  localparam logic [kiln_cfg_pkg::AXI_SIZE_BITS-1:0] SZ =
+      kiln_cfg_pkg::AXI_SIZE_BITS'($clog2(kiln_cfg_pkg::MEM_DATA_BITS / 8));
   // Reads: the request is accepted with AR; the response is the word.
   assign m_axi_o.ar_valid = mem.valid && !mem.we;
   assign m_axi_o.ar.id = '0;
   assign m_axi_o.ar.addr = kiln_cfg_pkg::AXI_ADDR_BITS'(mem.addr);
   assign m_axi_o.ar.len = '0;
-  assign m_axi_o.ar.size = 3'd3;
-  assign m_axi_o.ar.burst = 2'b01;
+  assign m_axi_o.ar.size = SZ;
+  assign m_axi_o.ar.burst = kiln_cfg_pkg::AXI_BURST_INCR;
   assign m_axi_o.r_ready = 1'b1;
   assign mem_rsp.rvalid = m_axi_i.r_valid;
-  assign mem_rsp.rdata = 64'(m_axi_i.r.data);
+  assign mem_rsp.rdata = kiln_cfg_pkg::MEM_DATA_BITS'(m_axi_i.r.data);
 
   // Writes: AW and W may complete in either order; the request is accepted with B.
   logic aw_done_q, w_done_q;
@@ -46,8 +49,8 @@ module kiln_inorder_axi #(
   assign m_axi_o.aw.id = '0;
   assign m_axi_o.aw.addr = kiln_cfg_pkg::AXI_ADDR_BITS'(mem.addr);
   assign m_axi_o.aw.len = '0;
-  assign m_axi_o.aw.size = 3'd3;
-  assign m_axi_o.aw.burst = 2'b01;
+  assign m_axi_o.aw.size = SZ;
+  assign m_axi_o.aw.burst = kiln_cfg_pkg::AXI_BURST_INCR;
   assign m_axi_o.w_valid = mem.valid && mem.we && !w_done_q;
   assign m_axi_o.w.data = kiln_cfg_pkg::AXI_DATA_BITS'(mem.wdata);
   assign m_axi_o.w.strb = (kiln_cfg_pkg::AXI_DATA_BITS/8)'(mem.wstrb);

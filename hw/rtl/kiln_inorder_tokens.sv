@@ -1,5 +1,5 @@
 // The in-order core's dependency tokens, counted rather than waited for (program order
-// satisfies them): one 8-bit count per token queue. An instruction's module pops and
+// satisfies them): one count per token queue, up to TOKEN_MAX. An instruction's module pops and
 // pushes through its prev and next flags into the queues of the package's link table
 // (hw::token_links: kiln_cfg_pkg::<MODULE>_POP_PREV, ...; -1, no such neighbour). A pop
 // from an empty count (missing_o) or a push onto TOKEN_MAX (overflow_o) is an error of
@@ -22,6 +22,7 @@ module kiln_inorder_tokens #(
 );
   localparam int NTQ = kiln_cfg_pkg::NUM_TOKEN_QUEUES;
   localparam int TQW = $clog2(NTQ);
+  localparam int CB = $clog2(TOKEN_MAX + 1);  // bits of a count
 
   // The queues the instruction pops and pushes through its prev (a) and next (b) flags.
   logic [TQW-1:0] pop_a, pop_b, push_a, push_b;
@@ -50,8 +51,8 @@ module kiln_inorder_tokens #(
     end
   end
 
-  // The counts' next values (queue t at [8t +: 8]).
-  logic [NTQ*8-1:0] tok_q, tok_d;
+  // The counts' next values (queue t at [CB t +: CB]).
+  logic [NTQ*CB-1:0] tok_q, tok_d;
   logic [NTQ-1:0] empty_q, max_q;
   always_comb begin
     tok_d = tok_q;
@@ -59,16 +60,16 @@ module kiln_inorder_tokens #(
       tok_d = '0;
     end else if (!hold_i) begin
       for (int t = 0; t < NTQ; t++) begin
-        if (pop_i && pops[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] - 1'b1;
-        if (push_i && pushes[t]) tok_d[t * 8 +: 8] = tok_q[t * 8 +: 8] + 1'b1;
+        if (pop_i && pops[t]) tok_d[t * CB +: CB] = tok_q[t * CB +: CB] - 1'b1;
+        if (push_i && pushes[t]) tok_d[t * CB +: CB] = tok_q[t * CB +: CB] + 1'b1;
       end
     end
   end
   always_ff @(posedge clk_i) begin
     tok_q <= tok_d;
     for (int t = 0; t < NTQ; t++) begin
-      empty_q[t] <= tok_d[t * 8 +: 8] == '0;
-      max_q[t] <= tok_d[t * 8 +: 8] == 8'(TOKEN_MAX);
+      empty_q[t] <= tok_d[t * CB +: CB] == '0;
+      max_q[t] <= tok_d[t * CB +: CB] == CB'(TOKEN_MAX);
     end
   end
   assign missing_o = |(pops & empty_q);

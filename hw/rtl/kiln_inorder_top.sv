@@ -55,7 +55,13 @@ module kiln_inorder_top #(
   // are shifted in a word at a time from the top.
   localparam int MAXB0 = (kiln_cfg_pkg::WGT_ELEM_BITS > kiln_cfg_pkg::ACC_ELEM_BITS) ? kiln_cfg_pkg::WGT_ELEM_BITS : kiln_cfg_pkg::ACC_ELEM_BITS;
   localparam int MAXB1 = (MAXB0 > kiln_cfg_pkg::INP_ELEM_BITS) ? MAXB0 : kiln_cfg_pkg::INP_ELEM_BITS;
-  localparam int MAXB = (MAXB1 > 128) ? MAXB1 : 128;
+  localparam int MAXB = (MAXB1 > kiln_cfg_pkg::INSN_BITS) ? MAXB1 : kiln_cfg_pkg::INSN_BITS;
+  // Device memory: words of MDW bits (MWB bytes, LWB address bits within a word) at
+  // MAB-bit byte addresses. An instruction is two words (fetch's w_q[0]).
+  localparam int MDW = kiln_cfg_pkg::MEM_DATA_BITS;
+  localparam int MWB = MDW / 8;
+  localparam int LWB = $clog2(MWB);
+  localparam int MAB = kiln_cfg_pkg::MEM_ADDR_BITS;
 
   // ---- Register file ---------------------------------------------------------------
   logic start_w, abort_w, running, finished, err_pulse;
@@ -66,19 +72,19 @@ module kiln_inorder_top #(
     start <= rst_ni && start_w;
     abort <= rst_ni && abort_w;
   end
-  logic [3:0] err_cause;
-  logic [7:0] err_where;  // with ERR_PARITY: {module, memory type}, STATUS[15:8]
-  logic [63:0] insn_addr;
-  logic [31:0] insn_count;
-  logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add, cnt_add_q;  // registered: a cycle late
+  kiln_cfg_pkg::err_cause_t err_cause;
+  kiln_cfg_pkg::status_where_t err_where;  // with ERR_PARITY: {module, memory type}
+  logic [kiln_cfg_pkg::INSN_ADDR_BITS-1:0] insn_addr;
+  logic [kiln_cfg_pkg::INSN_COUNT_BITS-1:0] insn_count;
+  kiln_cfg_pkg::cnt_add_t cnt_add, cnt_add_q;  // registered: a cycle late
   kiln_regfile #(.CNT_BITS(CNT_BITS), .CNT_MASK(CNT_MASK)) regs (
     .clk_i, .rst_ni,
     .axil_i(s_axil_i), .axil_o(s_axil_o),
     .start_o(start_w), .abort_o(abort_w), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished), .error_i(err_pulse), .error_cause_i(err_cause),
     .error_where_i(err_where), .cnt_add_i(cnt_add_q), .busy_o(running));
-  logic unused_addr_hi;  // device memory is addressed with 32 bits
-  assign unused_addr_hi = ^insn_addr[63:32];
+  logic unused_addr_hi;  // device memory is addressed with MEM_ADDR_BITS
+  assign unused_addr_hi = ^insn_addr[kiln_cfg_pkg::INSN_ADDR_BITS-1:kiln_cfg_pkg::MEM_ADDR_BITS];
 
   // ---- Scratchpads -------------------------------------------------------------------
   logic uop_we, inp_we, wgt_we, acc_we;
@@ -118,10 +124,10 @@ module kiln_inorder_top #(
   // 80 LUTs), and the states' decodes that sit on most enables become single bits.
   (* fsm_encoding = "one-hot" *) kiln_cfg_pkg::inorder_state_e state_q;
   logic [kiln_cfg_pkg::INSN_BITS-1:0] insn_q;
-  logic [31:0] pc_q;            // instructions fetched
+  logic [kiln_cfg_pkg::INSN_COUNT_BITS-1:0] pc_q;  // instructions fetched
   logic at_end_q;               // pc_q == insn_count, a cycle late (pc_q waits in DECODE)
   always_ff @(posedge clk_i) at_end_q <= start ? insn_count == '0 : pc_q == insn_count;
-  logic [MAXB-65:0] buf_q;      // element assembly: the words read so far, at the top
+  logic [MAXB-MDW-1:0] buf_q;   // element assembly: the words read so far, at the top
   logic fail;                   // this cycle's instruction or access failed (below)
 
   // Memory port: a word request in flight waits for its response.
@@ -214,17 +220,17 @@ module kiln_inorder_top #(
   assign is_pad = !(in_rows && in_cols);
   assign last_elem = last_col && last_row;
 
-  logic [31:0] elem_byte, word_addr;
+  logic [MAB-1:0] elem_byte, word_addr;
   assign elem_byte = elem_q << le_q;
-  assign word_addr = sub_q ? {elem_byte[31:3], 3'b0} : elem_byte + {21'b0, w_q, 3'b0};
+  assign word_addr = sub_q ? {elem_byte[MAB-1:LWB], LWB'(0)} : elem_byte + (MAB'(w_q) << LWB);
 
   // The element just read: sub-word elements from their place in the word.
-  logic [63:0] sub_elem;
+  logic [MDW-1:0] sub_elem;
   always_comb begin
     case (le_q)
-      4'd0: sub_elem = 64'(mem_i.rdata[elem_byte[2:0] * 8 +: 8]);
-      4'd1: sub_elem = 64'(mem_i.rdata[elem_byte[2:1] * 16 +: 16]);
-      default: sub_elem = 64'(mem_i.rdata[elem_byte[2] * 32 +: 32]);
+      4'd0: sub_elem = MDW'(mem_i.rdata[elem_byte[LWB-1:0] * 8 +: 8]);
+      4'd1: sub_elem = MDW'(mem_i.rdata[elem_byte[LWB-1:1] * 16 +: 16]);
+      default: sub_elem = MDW'(mem_i.rdata[elem_byte[LWB-1:2] * 32 +: 32]);
     endcase
   end
   logic [MAXB-1:0] shifted;  // buf_q with the response shifted in from the top
@@ -240,11 +246,11 @@ module kiln_inorder_top #(
   logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_elem;
   logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] acc_elem;
   assign uop_elem = is_pad ? '0 : kiln_cfg_pkg::UOP_ELEM_BITS'(sub_elem);
-  assign inp_elem = is_pad ? '0 : (kiln_cfg_pkg::INP_ELEM_BYTES < 8) ? kiln_cfg_pkg::INP_ELEM_BITS'(sub_elem)
+  assign inp_elem = is_pad ? '0 : (kiln_cfg_pkg::INP_ELEM_BYTES < MWB) ? kiln_cfg_pkg::INP_ELEM_BITS'(sub_elem)
                                                        : shifted[MAXB-1 -: kiln_cfg_pkg::INP_ELEM_BITS];
-  assign wgt_elem = is_pad ? '0 : (kiln_cfg_pkg::WGT_ELEM_BYTES < 8) ? kiln_cfg_pkg::WGT_ELEM_BITS'(sub_elem)
+  assign wgt_elem = is_pad ? '0 : (kiln_cfg_pkg::WGT_ELEM_BYTES < MWB) ? kiln_cfg_pkg::WGT_ELEM_BITS'(sub_elem)
                                                        : shifted[MAXB-1 -: kiln_cfg_pkg::WGT_ELEM_BITS];
-  assign acc_elem = is_pad ? '0 : (kiln_cfg_pkg::ACC_ELEM_BYTES < 8) ? kiln_cfg_pkg::ACC_ELEM_BITS'(sub_elem)
+  assign acc_elem = is_pad ? '0 : (kiln_cfg_pkg::ACC_ELEM_BYTES < MWB) ? kiln_cfg_pkg::ACC_ELEM_BITS'(sub_elem)
                                                        : shifted[MAXB-1 -: kiln_cfg_pkg::ACC_ELEM_BITS];
 
   // ---- GEMM and ALU loop (kiln_inorder_loop) and lanes (kiln_inorder_lanes) ---------
@@ -276,24 +282,24 @@ module kiln_inorder_top #(
     .wb_lane_o(wb_lane), .wb_data_o(wb_data), .done_o(lanes_done));
 
   // ---- Memory requests ---------------------------------------------------------------
-  localparam bit ST_SUB = kiln_cfg_pkg::OUT_ELEM_BYTES < 8;  // an OUT element is part of a word
-  logic [63:0] st_wdata;
-  logic [7:0] st_wstrb;
+  localparam bit ST_SUB = kiln_cfg_pkg::OUT_ELEM_BYTES < MWB;  // an OUT element is part of a word
+  logic [MDW-1:0] st_wdata;
+  logic [MWB-1:0] st_wstrb;
   if (ST_SUB) begin : g_st_part  // the element in every slot, enabled in its own
-    assign st_wdata = {(8 / kiln_cfg_pkg::OUT_ELEM_BYTES){out_rdata}};
-    assign st_wstrb = 8'(((1 << kiln_cfg_pkg::OUT_ELEM_BYTES) - 1) << elem_byte[2:0]);
+    assign st_wdata = {(MWB / kiln_cfg_pkg::OUT_ELEM_BYTES){out_rdata}};
+    assign st_wstrb = MWB'(((1 << kiln_cfg_pkg::OUT_ELEM_BYTES) - 1) << elem_byte[LWB-1:0]);
   end else begin : g_st_words     // word w_q of the element
-    assign st_wdata = out_rdata[32'(w_q) * 64 +: 64];
-    assign st_wstrb = 8'hff;
+    assign st_wdata = out_rdata[32'(w_q) * MDW +: MDW];
+    assign st_wstrb = '1;
   end
   // A request is prepared a cycle before it is issued, so the port's outputs come from
   // registers: the address arithmetic and the memory's decode are then separate paths.
   logic want_req, req_q, req_we_q;
   logic perr_q;  // a scratchpad parity error waits for the port (below, the sequencer)
-  logic [7:0] perr_where_q;
-  logic [31:0] req_addr_q;
-  logic [63:0] req_wdata_q;
-  logic [7:0] req_wstrb_q;
+  kiln_cfg_pkg::status_where_t perr_where_q;
+  logic [kiln_cfg_pkg::MEM_ADDR_BITS-1:0] req_addr_q;
+  logic [MDW-1:0] req_wdata_q;
+  logic [MWB-1:0] req_wstrb_q;
   // A write's acceptance is registered (wr_ack_q) before the walk moves on: the memory's
   // ready may come late in the cycle (the host link has priority there).
   logic wr_ack_q;
@@ -314,7 +320,7 @@ module kiln_inorder_top #(
   always_ff @(posedge clk_i) begin
     if (!req_q) begin
       req_we_q <= state_q == kiln_cfg_pkg::INORDER_ST_WRITE;
-      req_addr_q <= state_q == kiln_cfg_pkg::INORDER_FETCH ? insn_addr[31:0] + (pc_q << $clog2(kiln_cfg_pkg::INSN_BITS / 8)) + {28'b0, w_q[0], 3'b0}
+      req_addr_q <= state_q == kiln_cfg_pkg::INORDER_FETCH ? insn_addr[kiln_cfg_pkg::MEM_ADDR_BITS-1:0] + (pc_q << $clog2(kiln_cfg_pkg::INSN_BITS / 8)) + (MAB'(w_q[0]) << LWB)
                                      : word_addr;
       req_wdata_q <= st_wdata;
       req_wstrb_q <= st_wstrb;
@@ -362,12 +368,14 @@ module kiln_inorder_top #(
     if (!rst_ni || start) mem_err_q <= 1'b0;
     else mem_err_q <= (mem_fire || rd_done) && mem_i.error;
   end
-  logic [3:0] fail_cause;
-  logic [7:0] fail_where;
+  localparam int ECB = kiln_cfg_pkg::ERR_CAUSE_BITS;
+  kiln_cfg_pkg::err_cause_t fail_cause;
+  kiln_cfg_pkg::status_where_t fail_where;
   // A parity error (PARITY) is kept until the memory port is idle: no new request goes
   // out, the one pending completes (a write's data may not be dropped), then the run
   // fails. A STORE reads ACC in ST_READ.
   logic acc_store_q;  // the last cycle's ACC read was a STORE's
+  localparam int WMB = kiln_cfg_pkg::WHERE_MODULE_BITS, WTB = kiln_cfg_pkg::WHERE_MEM_BITS;
   always_ff @(posedge clk_i) acc_store_q <= state_q == kiln_cfg_pkg::INORDER_ST_READ;
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start || abort || err_pulse) begin
@@ -375,9 +383,9 @@ module kiln_inorder_top #(
       perr_where_q <= '0;
     end else if (!perr_q && (uop_perr || inp_perr || wgt_perr || acc_perr)) begin
       perr_q <= 1'b1;
-      perr_where_q <= {acc_perr && acc_store_q ? 4'(kiln_cfg_pkg::MODULE_STORE) : 4'(kiln_cfg_pkg::MODULE_COMPUTE),
-                       uop_perr ? 4'(kiln_cfg_pkg::MEM_UOP) : inp_perr ? 4'(kiln_cfg_pkg::MEM_INP)
-                       : wgt_perr ? 4'(kiln_cfg_pkg::MEM_WGT) : 4'(kiln_cfg_pkg::MEM_ACC)};
+      perr_where_q <= {acc_perr && acc_store_q ? WMB'(kiln_cfg_pkg::MODULE_STORE) : WMB'(kiln_cfg_pkg::MODULE_COMPUTE),
+                       uop_perr ? WTB'(kiln_cfg_pkg::MEM_UOP) : inp_perr ? WTB'(kiln_cfg_pkg::MEM_INP)
+                       : wgt_perr ? WTB'(kiln_cfg_pkg::MEM_WGT) : WTB'(kiln_cfg_pkg::MEM_ACC)};
     end
   end
   always_comb begin
@@ -386,31 +394,31 @@ module kiln_inorder_top #(
     fail_where = '0;
     if (mem_err_q) begin
       fail = 1'b1;
-      fail_cause = 4'(kiln_cfg_pkg::ERR_DRAM);
+      fail_cause = ECB'(kiln_cfg_pkg::ERR_DRAM);
     end else if (perr_q && !req_q && !rd_wait_q && !wr_ack_q) begin
       fail = 1'b1;  // a scratchpad word read back wrong, once the memory port is idle
-      fail_cause = 4'(kiln_cfg_pkg::ERR_PARITY);
+      fail_cause = ECB'(kiln_cfg_pkg::ERR_PARITY);
       fail_where = perr_where_q;
     end else if (state_q == kiln_cfg_pkg::INORDER_FETCH && at_end_q && !rd_wait_q && !req_q) begin
       fail = 1'b1;  // the stream ended without FINISH
-      fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
+      fail_cause = ECB'(kiln_cfg_pkg::ERR_BAD_INSN);
     end else if (state_q == kiln_cfg_pkg::INORDER_DECODE) begin
       if (bad_insn) begin
         fail = 1'b1;
-        fail_cause = 4'(kiln_cfg_pkg::ERR_BAD_INSN);
+        fail_cause = ECB'(kiln_cfg_pkg::ERR_BAD_INSN);
       end else if (tok_missing) begin
         fail = 1'b1;
-        fail_cause = 4'(kiln_cfg_pkg::ERR_TOKEN_MISSING);
+        fail_cause = ECB'(kiln_cfg_pkg::ERR_TOKEN_MISSING);
       end else if (tok_overflow) begin
         fail = 1'b1;
-        fail_cause = 4'(kiln_cfg_pkg::ERR_TOKEN_OVERFLOW);
+        fail_cause = ECB'(kiln_cfg_pkg::ERR_TOKEN_OVERFLOW);
       end
     end
   end
   // The sequencer stops a cycle after the failing one (a register off the long paths).
   logic fail_q;
-  logic [3:0] fail_cause_q;
-  logic [7:0] fail_where_q;
+  kiln_cfg_pkg::err_cause_t fail_cause_q;
+  kiln_cfg_pkg::status_where_t fail_where_q;
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start || abort || err_pulse) begin
       fail_q <= 1'b0;
@@ -478,9 +486,9 @@ module kiln_inorder_top #(
   always_ff @(posedge clk_i) begin
     case (state_q)
       kiln_cfg_pkg::INORDER_FETCH: if (rd_done) begin
-        buf_q <= shifted[MAXB-1:64];
+        buf_q <= shifted[MAXB-1:MDW];
         if (w_q[0]) begin
-          insn_q <= shifted[MAXB-1 -: 128];
+          insn_q <= shifted[MAXB-1 -: kiln_cfg_pkg::INSN_BITS];
           pc_q <= pc_q + 1'b1;
           w_q <= '0;
         end else begin
@@ -517,7 +525,7 @@ module kiln_inorder_top #(
       end
       // LOAD: one element per pass; data elements take nw + 1 word reads.
       kiln_cfg_pkg::INORDER_XFER: if (is_pad || rd_done) begin
-        if (!is_pad) buf_q <= shifted[MAXB-1:64];
+        if (!is_pad) buf_q <= shifted[MAXB-1:MDW];
         if (is_pad || w_last) begin
           w_q <= '0;
           w_last <= nw0_q;
@@ -593,15 +601,16 @@ module kiln_inorder_top #(
   end
 
   // ---- Counters and the simulation view ---------------------------------------------
+  localparam int CIB = kiln_cfg_pkg::CNT_INC_BITS;
   always_comb begin
     cnt_add = '0;
-    cnt_add[kiln_cfg_pkg::CNT_CYCLES * 32 +: 32] = 32'd1;
-    cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * 32 +: 32] = 32'(retire && module_of == kiln_cfg_pkg::MODULE_LOAD);
-    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * 32 +: 32] = 32'((retire && module_of == kiln_cfg_pkg::MODULE_COMPUTE) ||
+    cnt_add[kiln_cfg_pkg::CNT_CYCLES * CIB +: CIB] = CIB'(1);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * CIB +: CIB] = CIB'(retire && module_of == kiln_cfg_pkg::MODULE_LOAD);
+    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * CIB +: CIB] = CIB'((retire && module_of == kiln_cfg_pkg::MODULE_COMPUTE) ||
                                                 (state_q == kiln_cfg_pkg::INORDER_DECODE && is_finish && !fail));
-    cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * 32 +: 32] = 32'(retire && module_of == kiln_cfg_pkg::MODULE_STORE);
-    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(state_q == kiln_cfg_pkg::INORDER_UOP && is_gemm);
-    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(state_q == kiln_cfg_pkg::INORDER_UOP && is_alu);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * CIB +: CIB] = CIB'(retire && module_of == kiln_cfg_pkg::MODULE_STORE);
+    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * CIB +: CIB] = CIB'(state_q == kiln_cfg_pkg::INORDER_UOP && is_gemm);
+    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * CIB +: CIB] = CIB'(state_q == kiln_cfg_pkg::INORDER_UOP && is_alu);
   end
   // The last increment (FINISH's) lands in the DONE cycle, while the file still counts.
   always_ff @(posedge clk_i) cnt_add_q <= cnt_add;

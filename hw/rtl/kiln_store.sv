@@ -23,7 +23,7 @@ module kiln_store (
   output logic                                       aw_valid_o,
   input  logic                                       aw_ready_i,
   output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0]     aw_addr_o,
-  output logic [7:0]                                 aw_len_o,
+  output logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] aw_len_o,
   output logic                                       w_valid_o,
   input  logic                                       w_ready_i,
   output logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]     w_data_o,

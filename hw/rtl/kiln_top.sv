@@ -44,25 +44,29 @@ module kiln_top #(
 
   // ---- Register file -----------------------------------------------------------------
   logic start, running, finished, dram_error, sram_error;
-  logic [7:0] sram_where;
+  kiln_cfg_pkg::status_where_t sram_where;
   logic abort, quiet;  // quiet: an abort's drain and reset (below) are under way
-  logic [63:0] insn_addr;
-  logic [31:0] insn_count;
-  logic [kiln_cfg_pkg::NUM_COUNTERS*32-1:0] cnt_add;
+  logic [kiln_cfg_pkg::INSN_ADDR_BITS-1:0] insn_addr;
+  logic [kiln_cfg_pkg::INSN_COUNT_BITS-1:0] insn_count;
+  kiln_cfg_pkg::cnt_add_t cnt_add;
   kiln_regfile regs (
     .clk_i, .rst_ni,
     .axil_i(s_axil_i), .axil_o(s_axil_o),
     .start_o(start), .abort_o(abort), .insn_addr_o(insn_addr), .insn_count_o(insn_count),
     .finished_i(finished && !quiet), .error_i((dram_error || sram_error) && !quiet),
-    .error_cause_i(dram_error ? 4'(kiln_cfg_pkg::ERR_DRAM) : 4'(kiln_cfg_pkg::ERR_PARITY)),
-    .error_where_i(dram_error ? 8'b0 : sram_where),
+    .error_cause_i(kiln_cfg_pkg::ERR_CAUSE_BITS'(dram_error ? kiln_cfg_pkg::ERR_DRAM
+                                                          : kiln_cfg_pkg::ERR_PARITY)),
+    .error_where_i(dram_error ? '0 : sram_where),
     .cnt_add_i(cnt_add), .busy_o(running));
 
   // ---- Abort: drain the AXI port, then reset everything below the register file ------
   logic draining_q, clear_q, start_pend_q, drained, core_rst_n, core_start;
   logic aw_held_q, store_aw_valid, store_aw_ready, arb_r_ready, store_b_ready;
-  logic [15:0] rd_bursts_q;  // read bursts addressed whose last beat has not arrived
-  logic [7:0] wr_bursts_q;   // write bursts addressed whose response has not arrived (< 256)
+  // Read bursts addressed whose last beat has not arrived, and write bursts addressed
+  // whose response has not arrived: as many as the memory may hold.
+  localparam int RBW = 16, WBW = 8;
+  logic [RBW-1:0] rd_bursts_q;
+  logic [WBW-1:0] wr_bursts_q;
   assign quiet = draining_q || clear_q;
   assign drained = !m_axi_o.ar_valid && !m_axi_o.aw_valid && rd_bursts_q == '0 && wr_bursts_q == '0;
   assign core_rst_n = rst_ni && !clear_q;
@@ -82,10 +86,10 @@ module kiln_top #(
       if (abort || !quiet) start_pend_q <= 1'b0;
       else if (start) start_pend_q <= 1'b1;
       aw_held_q <= m_axi_o.aw_valid && !m_axi_i.aw_ready;
-      rd_bursts_q <= rd_bursts_q + 16'(m_axi_o.ar_valid && m_axi_i.ar_ready) -
-                     16'(m_axi_i.r_valid && m_axi_o.r_ready && m_axi_i.r.last);
-      wr_bursts_q <= wr_bursts_q + 8'(m_axi_o.aw_valid && m_axi_i.aw_ready) -
-                     8'(m_axi_i.b_valid && m_axi_o.b_ready);
+      rd_bursts_q <= rd_bursts_q + RBW'(m_axi_o.ar_valid && m_axi_i.ar_ready) -
+                     RBW'(m_axi_i.r_valid && m_axi_o.r_ready && m_axi_i.r.last);
+      wr_bursts_q <= wr_bursts_q + WBW'(m_axi_o.aw_valid && m_axi_i.aw_ready) -
+                     WBW'(m_axi_i.b_valid && m_axi_o.b_ready);
     end
   end
   // While quiet the arbiter sees no requester and keeps only the address it holds.
@@ -97,8 +101,9 @@ module kiln_top #(
   // ---- Read arbitration ----------------------------------------------------------------
   logic [NCL-1:0] c_ar_valid, c_ar_ready, c_r_valid, c_r_ready;
   logic [NCL*AB-1:0] c_ar_addr;
-  logic [NCL*8-1:0] c_ar_len;
-  kiln_axi_rd_arbiter #(.N(NCL), .IDW(3)) rd_arb (
+  localparam int LB = kiln_cfg_pkg::AXI_LEN_BITS;
+  logic [NCL*LB-1:0] c_ar_len;
+  kiln_axi_rd_arbiter #(.N(NCL), .IDW(kiln_cfg_pkg::AXI_ID_BITS)) rd_arb (
     .clk_i, .rst_ni(core_rst_n),
     // Masked, not `quiet ? '0 : ...`: Yosys 0.23 derives kiln_top twice (an internal
     // assertion) when that conditional sits in a port connection under -chparam.
@@ -107,10 +112,10 @@ module kiln_top #(
     .ar_valid_o(m_axi_o.ar_valid), .ar_ready_i(m_axi_i.ar_ready), .ar_id_o(m_axi_o.ar.id),
     .ar_addr_o(m_axi_o.ar.addr), .ar_len_o(m_axi_o.ar.len),
     .r_valid_i(m_axi_i.r_valid), .r_ready_o(arb_r_ready), .r_id_i(m_axi_i.r.id));
-  assign m_axi_o.ar.size = 3'($clog2(DW / 8));
-  assign m_axi_o.ar.burst = 2'b01;
-  assign m_axi_o.aw.size = 3'($clog2(DW / 8));
-  assign m_axi_o.aw.burst = 2'b01;
+  assign m_axi_o.ar.size = kiln_cfg_pkg::AXI_SIZE_BITS'($clog2(DW / 8));
+  assign m_axi_o.ar.burst = kiln_cfg_pkg::AXI_BURST_INCR;
+  assign m_axi_o.aw.size = kiln_cfg_pkg::AXI_SIZE_BITS'($clog2(DW / 8));
+  assign m_axi_o.aw.burst = kiln_cfg_pkg::AXI_BURST_INCR;
   assign m_axi_o.aw.id = '0;
 
   // ---- Command queues ------------------------------------------------------------------
@@ -177,7 +182,7 @@ module kiln_top #(
     .compute_push_o(compute_push), .compute_full_i(compute_full),
     .store_push_o(store_push), .store_full_i(store_full), .insn_o(fetch_insn),
     .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_addr_o(c_ar_addr[0 +: AB]),
-    .ar_len_o(c_ar_len[0 +: 8]), .r_valid_i(c_r_valid[0]), .r_ready_o(c_r_ready[0]),
+    .ar_len_o(c_ar_len[0 +: LB]), .r_valid_i(c_r_valid[0]), .r_ready_o(c_r_ready[0]),
     .r_data_i(m_axi_i.r.data), .idle_o(fetch_idle), .insn_read_o(insn_read), .state_o(fetch_state));
 
   logic load_idle, load_busy, load_stall, load_retire;
@@ -190,7 +195,7 @@ module kiln_top #(
     .inp_we_o(inp_we), .inp_waddr_o(inp_waddr), .inp_wdata_o(inp_wdata),
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wdata_o(wgt_wdata),
     .ar_valid_o(c_ar_valid[2:1]), .ar_ready_i(c_ar_ready[2:1]), .ar_addr_o(c_ar_addr[AB +: 2 * AB]),
-    .ar_len_o(c_ar_len[8 +: 16]), .r_valid_i(c_r_valid[2:1]), .r_ready_o(c_r_ready[2:1]),
+    .ar_len_o(c_ar_len[LB +: 2 * LB]), .r_valid_i(c_r_valid[2:1]), .r_ready_o(c_r_ready[2:1]),
     .r_data_i(m_axi_i.r.data), .idle_o(load_idle), .busy_o(load_busy), .stall_o(load_stall),
     .retire_o(load_retire), .elem_read_o(load_elem), .state_o(load_state));
 
@@ -199,7 +204,7 @@ module kiln_top #(
   logic [1:0] compute_elem;
   logic [kiln_cfg_pkg::DBG_COMPUTE_STATE_WIDTH-1:0] compute_state;
   logic compute_perr;
-  logic [7:0] compute_perr_where;
+  kiln_cfg_pkg::status_where_t compute_perr_where;
   kiln_compute #(.GEMM_PAIR_PRODUCTS(GEMM_PAIR_PRODUCTS), .PARITY(PARITY)) compute (
     .clk_i, .rst_ni(core_rst_n), .start_i(core_start),
     .cmd_valid_i(!compute_empty), .cmd_i(compute_cmd), .cmd_pop_o(compute_pop),
@@ -211,7 +216,7 @@ module kiln_top #(
     .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
     .st_re_i(st_re), .st_raddr_i(st_raddr), .st_gnt_o(st_gnt), .st_rdata_o(st_rdata),
     .ar_valid_o(c_ar_valid[4:3]), .ar_ready_i(c_ar_ready[4:3]), .ar_addr_o(c_ar_addr[3 * AB +: 2 * AB]),
-    .ar_len_o(c_ar_len[24 +: 16]), .r_valid_i(c_r_valid[4:3]), .r_ready_o(c_r_ready[4:3]),
+    .ar_len_o(c_ar_len[3 * LB +: 2 * LB]), .r_valid_i(c_r_valid[4:3]), .r_ready_o(c_r_ready[4:3]),
     .r_data_i(m_axi_i.r.data), .idle_o(compute_idle), .busy_o(compute_busy),
     .stall_o(compute_stall), .retire_o(compute_retire), .finished_o(compute_finished),
     .gemm_uop_o(gemm_uop), .alu_uop_o(alu_uop), .elem_read_o(compute_elem),
@@ -243,38 +248,41 @@ module kiln_top #(
                       (m_axi_i.b_valid && m_axi_o.b_ready && m_axi_i.b.resp[1]);
   // A scratchpad word read back with a parity error (PARITY): compute reads INP and WGT.
   assign sram_error = inp_perr || wgt_perr || compute_perr;
-  assign sram_where = inp_perr ? {4'(kiln_cfg_pkg::MODULE_COMPUTE), 4'(kiln_cfg_pkg::MEM_INP)}
-                    : wgt_perr ? {4'(kiln_cfg_pkg::MODULE_COMPUTE), 4'(kiln_cfg_pkg::MEM_WGT)}
+  localparam int WMB = kiln_cfg_pkg::WHERE_MODULE_BITS, WTB = kiln_cfg_pkg::WHERE_MEM_BITS;
+  assign sram_where = inp_perr ? {WMB'(kiln_cfg_pkg::MODULE_COMPUTE), WTB'(kiln_cfg_pkg::MEM_INP)}
+                    : wgt_perr ? {WMB'(kiln_cfg_pkg::MODULE_COMPUTE), WTB'(kiln_cfg_pkg::MEM_WGT)}
                     : compute_perr_where;
   logic unused_inputs;  // lint: names with "unused" are waived by default
   assign unused_inputs = (^m_axi_i.b.id) ^ m_axi_i.r.resp[0] ^ m_axi_i.b.resp[0] ^
                             s2c_full;
 
+  localparam int CIB = kiln_cfg_pkg::CNT_INC_BITS;
   always_comb begin
     cnt_add = '0;
-    cnt_add[kiln_cfg_pkg::CNT_CYCLES * 32 +: 32] = 32'd1;
-    cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * 32 +: 32] = 32'(load_retire);
-    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * 32 +: 32] = 32'(compute_retire);
-    cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * 32 +: 32] = 32'(store_retire);
-    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * 32 +: 32] = 32'(gemm_uop);
-    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * 32 +: 32] = 32'(alu_uop);
-    cnt_add[kiln_cfg_pkg::CNT_LOAD_UOP_BYTES * 32 +: 32] = (compute_elem[0] ? 32'(4) : 32'd0);
-    cnt_add[kiln_cfg_pkg::CNT_LOAD_WGT_BYTES * 32 +: 32] = (load_elem[1] ? 32'(kiln_cfg_pkg::WGT_ELEM_BYTES) : 32'd0);
-    cnt_add[kiln_cfg_pkg::CNT_LOAD_INP_BYTES * 32 +: 32] = (load_elem[0] ? 32'(kiln_cfg_pkg::INP_ELEM_BYTES) : 32'd0);
-    cnt_add[kiln_cfg_pkg::CNT_LOAD_ACC_BYTES * 32 +: 32] = (compute_elem[1] ? 32'(kiln_cfg_pkg::ACC_ELEM_BYTES) : 32'd0);
-    cnt_add[kiln_cfg_pkg::CNT_STORE_BYTES * 32 +: 32] = (store_elem ? 32'(kiln_cfg_pkg::OUT_ELEM_BYTES) : 32'd0);
-    cnt_add[kiln_cfg_pkg::CNT_DRAM_READ_BYTES * 32 +: 32] =
-        (insn_read ? 32'(16) : 32'd0) + (compute_elem[0] ? 32'(4) : 32'd0) +
-        (load_elem[1] ? 32'(kiln_cfg_pkg::WGT_ELEM_BYTES) : 32'd0) +
-        (load_elem[0] ? 32'(kiln_cfg_pkg::INP_ELEM_BYTES) : 32'd0) +
-        (compute_elem[1] ? 32'(kiln_cfg_pkg::ACC_ELEM_BYTES) : 32'd0);
-    cnt_add[kiln_cfg_pkg::CNT_DRAM_WRITE_BYTES * 32 +: 32] = (store_elem ? 32'(kiln_cfg_pkg::OUT_ELEM_BYTES) : 32'd0);
-    cnt_add[kiln_cfg_pkg::CNT_LOAD_BUSY_CYCLES * 32 +: 32] = 32'(load_busy);
-    cnt_add[kiln_cfg_pkg::CNT_LOAD_STALL_CYCLES * 32 +: 32] = 32'(load_stall);
-    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_BUSY_CYCLES * 32 +: 32] = 32'(compute_busy);
-    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_STALL_CYCLES * 32 +: 32] = 32'(compute_stall);
-    cnt_add[kiln_cfg_pkg::CNT_STORE_BUSY_CYCLES * 32 +: 32] = 32'(store_busy);
-    cnt_add[kiln_cfg_pkg::CNT_STORE_STALL_CYCLES * 32 +: 32] = 32'(store_stall);
+    cnt_add[kiln_cfg_pkg::CNT_CYCLES * CIB +: CIB] = CIB'(1);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_INSNS * CIB +: CIB] = CIB'(load_retire);
+    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_INSNS * CIB +: CIB] = CIB'(compute_retire);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_INSNS * CIB +: CIB] = CIB'(store_retire);
+    cnt_add[kiln_cfg_pkg::CNT_GEMM_UOPS * CIB +: CIB] = CIB'(gemm_uop);
+    cnt_add[kiln_cfg_pkg::CNT_ALU_UOPS * CIB +: CIB] = CIB'(alu_uop);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_UOP_BYTES * CIB +: CIB] = (compute_elem[0] ? CIB'(kiln_cfg_pkg::UOP_ELEM_BYTES) : '0);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_WGT_BYTES * CIB +: CIB] = (load_elem[1] ? CIB'(kiln_cfg_pkg::WGT_ELEM_BYTES) : '0);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_INP_BYTES * CIB +: CIB] = (load_elem[0] ? CIB'(kiln_cfg_pkg::INP_ELEM_BYTES) : '0);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_ACC_BYTES * CIB +: CIB] = (compute_elem[1] ? CIB'(kiln_cfg_pkg::ACC_ELEM_BYTES) : '0);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_BYTES * CIB +: CIB] = (store_elem ? CIB'(kiln_cfg_pkg::OUT_ELEM_BYTES) : '0);
+    cnt_add[kiln_cfg_pkg::CNT_DRAM_READ_BYTES * CIB +: CIB] =
+        (insn_read ? CIB'(kiln_cfg_pkg::INSN_BITS / 8) : '0) +
+        (compute_elem[0] ? CIB'(kiln_cfg_pkg::UOP_ELEM_BYTES) : '0) +
+        (load_elem[1] ? CIB'(kiln_cfg_pkg::WGT_ELEM_BYTES) : '0) +
+        (load_elem[0] ? CIB'(kiln_cfg_pkg::INP_ELEM_BYTES) : '0) +
+        (compute_elem[1] ? CIB'(kiln_cfg_pkg::ACC_ELEM_BYTES) : '0);
+    cnt_add[kiln_cfg_pkg::CNT_DRAM_WRITE_BYTES * CIB +: CIB] = (store_elem ? CIB'(kiln_cfg_pkg::OUT_ELEM_BYTES) : '0);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_BUSY_CYCLES * CIB +: CIB] = CIB'(load_busy);
+    cnt_add[kiln_cfg_pkg::CNT_LOAD_STALL_CYCLES * CIB +: CIB] = CIB'(load_stall);
+    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_BUSY_CYCLES * CIB +: CIB] = CIB'(compute_busy);
+    cnt_add[kiln_cfg_pkg::CNT_COMPUTE_STALL_CYCLES * CIB +: CIB] = CIB'(compute_stall);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_BUSY_CYCLES * CIB +: CIB] = CIB'(store_busy);
+    cnt_add[kiln_cfg_pkg::CNT_STORE_STALL_CYCLES * CIB +: CIB] = CIB'(store_stall);
     if (quiet) cnt_add = '0;  // a start that waits for the abort's drain counts from the reset
   end
 

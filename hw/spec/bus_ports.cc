@@ -19,10 +19,14 @@ std::vector<Struct> bus_structs(int axi_data_bits, int axi_addr_bits) {
   std::vector<Struct> s;
   // AXI4 channels (AR and AW carry the same fields)
   s.push_back({"axi_ax_t",
-               {{"id", kAxiIdBits}, {"addr", axi_addr_bits}, {"len", 8}, {"size", 3}, {"burst", 2}}});
+               {{"id", kAxiIdBits},
+                {"addr", axi_addr_bits},
+                {"len", kAxiLenBits},
+                {"size", kAxiSizeBits},
+                {"burst", kAxiBurstBits}}});
   s.push_back({"axi_w_t", {{"data", dw}, {"strb", dw / 8}, {"last", 1}}});
-  s.push_back({"axi_b_t", {{"id", kAxiIdBits}, {"resp", 2}}});
-  s.push_back({"axi_r_t", {{"id", kAxiIdBits}, {"data", dw}, {"resp", 2}, {"last", 1}}});
+  s.push_back({"axi_b_t", {{"id", kAxiIdBits}, {"resp", kAxiRespBits}}});
+  s.push_back({"axi_r_t", {{"id", kAxiIdBits}, {"data", dw}, {"resp", kAxiRespBits}, {"last", 1}}});
   const int ax = s[0].bits(), w = s[1].bits(), b = s[2].bits(), r = s[3].bits();
   s.push_back({"axi_req_t",
                {{"aw_valid", 1}, {"aw", ax, "axi_ax_t"}, {"w_valid", 1}, {"w", w, "axi_w_t"},
@@ -36,8 +40,8 @@ std::vector<Struct> bus_structs(int axi_data_bits, int axi_addr_bits) {
                 {"w_data", kAxilDataBits}, {"w_strb", kAxilDataBits / 8}, {"b_ready", 1},
                 {"ar_valid", 1}, {"ar_addr", kAxilAddrBits}, {"r_ready", 1}}});
   s.push_back({"axil_rsp_t",
-               {{"aw_ready", 1}, {"w_ready", 1}, {"b_valid", 1}, {"b_resp", 2}, {"ar_ready", 1},
-                {"r_valid", 1}, {"r_data", kAxilDataBits}, {"r_resp", 2}}});
+               {{"aw_ready", 1}, {"w_ready", 1}, {"b_valid", 1}, {"b_resp", kAxiRespBits},
+                {"ar_ready", 1}, {"r_valid", 1}, {"r_data", kAxilDataBits}, {"r_resp", kAxiRespBits}}});
   // Device memory (kiln_inorder_top, kiln_devmem, kiln_host_bridge): one 64-bit word a
   // request; ready accepts it, rvalid brings a read's data, error marks either as failed.
   s.push_back({"mem_req_t",

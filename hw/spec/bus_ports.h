@@ -17,6 +17,12 @@
 namespace kiln::hw::bus {
 
 inline constexpr int kAxiIdBits = 3;     // read clients are told apart by ARID
+inline constexpr int kAxiLenBits = 8;    // AXI4: beats in a burst - 1
+inline constexpr int kAxiSizeBits = 3;   // log2 of the bytes in a beat
+inline constexpr int kAxiBurstBits = 2;
+inline constexpr int kAxiBurstIncr = 1;  // the only burst type the accelerator issues
+inline constexpr int kAxiRespBits = 2;
+inline constexpr int kAxiRespOkay = 0;
 inline constexpr int kAxilAddrBits = 8;  // the register file decodes 8 address bits
 inline constexpr int kAxilDataBits = 32;
 inline constexpr int kMemAddrBits = 32;  // device memory: byte addresses of 64-bit words

@@ -11,7 +11,7 @@
 
 namespace kiln::hw::regs {
 
-// 32-bit registers at byte offsets.
+// 32-bit registers (bus::kAxilDataBits) at byte offsets.
 inline constexpr uint32_t kCtrl = 0x00;           // write 1 to bit 0: start
 inline constexpr uint32_t kStatus = 0x04;         // bit 0 busy, bit 1 done, bit 2 error
 inline constexpr uint32_t kInsnCount = 0x08;      // instructions to fetch
@@ -21,6 +21,8 @@ inline constexpr uint32_t kFingerprintLo = 0x14;  // Config::fingerprint(), read
 inline constexpr uint32_t kFingerprintHi = 0x18;
 inline constexpr uint32_t kVersion = 0x1c;        // register map version, read-only
 inline constexpr uint32_t kCounterBase = 0x40;    // counter k: lo at 0x40 + 8k, hi at +4
+inline constexpr int kInsnCountBits = 32;         // INSN_COUNT
+inline constexpr int kInsnAddrBits = 64;          // INSN_ADDR_HI:INSN_ADDR_LO
 
 // The host-writable registers' names, for messages and for `--fault reg-drop:NAME`
 // ("" for any other offset).
@@ -52,7 +54,8 @@ inline constexpr uint32_t kMapVersion = 1;
 
 // With the error bit, STATUS[7:4] may say what went wrong (0: the device does not say).
 inline constexpr uint32_t kStatusCauseShift = 4;
-inline constexpr uint32_t kStatusCauseMask = 0xfu << kStatusCauseShift;
+inline constexpr int kStatusCauseBits = 4;
+inline constexpr uint32_t kStatusCauseMask = ((1u << kStatusCauseBits) - 1) << kStatusCauseShift;
 enum class ErrorCause : uint8_t {
   kNone = 0,
   kDram = 1,           // a memory access outside device memory, or an error response
@@ -92,17 +95,25 @@ constexpr std::string_view error_cause_text(ErrorCause c) {
 // With kRange or kParity, STATUS[15:8] says where: [15:12] the module that saw it
 // (isa.h Module), [11:8] the scratchpad (isa.h MemType). Zero for the other causes.
 inline constexpr uint32_t kStatusWhereShift = 8;
-inline constexpr uint32_t kStatusWhereMask = 0xffu << kStatusWhereShift;
-inline constexpr uint32_t kStatusWhereModuleShift = 12;
-inline constexpr uint32_t kStatusWhereMemShift = 8;
-constexpr uint32_t status_where_module(uint32_t status) { return (status >> 12) & 0xfu; }
-constexpr uint32_t status_where_mem(uint32_t status) { return (status >> 8) & 0xfu; }
+inline constexpr int kStatusWhereModuleBits = 4;
+inline constexpr int kStatusWhereMemBits = 4;
+inline constexpr uint32_t kStatusWhereMemShift = kStatusWhereShift;
+inline constexpr uint32_t kStatusWhereModuleShift = kStatusWhereMemShift + kStatusWhereMemBits;
+inline constexpr uint32_t kStatusWhereMask =
+    ((1u << (kStatusWhereModuleBits + kStatusWhereMemBits)) - 1) << kStatusWhereShift;
+constexpr uint32_t status_where_module(uint32_t status) {
+  return (status >> kStatusWhereModuleShift) & ((1u << kStatusWhereModuleBits) - 1);
+}
+constexpr uint32_t status_where_mem(uint32_t status) {
+  return (status >> kStatusWhereMemShift) & ((1u << kStatusWhereMemBits) - 1);
+}
 // What an error STATUS says, for messages: the cause's text and, where STATUS[15:8] names
 // it, the module and the scratchpad ("a scratchpad index outside its buffer (the compute
 // module, acc)"); "" when STATUS gives no cause.
 std::string status_error_text(uint32_t status);
 
 // 64-bit performance counters, reset by every start.
+inline constexpr int kCounterBits = 64;
 enum class Counter : uint8_t {
   kCycles,
   kLoadInsns,

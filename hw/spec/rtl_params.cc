@@ -7,11 +7,15 @@
 
 #include <algorithm>
 #include <bit>
+#include <initializer_list>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hw/spec/bus_ports.h"
 #include "hw/spec/debug_ports.h"
 #include "hw/spec/error.h"
+#include "hw/spec/host_link_protocol.h"
 #include "hw/spec/isa.h"
 #include "hw/spec/regs.h"
 
@@ -238,6 +242,47 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
     param(out, "CNT_" + upper(c.name), static_cast<int>(c.id), c.description);
   param(out, "INORDER_CNT_MASK", static_cast<int>(regs::kInorderCounterMask),
         "counters the in-order core keeps (bit k: counter k)");
+  param(out, "REG_ADDR_BITS", bus::kAxilAddrBits);
+  param(out, "REG_DATA_BITS", bus::kAxilDataBits);
+  out += "  typedef logic [REG_ADDR_BITS-1:0] reg_addr_t;\n";
+  using Named = std::pair<std::string_view, uint32_t>;
+  for (auto [name, offset] : std::initializer_list<Named>{
+           {"CTRL", regs::kCtrl}, {"STATUS", regs::kStatus},
+                              {"INSN_COUNT", regs::kInsnCount}, {"INSN_ADDR_LO", regs::kInsnAddrLo},
+                              {"INSN_ADDR_HI", regs::kInsnAddrHi}, {"FP_LO", regs::kFingerprintLo},
+                              {"FP_HI", regs::kFingerprintHi}, {"VERSION", regs::kVersion},
+                              {"COUNTER_BASE", regs::kCounterBase}}) {
+    out += fmt::format("  localparam logic [REG_ADDR_BITS-1:0] REG_{} = {}'h{:02x};\n", name,
+                       bus::kAxilAddrBits, offset);
+  }
+  param(out, "CTRL_START_BIT", std::countr_zero(regs::kCtrlStart));
+  param(out, "CTRL_ABORT_BIT", std::countr_zero(regs::kCtrlAbort));
+  param(out, "INSN_COUNT_BITS", regs::kInsnCountBits);
+  param(out, "INSN_ADDR_BITS", regs::kInsnAddrBits);
+  param(out, "COUNTER_BITS", regs::kCounterBits);
+  out += "  // STATUS: the error's cause and, for some causes, where (hw/spec/regs.h)\n";
+  param(out, "ERR_CAUSE_BITS", regs::kStatusCauseBits);
+  out += "  typedef logic [ERR_CAUSE_BITS-1:0] err_cause_t;\n";
+  param(out, "WHERE_MODULE_BITS", regs::kStatusWhereModuleBits);
+  param(out, "WHERE_MEM_BITS", regs::kStatusWhereMemBits);
+  out += "  typedef logic [WHERE_MODULE_BITS-1:0] where_module_t;\n";
+  out += "  typedef logic [WHERE_MEM_BITS-1:0] where_mem_t;\n";
+  packed_struct(out, "status_where_t", regs::kStatusWhereModuleBits + regs::kStatusWhereMemBits,
+                {{"module_id", regs::kStatusWhereMemBits, regs::kStatusWhereModuleBits,
+                  "where_module_t"},
+                 {"mem", 0, regs::kStatusWhereMemBits, "where_mem_t"}});
+  packed_struct(out, "status_t", bus::kAxilDataBits,
+                {{"where", static_cast<int>(regs::kStatusWhereShift),
+                  regs::kStatusWhereModuleBits + regs::kStatusWhereMemBits, "status_where_t"},
+                 {"cause", static_cast<int>(regs::kStatusCauseShift), regs::kStatusCauseBits,
+                  "err_cause_t"},
+                 {"error", std::countr_zero(regs::kStatusError), 1, ""},
+                 {"done", std::countr_zero(regs::kStatusDone), 1, ""},
+                 {"busy", std::countr_zero(regs::kStatusBusy), 1, ""}});
+  out += "  // The counters' increments in a cycle, as the register file takes them\n";
+  param(out, "CNT_INC_BITS", 32);
+  out += "  // counter k at [k * CNT_INC_BITS +: CNT_INC_BITS]\n";
+  out += "  typedef logic [NUM_COUNTERS*CNT_INC_BITS-1:0] cnt_add_t;\n";
   param(out, "ERR_DRAM", static_cast<int>(regs::ErrorCause::kDram));
   param(out, "ERR_TOKEN_MISSING", static_cast<int>(regs::ErrorCause::kTokenMissing));
   param(out, "ERR_BAD_INSN", static_cast<int>(regs::ErrorCause::kBadInstruction));
@@ -251,6 +296,33 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
   param(out, "AXI_ADDR_BITS", kRtlAxiAddrBits);
   param(out, "AXI_MAX_BURST", kRtlAxiMaxBurst);
   param(out, "AXI_ID_BITS", bus::kAxiIdBits);
+  param(out, "AXI_LEN_BITS", bus::kAxiLenBits, "a burst's beats - 1");
+  param(out, "AXI_SIZE_BITS", bus::kAxiSizeBits);
+  param(out, "AXI_BURST_BITS", bus::kAxiBurstBits);
+  param(out, "AXI_RESP_BITS", bus::kAxiRespBits);
+  out += "  typedef logic [AXI_LEN_BITS-1:0] axi_len_t;\n";
+  out += fmt::format("  localparam logic [AXI_BURST_BITS-1:0] AXI_BURST_INCR = {}'d{};\n",
+                     bus::kAxiBurstBits, bus::kAxiBurstIncr);
+  out += fmt::format("  localparam logic [AXI_RESP_BITS-1:0] AXI_RESP_OKAY = {}'d{};\n",
+                     bus::kAxiRespBits, bus::kAxiRespOkay);
+  out += "\n  // Device memory (the in-order core's port; hw/spec/bus_ports.h)\n";
+  param(out, "MEM_ADDR_BITS", bus::kMemAddrBits, "byte addresses");
+  param(out, "MEM_DATA_BITS", bus::kMemDataBits, "a word");
+
+  out += "\n  // The UART host link (hw/spec/host_link_protocol.h)\n";
+  for (auto [name, value] : std::initializer_list<Named>{
+           {"PING", link::kPing}, {"REG_WRITE", link::kRegWrite},
+                             {"REG_READ", link::kRegRead}, {"MEM_WRITE", link::kMemWrite},
+                             {"MEM_READ", link::kMemRead}, {"RESET", link::kResetCore},
+                             {"ACK", link::kAck}, {"ERR_COMMAND", link::kErrCommand},
+                             {"ERR_RANGE", link::kErrRange}, {"ERR_CHECKSUM", link::kErrChecksum},
+                             {"ERR_TIMEOUT", link::kErrTimeout}, {"ERR_BUS", link::kErrBus},
+                             {"ERR_FRAMING", link::kErrFraming},
+                             {"PROTOCOL_VERSION", link::kProtocolVersion}}) {
+    out += fmt::format("  localparam logic [7:0] HL_{} = 8'h{:02x};\n", name, value);
+  }
+  param(out, "HL_MEM_ADDR_BITS", link::kMemAddrBytes * 8, "MEM_* address argument");
+  param(out, "HL_MEM_LEN_BITS", link::kMemLenBytes * 8, "MEM_* length argument");
 
   out += "\n  // Bus interfaces (hw/spec/bus_ports.h): requests and responses per channel\n";
   for (const bus::Struct& st : bus::bus_structs(axi_data_bits, kRtlAxiAddrBits)) {

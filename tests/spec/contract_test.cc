@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <regex>
 #include <set>
 #include <string>
@@ -14,8 +15,11 @@
 
 #include "hw/spec/config.h"
 #include "hw/spec/config_files.h"
+#include "hw/spec/bus_ports.h"
 #include "hw/spec/debug_ports.h"
+#include "hw/spec/host_link_protocol.h"
 #include "hw/spec/isa.h"
+#include "hw/spec/regs.h"
 #include "hw/spec/rtl_params.h"
 
 namespace kiln::hw {
@@ -128,20 +132,30 @@ std::vector<std::tuple<std::string, int, int>> struct_members(const std::string&
   size_t begin = pkg.rfind("typedef struct packed {", end);
   EXPECT_NE(end, std::string::npos) << name;
   std::string body = pkg.substr(begin, end - begin);
-  // An enum type is as wide as the parameter its typedef names.
-  std::map<std::string, int> params, enum_width;
+  // An enum type, or a vector typedef, is as wide as the parameter it names; a struct
+  // type as its members.
+  std::map<std::string, int> params, type_width;
   std::regex param(R"(localparam int (\w+) = (\d+);)");
   for (std::sregex_iterator it(pkg.begin(), pkg.end(), param), e; it != e; ++it)
     params[(*it)[1]] = std::stoi((*it)[2]);
   std::regex enum_type(R"(typedef enum logic \[(\w+)-1:0\] \{[^}]*\} (\w+);)");
   for (std::sregex_iterator it(pkg.begin(), pkg.end(), enum_type), e; it != e; ++it)
-    enum_width[(*it)[2]] = params.at((*it)[1]);
+    type_width[(*it)[2]] = params.at((*it)[1]);
+  std::regex vector_type(R"(typedef logic \[(\w+)-1:0\] (\w+);)");
+  for (std::sregex_iterator it(pkg.begin(), pkg.end(), vector_type), e; it != e; ++it)
+    type_width[(*it)[2]] = params.at((*it)[1]);
+  auto width_of = [&](const std::string& type) {
+    if (auto it = type_width.find(type); it != type_width.end()) return it->second;
+    int w = 0;
+    for (const auto& [n, lsb, width] : struct_members(pkg, type)) w += width;
+    return w;
+  };
   std::regex member(R"(\n\s+(\w+)(?: \[(\d+):0\])? (\w+);)");
   std::vector<std::pair<std::string, int>> declared;  // name, width (MSB first)
   int total = 0;
   for (std::sregex_iterator it(body.begin(), body.end(), member), e; it != e; ++it) {
     const std::smatch& m = *it;
-    int width = m[1] != "logic" ? enum_width.at(m[1]) : m[2].matched ? std::stoi(m[2]) + 1 : 1;
+    int width = m[1] != "logic" ? width_of(m[1]) : m[2].matched ? std::stoi(m[2]) + 1 : 1;
     declared.emplace_back(m[3], width);
     total += width;
   }
@@ -203,6 +217,32 @@ TEST(Contract, PackageStructsMatchTheLayouts) {
     EXPECT_NE(pkg.find("localparam int COMPUTE_POP_NEXT = 3;"), std::string::npos);
     EXPECT_NE(pkg.find("localparam int LOAD_POP_PREV = -1;"), std::string::npos);
   }
+}
+
+// The host interface reaches the RTL as regs.h and host_link_protocol.h define it: the
+// STATUS word's fields, the register offsets, the UART link's bytes.
+TEST(Contract, PackageHostInterfaceMatchesRegs) {
+  std::string pkg = rtl_params_package(load_config("default"));
+  const int where_bits = regs::kStatusWhereModuleBits + regs::kStatusWhereMemBits;
+  expect_struct(pkg, "status_t",
+                {{"busy", std::countr_zero(regs::kStatusBusy), 1},
+                 {"done", std::countr_zero(regs::kStatusDone), 1},
+                 {"error", std::countr_zero(regs::kStatusError), 1},
+                 {"cause", static_cast<int>(regs::kStatusCauseShift), regs::kStatusCauseBits},
+                 {"where", static_cast<int>(regs::kStatusWhereShift), where_bits}},
+                32);
+  expect_struct(pkg, "status_where_t",
+                {{"module_id",
+                  static_cast<int>(regs::kStatusWhereModuleShift - regs::kStatusWhereShift),
+                  regs::kStatusWhereModuleBits},
+                 {"mem", 0, regs::kStatusWhereMemBits}},
+                where_bits);
+  auto has = [&](const std::string& text) { return pkg.find(text) != std::string::npos; };
+  EXPECT_TRUE(has(fmt::format("REG_INSN_ADDR_HI = 8'h{:02x};", regs::kInsnAddrHi)));
+  EXPECT_TRUE(has(fmt::format("REG_COUNTER_BASE = 8'h{:02x};", regs::kCounterBase)));
+  EXPECT_TRUE(has(fmt::format("HL_MEM_READ = 8'h{:02x};", link::kMemRead)));
+  EXPECT_TRUE(has(fmt::format("HL_ERR_FRAMING = 8'h{:02x};", link::kErrFraming)));
+  EXPECT_TRUE(has(fmt::format("localparam int AXI_LEN_BITS = {};", bus::kAxiLenBits)));
 }
 
 }  // namespace

@@ -9,25 +9,12 @@
 #include <string_view>
 
 #include "hw/driver/uart/byte_link.h"
+#include "hw/spec/host_link_protocol.h"
 
 namespace kiln::driver::uart {
 
-// Command bytes; the acknowledgement of a command is its byte | kAck.
-inline constexpr uint8_t kPing = 0x01;       // -> ack, protocol version, log2(memory bytes)
-inline constexpr uint8_t kRegWrite = 0x02;   // offset, value (4, LE) -> ack
-inline constexpr uint8_t kRegRead = 0x03;    // offset -> ack, value (4, LE)
-inline constexpr uint8_t kMemWrite = 0x04;   // addr (4), n (2), n bytes, sum -> ack
-inline constexpr uint8_t kMemRead = 0x05;    // addr (4), n (2) -> ack, n bytes, sum
-inline constexpr uint8_t kResetCore = 0x06;  // -> ack, after holding the core in reset
-inline constexpr uint8_t kAck = 0x80;
-// Error replies: one byte in place of the acknowledgement.
-inline constexpr uint8_t kErrCommand = 0xE1;   // unknown command byte
-inline constexpr uint8_t kErrRange = 0xE2;     // memory range outside device memory
-inline constexpr uint8_t kErrChecksum = 0xE3;  // MEM_WRITE data does not match its sum
-inline constexpr uint8_t kErrTimeout = 0xE4;   // a frame stopped arriving
-inline constexpr uint8_t kErrBus = 0xE5;       // the register file answered with an error
-inline constexpr uint8_t kErrFraming = 0xE6;   // a byte with a low stop bit
-inline constexpr uint8_t kProtocolVersion = 1;
+// The protocol's command and reply bytes (kPing, kAck, kErrRange, ...) are hw/spec's.
+using namespace hw::link;  // NOLINT(google-build-using-namespace)
 // Bytes per MEM_WRITE/MEM_READ frame (the protocol allows 65535): a corrupted frame
 // costs little to repeat.
 inline constexpr size_t kMaxFrameBytes = 4096;
