@@ -42,7 +42,10 @@ struct TopIn {
   uint8_t m_bresp = 0;
 };
 
-// kiln_top's outputs.
+// kiln_top's outputs. The register port's (s_*) are brought up to date while the host
+// drives that port (any of TopIn's s_*valid or s_*ready set) and keep their last values
+// between accesses, when nothing reads them. A model fills one TopOut (eval_low's
+// caller keeps it): fields whose port did not change are left as they are.
 struct TopOut {
   bool s_awready = false, s_wready = false, s_bvalid = false;
   bool s_arready = false, s_rvalid = false;
