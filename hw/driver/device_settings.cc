@@ -1,6 +1,7 @@
 #include "hw/driver/device_settings.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -99,14 +100,16 @@ sim::InjectedFault parse_fault_value(const std::string& v) {
     std::string reg = args.substr(0, c2);
     f.kind = Kind::kRegDrop;
     f.n = c2 == std::string::npos ? 1 : count(args.substr(c2 + 1), 1);
-    for (uint32_t off : hw::regs::kWritableRegs)
-      if (hw::regs::writable_reg_name(off) == reg) {
-        f.reg = off;
+    std::vector<std::string_view> names;
+    for (const hw::regs::WritableReg& w : hw::regs::kWritableRegs) {
+      if (w.name == reg) {
+        f.reg = w.offset;
         return f;
       }
-    throw BadValue{fmt::format("reg-drop names a writable register (ctrl, insn_count, "
-                               "insn_addr_lo, insn_addr_hi), not '{}'",
-                               reg)};
+      names.push_back(w.name);
+    }
+    throw BadValue{fmt::format("reg-drop names a writable register ({}), not '{}'",
+                               fmt::join(names, ", "), reg)};
   }
   if (kind == "sram-stuck") {
     std::vector<std::string> parts;

@@ -24,24 +24,23 @@ inline constexpr uint32_t kCounterBase = 0x40;    // counter k: lo at 0x40 + 8k,
 inline constexpr int kInsnCountBits = 32;         // INSN_COUNT
 inline constexpr int kInsnAddrBits = 64;          // INSN_ADDR_HI:INSN_ADDR_LO
 
-// The host-writable registers' names, for messages and for `--fault reg-drop:NAME`
-// ("" for any other offset).
+// The registers the host may write, with their names for messages and for
+// `--fault reg-drop:NAME`.
+struct WritableReg {
+  uint32_t offset;
+  std::string_view name;
+};
+inline constexpr WritableReg kWritableRegs[] = {
+    {kCtrl, "ctrl"}, {kInsnCount, "insn_count"}, {kInsnAddrLo, "insn_addr_lo"},
+    {kInsnAddrHi, "insn_addr_hi"}};
+// The name of the writable register at `offset` ("" for any other offset).
 constexpr std::string_view writable_reg_name(uint32_t offset) {
-  switch (offset) {
-    case kCtrl: return "ctrl";
-    case kInsnCount: return "insn_count";
-    case kInsnAddrLo: return "insn_addr_lo";
-    case kInsnAddrHi: return "insn_addr_hi";
-    default: return "";
-  }
+  for (const WritableReg& w : kWritableRegs)
+    if (w.offset == offset) return w.name;
+  return "";
 }
-inline constexpr uint32_t kWritableRegs[] = {kCtrl, kInsnCount, kInsnAddrLo, kInsnAddrHi};
 // Whether the host may write the register at `offset`.
-constexpr bool is_writable(uint32_t offset) {
-  for (uint32_t w : kWritableRegs)
-    if (w == offset) return true;
-  return false;
-}
+constexpr bool is_writable(uint32_t offset) { return !writable_reg_name(offset).empty(); }
 
 inline constexpr uint32_t kCtrlStart = 1u << 0;
 // Ends a run that does not finish (a deadlocked stream): the accelerator is reset, the

@@ -1,8 +1,13 @@
 #include "hw/sim/rtl/rtl_sim.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "hw/spec/debug_ports.h"
 #include "hw/spec/error.h"
@@ -72,15 +77,23 @@ std::string module_state(unsigned s, const char* waits, const char* room, const 
   }
   return "?";
 }
-std::string load_state(unsigned s) {
-  return module_state(s, "compute->load", "load->compute", "loading");
+// The token queues module m pops (pops) or pushes, named as hw/spec names them, joined
+// with `sep`.
+std::string queues_of(hw::Module m, bool pops, std::string_view sep) {
+  const hw::TokenLinks l = hw::token_links(m);
+  std::vector<std::string_view> names;
+  for (const std::optional<hw::TokenQueue>& q :
+       pops ? std::array{l.pop_prev, l.pop_next} : std::array{l.push_prev, l.push_next}) {
+    if (q) names.push_back(hw::token_queue_name(*q));
+  }
+  return fmt::format("{}", fmt::join(names, sep));
 }
-std::string compute_state(unsigned s) {
-  return module_state(s, "load->compute and/or store->compute",
-                      "compute->load or compute->store", "loading UOP/ACC or running a GEMM/ALU loop");
-}
-std::string store_state(unsigned s) {
-  return module_state(s, "compute->store", "store->compute", "storing");
+std::string state_of(hw::Module m, unsigned s) {
+  const char* runs = m == hw::Module::kLoad      ? "loading"
+                     : m == hw::Module::kCompute ? "loading UOP/ACC or running a GEMM/ALU loop"
+                                                 : "storing";
+  return module_state(s, queues_of(m, true, " and/or ").c_str(),
+                      queues_of(m, false, " or ").c_str(), runs);
 }
 
 }  // namespace
@@ -90,17 +103,25 @@ std::string describe_modules(const TopOut& out) {
   auto state = [&](const dbg::BitField& f) { return static_cast<unsigned>(f.get(out.dbg_state)); };
   unsigned fetch = state(dbg::kFetchState), load = state(dbg::kLoadState);
   unsigned compute = state(dbg::kComputeState), store = state(dbg::kStoreState);
-  auto tok = [&](int k) { return dbg::token_count(out.dbg_tokens, static_cast<hw::TokenQueue>(k)); };
-  auto queue = [&](int k) { return dbg::queue_count(out.dbg_queues, static_cast<hw::Module>(k)); };
   std::string f = (fetch & dbg::kFetchWaitsRoom) ? "waits for room in a module's command queue"
                   : (fetch & dbg::kFetchReading) ? "reading instructions"
                                                  : "all instructions fetched";
-  return fmt::format(
-      "fetch: {}; load: {}; compute: {}; store: {}. Tokens queued: load->compute {}, "
-      "compute->load {}, compute->store {}, store->compute {}. Command queues: load {}, "
-      "compute {}, store {}",
-      f, load_state(load), compute_state(compute), store_state(store), tok(0), tok(1), tok(2),
-      tok(3), queue(0), queue(1), queue(2));
+  std::vector<std::string> tokens, queues;
+  for (int k = 0; k < hw::kNumTokenQueues; ++k) {
+    const auto q = static_cast<hw::TokenQueue>(k);
+    tokens.push_back(
+        fmt::format("{} {}", hw::token_queue_name(q), dbg::token_count(out.dbg_tokens, q)));
+  }
+  for (int k = 0; k < hw::kNumModules; ++k) {
+    const auto m = static_cast<hw::Module>(k);
+    queues.push_back(
+        fmt::format("{} {}", hw::module_name(m), dbg::queue_count(out.dbg_queues, m)));
+  }
+  return fmt::format("fetch: {}; load: {}; compute: {}; store: {}. Tokens queued: {}. Command "
+                     "queues: {}",
+                     f, state_of(hw::Module::kLoad, load), state_of(hw::Module::kCompute, compute),
+                     state_of(hw::Module::kStore, store), fmt::join(tokens, ", "),
+                     fmt::join(queues, ", "));
 }
 
 std::vector<std::string> rtl_model_names() {
