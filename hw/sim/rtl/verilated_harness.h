@@ -21,11 +21,9 @@ class VerilatedHarness {
     if (!wave_file.empty()) ctx_->traceEverOn(true);
     top_ = std::make_unique<V>(ctx_.get(), name);
     if (!wave_file.empty()) {
-#if VM_TRACE
       wave_ = std::make_unique<VerilatedFstC>();
       top_->trace(wave_.get(), 99);
       wave_->open(wave_file.c_str());
-#endif
     }
   }
   ~VerilatedHarness() {
