@@ -1,6 +1,7 @@
 #include "backend-cpu/target.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -96,7 +97,8 @@ int64_t parse_bytes(const std::string& key, const std::string& value) {
   return v * scale;
 }
 
-// The size of the host's cache of `level` holding data (Linux's /sys), or 0.
+// The host's data (or unified) cache of a level: sysfs's, else what the C library
+// reads from CPUID (virtual machines often have no cache entries in sysfs); 0 unknown.
 int64_t host_cache(int level) {
   for (int i = 0; i < 8; ++i) {
     std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
@@ -111,7 +113,8 @@ int64_t host_cache(int level) {
       return 0;
     }
   }
-  return 0;
+  long bytes = sysconf(level == 1 ? _SC_LEVEL1_DCACHE_SIZE : _SC_LEVEL2_CACHE_SIZE);
+  return bytes > 0 ? bytes : 0;
 }
 
 }  // namespace

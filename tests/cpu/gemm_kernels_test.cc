@@ -145,10 +145,14 @@ INSTANTIATE_TEST_SUITE_P(Targets, GemmKernels,
 TEST(GemmKernels, LongReductionsAreSplitInChunks) {
   cpu::register_graph_backend();
   target::MachineTraits small{512, 32, 32 << 10, 64 << 10};
-  EXPECT_EQ(reduction_chunk(128, 768, target::MachineTraits{512, 32, 48 << 10, 2 << 20}), 768);
-  EXPECT_EQ(reduction_chunk(128, 3072, target::MachineTraits{512, 32, 48 << 10, 2 << 20}), 1536);
-  EXPECT_EQ(reduction_chunk(16, 2048, small), 512);
-  EXPECT_EQ(reduction_chunk(4096, 4096, small), 4096) << "no chunk of 512 or more fits: not split";
+  target::MachineTraits l2_2m{512, 32, 48 << 10, 2 << 20}, l2_1m{512, 32, 48 << 10, 1 << 20};
+  EXPECT_EQ(reduction_chunk(128, 768, 64, l2_2m), 768);
+  EXPECT_EQ(reduction_chunk(128, 3072, 64, l2_2m), 1536);
+  EXPECT_EQ(reduction_chunk(16, 2048, 64, small), 512);
+  EXPECT_EQ(reduction_chunk(4096, 4096, 64, small), 4096) << "no chunk of 512 or more fits: not split";
+  EXPECT_EQ(reduction_chunk(1024, 1024, 64, l2_1m), 1024) << "a 256 KiB panel fits in a quarter of L2; the rows are blocked";
+  EXPECT_EQ(reduction_chunk(4096, 4096, 64, l2_1m), 1024) << "rows never fit: chunks whose panel fits";
+  EXPECT_EQ(reduction_chunk(128, 3072, 64, l2_1m), 1024) << "rows and panel fit";
   Graph g = gemm_graph(16, 96, 2048, true, Epilogue::BiasRelu);
   std::vector<std::vector<float>> in{random_floats(16 * 2048, 5)};
   int packed = 0;

@@ -28,9 +28,12 @@ Graph carry_layout(const Graph& g);
 // The panel width alter_layout packs a constant matrix product of n columns into
 // (0: none fits).
 int64_t register_tile_columns(int64_t n, const target::MachineTraits& machine);
-// The reduction chunk it splits an m x k by k x n product into (k: none): the largest
-// divisor of k, at least 512, whose m x chunk rows fit in half the L2 cache.
-int64_t reduction_chunk(int64_t m, int64_t k, const target::MachineTraits& machine);
+// The reduction chunk it splits an m x k by k x n product, packed in panels of `panel`
+// columns, into (k: none): the largest divisor of k, at least 512, whose m x chunk rows
+// fit in half the L2 cache and whose chunk x panel block of the weight in a quarter of
+// it; where no chunk leaves room for the rows, the largest whose weight block fits,
+// else the largest whose rows fit.
+int64_t reduction_chunk(int64_t m, int64_t k, int64_t panel, const target::MachineTraits& machine);
 // Host int8 conv2d/dense/matmul compute on 4-byte words (VNNI's layout), weights packed
 // and folded; after placement, so accelerator nodes keep theirs.
 Graph alter_layout_int8(const Graph& g);
