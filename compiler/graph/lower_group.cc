@@ -255,6 +255,42 @@ bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tens
   return true;
 }
 
+namespace {
+
+// A Winograd convolution's input transform ([alpha^2, P, C]): per tile and vector of
+// channels, the alpha^2 elements unrolled (each then keeps its own additions, and the
+// loads of the tile are shared); tiles in parallel.
+void schedule_winograd_input(schedule::Schedule& s, const te::Tensor& v, const target::MachineTraits& machine) {
+  schedule::Stage st = s[v];
+  const auto& ax = v->axis;  // e, p, c
+  auto [co, ci] = st.split(ax[2], static_cast<int>(fit(extent_of(ax[2]), machine.lanes(v->dtype.bits()))));
+  st.reorder({ax[1], co, ax[0], ci});
+  st.unroll(ax[0]);
+  st.vectorize(ci);
+  st.parallel(ax[1]);
+}
+
+// Its output transform ([N, O/b, OH, OW, b]): each m x m tile unrolled (so each pixel
+// keeps its own additions), the channel block as the vector; images, channel blocks
+// and rows of tiles in parallel.
+void schedule_winograd_output(schedule::Schedule& s, const te::Tensor& y) {
+  schedule::Stage st = s[y];
+  const auto& ax = y->axis;
+  // The tile: alpha - 2 where the products hold alpha^2 elements.
+  int64_t elements = extent_of(y->input_tensors().at(0)->axis[0]), alpha = 1;
+  while (alpha * alpha < elements) ++alpha;
+  int tile = static_cast<int>(alpha - 2);
+  auto [yo, yi] = st.split(ax[2], tile);
+  auto [xo, xi] = st.split(ax[3], tile);
+  st.reorder({ax[0], ax[1], yo, xo, yi, xi, ax[4]});
+  st.unroll(yi);
+  st.unroll(xi);
+  st.vectorize(ax[4]);
+  st.parallel(st.fuse(st.fuse(ax[0], ax[1]), yo));
+}
+
+}  // namespace
+
 void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile) {
   int64_t nr = *ir::as_const_int(mm->input_tensors().at(1)->shape[2]);
   te::Tensor acc = accumulator(s, mm, out);
@@ -366,6 +402,14 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
         bool depthwise_pad = st->op->tag == "conv2d_nchwc" && st->op->reduce_axis.size() == 2 && in->name == "pad";
         if (!depthwise_pad) keep_root.insert(in.get());
       }
+  // A Winograd convolution's stages are each computed once: the padded data, the
+  // tiles' transforms and the output's (ahead of a fused epilogue).
+  for (const schedule::Stage& st : s->stages)
+    if (st->op->tag == "winograd_input" || st->op->tag == "winograd_output") {
+      keep_root.insert(st->op.get());
+      if (st->op->tag == "winograd_input")
+        for (const te::Tensor& in : st->op->input_tensors()) keep_root.insert(in.get());
+    }
   // Softmax's exponentials are computed once, as vectors, and then summed and divided;
   // inlined, each would be computed twice, as scalars inside the row's sum.
   for (const schedule::Stage& st : s->stages)
@@ -423,8 +467,16 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
       scheduled.insert(s[out].get());
       continue;
     }
+    if (st->op->tag == "winograd_input") {
+      schedule_winograd_input(s, st->op, machine);
+      continue;
+    }
+    if (st->op->tag == "winograd_output") {
+      schedule_winograd_output(s, st->op);
+      continue;
+    }
     // Packing int8 data into words reads 4 channels per word: gathers if vectorized.
-    else schedule_root(s, st->op, st->op->tag != "pack_int8_data");
+    schedule_root(s, st->op, st->op->tag != "pack_int8_data");
   }
   std::vector<te::Tensor> args = params;
   for (const auto& t : outs) args.push_back(t);

@@ -41,5 +41,6 @@ void register_image_ops();   // ops_image.cc
 void register_int8_ops();    // ops_int8.cc
 void register_index_ops();   // ops_index.cc
 void register_window_ops();  // ops_window.cc
+void register_winograd_ops();  // ops_winograd.cc
 
 }  // namespace kiln::graph::detail

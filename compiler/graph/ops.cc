@@ -35,7 +35,8 @@
 //
 // out_dtype ("int32"): integer operands (int8, uint8, ...) are widened to it and
 // accumulated in it. The quantization operators are in ops_quant.cc; 3-d convolution
-// and pooling and MaxPool's indices in ops_window.cc.
+// and pooling and MaxPool's indices in ops_window.cc; the Winograd convolution in
+// ops_winograd.cc.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -1021,6 +1022,7 @@ void register_all() {
   register_int8_ops();
   register_index_ops();
   register_window_ops();
+  register_winograd_ops();
 }
 
 const std::map<std::string, OpDef>& ops() {

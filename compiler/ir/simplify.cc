@@ -369,9 +369,13 @@ class Simplifier : public IRMutator {
   }
 
   Expr mutate_(const SelectNode* op, const Expr& self) override {
-    Expr c = mutate(op->cond), t = mutate(op->true_value), f = mutate(op->false_value);
-    if (const int64_t* v = as_const_int(c)) return *v ? t : f;
-    if (const auto* bc = c.as<BroadcastNode>(); bc && as_const_int(bc->value)) return *as_const_int(bc->value) ? t : f;
+    // A constant condition keeps one arm: only that one is simplified (a chain of
+    // selects on an unrolled loop's index keeps one arm per copy).
+    Expr c = mutate(op->cond);
+    const int64_t* v = as_const_int(c);
+    if (const auto* bc = c.as<BroadcastNode>(); !v && bc) v = as_const_int(bc->value);
+    if (v) return mutate(*v ? op->true_value : op->false_value);
+    Expr t = mutate(op->true_value), f = mutate(op->false_value);
     if (structural_equal(t, f)) return t;
     if (c.same_as(op->cond) && t.same_as(op->true_value) && f.same_as(op->false_value)) return self;
     return make_select(c, t, f);

@@ -6,25 +6,18 @@
 // registers, SSE), against the reference interpreter on the unoptimized graph.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "backend-cpu/graph_backend.h"
-#include "compiler/graph/executor.h"
-#include "tests/e2e/test_util.h"
+#include "tests/cpu/kernel_test_util.h"
 
 namespace kiln::graph {
 namespace {
 
 const ir::DataType f32 = ir::DataType::Float(32);
 
-ConstData constant(std::vector<int64_t> shape, uint32_t seed) {
-  auto b = std::make_shared<interp::HostBuffer>(f32, shape);
-  auto v = test::random_floats(b->size(), seed);
-  std::memcpy(b->data(), v.data(), v.size() * sizeof(float));
-  return b;
-}
+using test_util::random_constant;
 
 struct Net {
   int64_t batch, in_channels, h, w, width, narrow;  // width: 16-blocked channels; narrow: 8-blocked
@@ -41,8 +34,8 @@ Graph net(const Net& n) {
   auto conv = [&](NodeId t, int64_t out, int64_t in, int64_t k, std::vector<int64_t> pads, int64_t stride, int64_t groups = 1) {
     Attrs a{{"pads", pads}, {"strides", std::vector<int64_t>{stride, stride}}};
     if (groups > 1) a.set("groups", groups);
-    NodeId c = g.add_op("conv2d", {t, g.add_constant("w", constant({out, in / groups, k, k}, seed++))}, a);
-    return g.add_op("add", {c, g.add_constant("b", constant({out, 1, 1}, seed++))});
+    NodeId c = g.add_op("conv2d", {t, g.add_constant("w", random_constant({out, in / groups, k, k}, seed++))}, a);
+    return g.add_op("add", {c, g.add_constant("b", random_constant({out, 1, 1}, seed++))});
   };
   auto relu6 = [&](NodeId t) { return g.add_op("clip", {t}, {{"min", 0.0}, {"max", 6.0}}); };
   std::vector<int64_t> same{1, 1, 1, 1};
@@ -59,24 +52,6 @@ Graph net(const Net& n) {
   return g;
 }
 
-std::vector<float> run(const Graph& g, const std::vector<float>& x, const std::string& backend, const std::string& target,
-                       size_t output, int* blocked_convs = nullptr) {
-  CompileOptions o;
-  if (backend == "cpu") o.target = target::Target::parse(target);
-  else o.optimize = false;
-  CompiledModel m = compile(g, o);
-  if (blocked_convs) {
-    *blocked_convs = 0;
-    for (const auto& node : m.graph.nodes()) *blocked_convs += node.op == "conv2d_nchwc" && node.type.ndim() == 5;
-  }
-  Executor ex = make_executor(m, backend, backend == "cpu" ? target : "");
-  ex.set_input(0, x.data(), static_cast<int64_t>(x.size() * sizeof(float)));
-  ex.run();
-  std::vector<float> out(static_cast<size_t>(ex.output_bytes(output) / sizeof(float)));
-  std::memcpy(out.data(), ex.output(output), out.size() * sizeof(float));
-  return out;
-}
-
 class ConvKernels : public ::testing::TestWithParam<std::string> {
  protected:
   static void SetUpTestSuite() { cpu::register_graph_backend(); }
@@ -89,23 +64,17 @@ TEST_P(ConvKernels, MatchTheInterpreter) {
     auto x = test::random_floats(n.batch * n.in_channels * n.h * n.w, 3);
     std::string what = ::testing::PrintToString(std::vector<int64_t>{n.batch, n.in_channels, n.h, n.w, n.width, n.narrow}) + " on " + target;
     for (size_t out : {0, 1}) {
+      CompiledModel m;
+      std::vector<float> got = test_util::run_graph(g, x, "cpu", target, out, &m);
       int blocked = 0;
-      std::vector<float> got = run(g, x, "cpu", target, out, &blocked);
+      for (const auto& node : m.graph.nodes()) blocked += node.op == "conv2d_nchwc" && node.type.ndim() == 5;
       EXPECT_EQ(blocked, 6) << "every convolution hands on NCHWc: " << what;
-      EXPECT_LT(test::rel_error(got, run(g, x, "interp", "", out)), 1e-5) << what << " output " << out;
+      EXPECT_LT(test::rel_error(got, test_util::run_graph(g, x, "interp", "", out)), 1e-5) << what << " output " << out;
     }
   }
 }
 
-std::string target_name(const ::testing::TestParamInfo<std::string>& i) {
-  static const char* const names[] = {"host", "avx2", "sse"};
-  return names[i.index];
-}
-
-INSTANTIATE_TEST_SUITE_P(Targets, ConvKernels,
-                         ::testing::Values("llvm", "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell",
-                                           "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64"),
-                         target_name);
+INSTANTIATE_TEST_SUITE_P(Targets, ConvKernels, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);
 
 }  // namespace
 }  // namespace kiln::graph

@@ -24,6 +24,8 @@ Graph optimize(const Graph& input, const target::MachineTraits& machine) {
   g = logged("fold_scale_axis", fold_scale_axis(g));
   g = logged("alter_layout", alter_layout(g, machine));
   g = logged("carry_layout", carry_layout(g));
+  g = logged("winograd_conv", winograd_conv(g));
+  g = logged("dead_code_elimination", dead_code_elimination(g));
   g = logged("fold_constant", fold_constant(g));
   g = logged("common_subexpression_elimination", common_subexpression_elimination(g));
   g = logged("dead_code_elimination", dead_code_elimination(g));

@@ -25,6 +25,9 @@ Graph alter_layout(const Graph& g, const target::MachineTraits& machine = {});
 // The blocked convolutions' results stay NCHWc through the activations, adds, pooling
 // and convolutions after them; NCHW comes back only where an operator needs it.
 Graph carry_layout(const Graph& g);
+// 3x3 stride-1 convolutions on blocked data with large enough images become
+// conv2d_winograd (F(2x2, 3x3)), their weights transformed at compile time.
+Graph winograd_conv(const Graph& g);
 // The panel width alter_layout packs a constant matrix product of n columns into
 // (0: none fits).
 int64_t register_tile_columns(int64_t n, const target::MachineTraits& machine);

@@ -1,0 +1,34 @@
+#pragma once
+// Winograd's minimal filtering F(m x m, 3x3) (Lavin & Gray, "Fast Algorithms for
+// Convolutional Neural Networks", CVPR 2016) for 3x3 stride-1 convolutions: each m x m
+// tile of output is A^T [(G g G^T) . (B^T d B)] A from an (m + 2) x (m + 2) tile d of
+// input: (m + 2)^2 multiplies per pair of channels where the direct form needs 9 m^2
+// (F(2x2, 3x3): 16 for 36; F(4x4, 3x3): 36 for 144); the transforms are additions and
+// multiplies by small constants. The matrices are written here only: the operator
+// conv2d_winograd (ops_winograd.cc) computes B^T d B and A^T M A from them,
+// transform_weight() G g G^T.
+#include "compiler/graph/graph.h"
+
+namespace kiln::graph::winograd {
+
+inline constexpr int kKernel = 3;  // the filter (r)
+// The tiles are padded to a multiple of this: the rows of the products' register tile
+// (graph::schedule_matmul's, with 4 vectors of columns).
+inline constexpr int kTileRows = 4;
+
+struct Transform {
+  int m;                // output tile
+  int alpha;            // input tile: m + r - 1
+  const double* bt;     // B^T, alpha x alpha
+  const double* g;      // G, alpha x r
+  const double* at;     // A^T, m x alpha
+};
+// F(m x m, 3x3) for m = 2 or 4; CompileError for another m.
+const Transform& transform(int m);
+
+// A float convolution weight [O, C, 3, 3] transformed for conv2d_winograd with tile m:
+// [alpha^2, C, O], element [alpha * xi + nu, c, o] = (G g G^T)[xi][nu] of filter
+// g = weight[o, c].
+ConstData transform_weight(const interp::HostBuffer& weight, int m);
+
+}  // namespace kiln::graph::winograd
