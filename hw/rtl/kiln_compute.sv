@@ -51,13 +51,11 @@ module kiln_compute #(
   input  logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0] st_raddr_i,
   output logic                                   st_gnt_o,     // granted: data next cycle
   output logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] st_rdata_o,
-  // Two AXI4 read clients (UOP, ACC), packed [acc, uop]
-  output logic [1:0]                               ar_valid_o,
-  input  logic [1:0]                               ar_ready_i,
-  output logic [2*kiln_cfg_pkg::AXI_ADDR_BITS-1:0] ar_addr_o,
-  output logic [2*kiln_cfg_pkg::AXI_LEN_BITS-1:0] ar_len_o,  // client k at [k*AXI_LEN_BITS +: AXI_LEN_BITS]
-  input  logic [1:0]                               r_valid_i,
-  output logic [1:0]                               r_ready_o,
+  // Two AXI4 read clients (UOP, ACC) and the read data they share
+  output kiln_cfg_pkg::rd_req_t                    uop_rd_o,
+  input  kiln_cfg_pkg::rd_rsp_t                    uop_rd_i,
+  output kiln_cfg_pkg::rd_req_t                    acc_rd_o,
+  input  kiln_cfg_pkg::rd_rsp_t                    acc_rd_i,
   input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]   r_data_i,
   // Status
   output logic       idle_o,
@@ -83,7 +81,6 @@ module kiln_compute #(
   localparam int LANES = kiln_cfg_pkg::BATCH * kiln_cfg_pkg::BLOCK_OUT;
   localparam int IOW = kiln_cfg_pkg::GEMM_ITER_OUT_WIDTH;
   localparam int IIW = kiln_cfg_pkg::GEMM_ITER_IN_WIDTH;
-  localparam int IMMW = kiln_cfg_pkg::ALU_IMM_WIDTH;
 
   // ---- Instruction sequencing (kiln_token_seq): START starts a LOAD of UOP/ACC or a
   // GEMM/ALU loop, or neither (FINISH, an empty one): then it goes straight to PUSH.
@@ -109,36 +106,14 @@ module kiln_compute #(
   kiln_cfg_pkg::mem_insn_t mem;
   /* verilator lint_on UNUSEDSIGNAL */
   assign mem = insn_q;
-  logic is_alu_insn, empty_load, empty_loop;
+  logic empty_load;
   assign empty_load = mem.x_size == '0 || mem.y_size == '0;
-
-  // GEMM and ALU share the layout up to iter_in and the dst factors.
-  logic reset_f;
-  logic [UW-1:0] uop_bgn;
-  logic [UW:0] uop_end;
-  logic [IOW-1:0] iter_out;
-  logic [IIW-1:0] iter_in;
-  logic [DSTW-1:0] dfo, dfi;
-  logic [SRCW-1:0] sfo, sfi;
-  logic [WGTW-1:0] wfo, wfi;
-  kiln_cfg_pkg::alu_op_e alu_op;
-  logic use_imm;
-  logic [IMMW-1:0] imm;
-  kiln_loop_fields loop_fields (
-    .insn_i(insn_q), .is_alu_o(is_alu_insn), .reset_o(reset_f), .uop_bgn_o(uop_bgn),
-    .uop_end_o(uop_end), .iter_out_o(iter_out), .iter_in_o(iter_in),
-    .dst_factor_out_o(dfo), .dst_factor_in_o(dfi), .src_factor_out_o(sfo),
-    .src_factor_in_o(sfi), .wgt_factor_out_o(wfo), .wgt_factor_in_o(wfi),
-    .alu_op_o(alu_op), .use_imm_o(use_imm), .imm_o(imm), .empty_o(empty_loop));
+  kiln_cfg_pkg::loop_t lf /*verilator split_var*/;  // a GEMM's or an ALU's loop
+  kiln_loop_fields loop_fields (.insn_i(insn_q), .loop_o(lf));
 
   // The immediate, sign-extended to every lane.
   logic [ACCB-1:0] imm_vec;
-  always_comb begin
-    for (int l = 0; l < LANES; l++) begin
-      for (int b = 0; b < kiln_cfg_pkg::ACC_WIDTH; b++)
-        imm_vec[l * kiln_cfg_pkg::ACC_WIDTH + b] = imm[(b < IMMW) ? b : IMMW - 1];
-    end
-  end
+  assign imm_vec = {LANES{kiln_cfg_pkg::ACC_WIDTH'($signed(lf.imm))}};
 
   // ---- Buffers ------------------------------------------------------------------
   logic uop_we, uop_re;
@@ -221,16 +196,11 @@ module kiln_compute #(
   kiln_load_2d #(.ELEM_BYTES(4), .IDX_W(UW)) uop_ld (
     .clk_i, .rst_ni, .start_i(start_uop), .insn_i(insn_q), .busy_o(uop_busy),
     .we_o(uop_we), .waddr_o(uop_waddr), .wdata_o(uop_wdata), .elem_read_o(elem_read_o[0]),
-    .ar_valid_o(ar_valid_o[0]), .ar_ready_i(ar_ready_i[0]),
-    .ar_addr_o(ar_addr_o[0 +: kiln_cfg_pkg::AXI_ADDR_BITS]), .ar_len_o(ar_len_o[0 +: kiln_cfg_pkg::AXI_LEN_BITS]),
-    .r_valid_i(r_valid_i[0]), .r_ready_o(r_ready_o[0]), .r_data_i);
+    .rd_o(uop_rd_o), .rd_i(uop_rd_i), .r_data_i);
   kiln_load_2d #(.ELEM_BYTES(kiln_cfg_pkg::ACC_ELEM_BYTES), .IDX_W(DSTW)) acc_ld (
     .clk_i, .rst_ni, .start_i(start_acc), .insn_i(insn_q), .busy_o(acc_busy),
     .we_o(ld_acc_we), .waddr_o(ld_acc_waddr), .wdata_o(ld_acc_wdata), .elem_read_o(elem_read_o[1]),
-    .ar_valid_o(ar_valid_o[1]), .ar_ready_i(ar_ready_i[1]),
-    .ar_addr_o(ar_addr_o[kiln_cfg_pkg::AXI_ADDR_BITS +: kiln_cfg_pkg::AXI_ADDR_BITS]),
-    .ar_len_o(ar_len_o[kiln_cfg_pkg::AXI_LEN_BITS +: kiln_cfg_pkg::AXI_LEN_BITS]),
-    .r_valid_i(r_valid_i[1]), .r_ready_o(r_ready_o[1]), .r_data_i);
+    .rd_o(acc_rd_o), .rd_i(acc_rd_i), .r_data_i);
 
   // ---- Loop pipeline --------------------------------------------------------------
   // Loop state, held for the instruction.
@@ -312,25 +282,25 @@ module kiln_compute #(
   assign acc_wdata = ld_acc_we ? ld_acc_wdata : d_res_q;
 
   assign start_loop = start &&
-                      (mem.opcode == kiln_cfg_pkg::OP_GEMM || is_alu_insn) && !empty_loop;
+                      (mem.opcode == kiln_cfg_pkg::OP_GEMM || lf.is_alu) && !lf.empty;
   assign loop_done = !a_active_q && !b_valid_q && !c_valid_q && !d_valid_q;
 
   always_ff @(posedge clk_i) begin
     if (start_loop) begin
-      l_alu_q <= is_alu_insn;
-      l_reset_q <= reset_f;
-      l_imm_q <= use_imm;
-      l_op_q <= alu_op;
-      l_bgn_q <= uop_bgn;
-      l_end_q <= uop_end;
-      l_iout_q <= iter_out;
-      l_iin_q <= iter_in;
-      l_dfo_q <= dfo;
-      l_dfi_q <= dfi;
-      l_sfo_q <= sfo;
-      l_sfi_q <= sfi;
-      l_wfo_q <= wfo;
-      l_wfi_q <= wfi;
+      l_alu_q <= lf.is_alu;
+      l_reset_q <= lf.reset;
+      l_imm_q <= lf.use_imm;
+      l_op_q <= lf.alu_op;
+      l_bgn_q <= lf.uop_bgn;
+      l_end_q <= lf.uop_end;
+      l_iout_q <= lf.iter_out;
+      l_iin_q <= lf.iter_in;
+      l_dfo_q <= lf.dst_factor_out;
+      l_dfi_q <= lf.dst_factor_in;
+      l_sfo_q <= lf.src_factor_out;
+      l_sfi_q <= lf.src_factor_in;
+      l_wfo_q <= lf.wgt_factor_out;
+      l_wfi_q <= lf.wgt_factor_in;
       l_imm_vec_q <= imm_vec;
     end
   end
@@ -356,7 +326,7 @@ module kiln_compute #(
       // Stage A: k innermost, then j, then i.
       if (start_loop) begin
         a_active_q <= 1'b1;
-        k_q <= {1'b0, uop_bgn};
+        k_q <= {1'b0, lf.uop_bgn};
         i_q <= '0;
         j_q <= '0;
         a_dst_base_q <= '0;

@@ -20,63 +20,31 @@ module kiln_dma_reader #(
   output logic                    elem_valid_o,
   input  logic                    elem_ready_i,
   output logic [ELEM_BYTES*8-1:0] elem_data_o,
-  // AXI4 read address and data channels (this client's share)
-  output logic                    ar_valid_o,
-  input  logic                    ar_ready_i,
-  output logic [AB-1:0]           ar_addr_o,
-  output logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] ar_len_o,
-  input  logic                    r_valid_i,
-  output logic                    r_ready_o,
+  // This client's share of the AXI4 read channels (kiln_axi_rd_arbiter), and the read
+  // data of the R channel
+  output kiln_cfg_pkg::rd_req_t   rd_o,
+  input  kiln_cfg_pkg::rd_rsp_t   rd_i,
   input  logic [DW-1:0]           r_data_i,
   output logic                    busy_o
 );
   localparam int W = DW / 8;
-  localparam int LW = $clog2(W);
   localparam int EB = ELEM_BYTES * 8;
   localparam bit WIDE = ELEM_BYTES >= W;  // an element spans whole beats
   localparam int EPB = WIDE ? 1 : W / ELEM_BYTES;     // elements per beat
   localparam int BPE = WIDE ? ELEM_BYTES / W : 1;     // beats per element
   localparam int LEPB = (EPB > 1) ? $clog2(EPB) : 1;
-  localparam int LE = $clog2(ELEM_BYTES);
 
-  // Each command goes to the burst generator (as a run of beats) and to the unpacker
-  // (as the first element's lane and the element count).
-  logic [31:0] beats;
-  logic [LEPB-1:0] skip;
-  always_comb begin
-    if (WIDE) begin
-      beats = 32'(cmd_count_i) * 32'(BPE);
-      skip = '0;
-    end else begin
-      beats = (32'(cmd_addr_i[LW-1:0]) + (32'(cmd_count_i) << LE) + 32'(W - 1)) >> LW;
-      skip = LEPB'(32'(cmd_addr_i[LW-1:0]) >> LE);
-    end
-  end
-
-  logic a_full, a_empty, u_full, u_empty;
-  logic [$clog2(CMD_DEPTH + 1)-1:0] a_count_unused, u_count_unused;
-  logic a_pop, u_pop;
-  logic [AB+31:0] a_head;
-  logic [LEPB+CW-1:0] u_head;
-  assign cmd_ready_o = !a_full && !u_full;
-  logic unused_skip;  // wide elements always start a beat
-  assign unused_skip = ^u_head;
-
-  kiln_fifo #(.WIDTH(AB + 32), .DEPTH(CMD_DEPTH)) a_fifo (
-    .clk_i, .rst_ni, .push_i(cmd_valid_i && cmd_ready_o),
-    .data_i({{cmd_addr_i[AB-1:LW], LW'(0)}, beats}), .full_o(a_full),
-    .pop_i(a_pop), .data_o(a_head), .empty_o(a_empty), .count_o(a_count_unused));
-  kiln_fifo #(.WIDTH(LEPB + CW), .DEPTH(CMD_DEPTH)) u_fifo (
-    .clk_i, .rst_ni, .push_i(cmd_valid_i && cmd_ready_o), .data_i({skip, cmd_count_i}),
-    .full_o(u_full), .pop_i(u_pop), .data_o(u_head), .empty_o(u_empty), .count_o(u_count_unused));
-
-  logic bg_ready, bg_busy;
-  assign a_pop = !a_empty && bg_ready;
-  kiln_burst_gen bursts (
-    .clk_i, .rst_ni, .req_valid_i(!a_empty), .req_ready_o(bg_ready),
-    .req_addr_i(a_head[AB+31:32]), .req_beats_i(a_head[31:0]),
-    .a_valid_o(ar_valid_o), .a_ready_i(ar_ready_i), .a_addr_o(ar_addr_o), .a_len_o(ar_len_o),
-    .busy_o(bg_busy));
+  // Commands: bursts on AR, and rows (count, first lane) for the unpacker.
+  logic row_valid, u_pop, cmd_busy;
+  logic [CW-1:0] row_count;
+  logic [LEPB-1:0] row_lane;
+  logic unused_lane;  // wide elements always start a beat
+  assign unused_lane = ^row_lane;
+  kiln_dma_cmd #(.ELEM_BYTES(ELEM_BYTES), .CMD_DEPTH(CMD_DEPTH)) cmds (
+    .clk_i, .rst_ni, .cmd_valid_i, .cmd_ready_o, .cmd_addr_i, .cmd_count_i,
+    .a_valid_o(rd_o.ar_valid), .a_ready_i(rd_i.ar_ready), .a_addr_o(rd_o.ar_addr),
+    .a_len_o(rd_o.ar_len), .row_valid_o(row_valid), .row_pop_i(u_pop),
+    .row_count_o(row_count), .row_lane_o(row_lane), .busy_o(cmd_busy));
 
   // Unpacker: the element count left in the current command.
   logic        active_q;
@@ -90,12 +58,12 @@ module kiln_dma_reader #(
     logic [$clog2(BPE + 1)-1:0] nbeat_q;
     logic out_valid_q;
     logic r_fire, complete;
-    assign r_ready_o = active_q && (!out_valid_q || elem_ready_i);
-    assign r_fire = r_valid_i && r_ready_o;
+    assign rd_o.r_ready = active_q && (!out_valid_q || elem_ready_i);
+    assign r_fire = rd_i.r_valid && rd_o.r_ready;
     assign complete = r_fire && nbeat_q == $bits(nbeat_q)'(BPE - 1);
     assign elem_valid_o = out_valid_q;
     assign elem_data_o = gather_q;
-    assign u_pop = !active_q && !u_empty;
+    assign u_pop = !active_q && row_valid;
 
     always_ff @(posedge clk_i) begin
       if (!rst_ni) begin
@@ -106,7 +74,7 @@ module kiln_dma_reader #(
       end else begin
         if (u_pop) begin
           active_q <= 1'b1;
-          left_q <= u_head[CW-1:0];
+          left_q <= row_count;
         end
         if (elem_fire) out_valid_q <= 1'b0;
         if (r_fire) begin
@@ -134,11 +102,12 @@ module kiln_dma_reader #(
     logic last_lane, release_beat, r_fire;
     assign last_lane = lane_q == LEPB'(EPB - 1) || left_q == CW'(1);
     assign release_beat = elem_fire && last_lane;
-    assign r_ready_o = active_q && (!beat_valid_q || release_beat) && !(release_beat && left_q == CW'(1));
-    assign r_fire = r_valid_i && r_ready_o;
+    assign rd_o.r_ready = active_q && (!beat_valid_q || release_beat) &&
+                          !(release_beat && left_q == CW'(1));
+    assign r_fire = rd_i.r_valid && rd_o.r_ready;
     assign elem_valid_o = beat_valid_q;
     assign elem_data_o = beat_q[lane_q * EB +: EB];
-    assign u_pop = !active_q && !u_empty;
+    assign u_pop = !active_q && row_valid;
 
     always_ff @(posedge clk_i) begin
       if (!rst_ni) begin
@@ -151,8 +120,8 @@ module kiln_dma_reader #(
       end else begin
         if (u_pop) begin
           active_q <= 1'b1;
-          left_q <= u_head[CW-1:0];
-          lane_q <= u_head[LEPB+CW-1:CW];
+          left_q <= row_count;
+          lane_q <= row_lane;
           first_q <= 1'b1;
         end
         if (elem_fire) begin
@@ -171,5 +140,5 @@ module kiln_dma_reader #(
     end
   end
 
-  assign busy_o = active_q || !a_empty || !u_empty || bg_busy;
+  assign busy_o = active_q || cmd_busy;
 endmodule

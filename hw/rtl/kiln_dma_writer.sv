@@ -32,55 +32,31 @@ module kiln_dma_writer #(
   output logic                    busy_o
 );
   localparam int W = DW / 8;
-  localparam int LW = $clog2(W);
   localparam int EB = ELEM_BYTES * 8;
   localparam bit WIDE = ELEM_BYTES >= W;
   localparam int EPB = WIDE ? 1 : W / ELEM_BYTES;
   localparam int BPE = WIDE ? ELEM_BYTES / W : 1;
   localparam int LEPB = (EPB > 1) ? $clog2(EPB) : 1;
-  localparam int LE = $clog2(ELEM_BYTES);
 
-  logic [31:0] beats;
-  logic [LEPB-1:0] skip;
-  always_comb begin
-    if (WIDE) begin
-      beats = 32'(cmd_count_i) * 32'(BPE);
-      skip = '0;
-    end else begin
-      beats = (32'(cmd_addr_i[LW-1:0]) + (32'(cmd_count_i) << LE) + 32'(W - 1)) >> LW;
-      skip = LEPB'(32'(cmd_addr_i[LW-1:0]) >> LE);
-    end
-  end
-
-  logic a_full, a_empty, u_full, u_empty, a_pop, u_pop;
-  logic [$clog2(CMD_DEPTH + 1)-1:0] a_count_unused, u_count_unused;
+  logic row_valid, u_pop, cmd_busy;
+  logic [CW-1:0] row_count;
+  logic [LEPB-1:0] row_lane;
   logic [2:0] len_count_unused;
-  logic [AB+31:0] a_head;
-  logic [LEPB+CW-1:0] u_head;
-  assign cmd_ready_o = !a_full && !u_full;
-  logic unused_skip;  // wide elements always start a beat
-  assign unused_skip = ^u_head;
-  kiln_fifo #(.WIDTH(AB + 32), .DEPTH(CMD_DEPTH)) a_fifo (
-    .clk_i, .rst_ni, .push_i(cmd_valid_i && cmd_ready_o),
-    .data_i({{cmd_addr_i[AB-1:LW], LW'(0)}, beats}), .full_o(a_full),
-    .pop_i(a_pop), .data_o(a_head), .empty_o(a_empty), .count_o(a_count_unused));
-  kiln_fifo #(.WIDTH(LEPB + CW), .DEPTH(CMD_DEPTH)) u_fifo (
-    .clk_i, .rst_ni, .push_i(cmd_valid_i && cmd_ready_o), .data_i({skip, cmd_count_i}),
-    .full_o(u_full), .pop_i(u_pop), .data_o(u_head), .empty_o(u_empty), .count_o(u_count_unused));
+  logic unused_lane;  // wide elements always start a beat
+  assign unused_lane = ^row_lane;
 
   // Write responses outstanding (fewer than 2^PW bursts).
   localparam int PW = 8;
   logic [PW-1:0] pending_q;
 
   // Address channel: bursts, whose lengths the data channel follows for WLAST.
-  logic bg_ready, bg_busy, bg_valid, len_full, len_empty, len_pop;
+  logic bg_valid, len_full, len_empty, len_pop;
   logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] bg_len, len_head;
-  assign a_pop = !a_empty && bg_ready;
-  kiln_burst_gen bursts (
-    .clk_i, .rst_ni, .req_valid_i(!a_empty), .req_ready_o(bg_ready),
-    .req_addr_i(a_head[AB+31:32]), .req_beats_i(a_head[31:0]),
+  kiln_dma_cmd #(.ELEM_BYTES(ELEM_BYTES), .CMD_DEPTH(CMD_DEPTH)) cmds (
+    .clk_i, .rst_ni, .cmd_valid_i, .cmd_ready_o, .cmd_addr_i, .cmd_count_i,
     .a_valid_o(bg_valid), .a_ready_i(aw_valid_o && aw_ready_i), .a_addr_o(aw_addr_o),
-    .a_len_o(bg_len), .busy_o(bg_busy));
+    .a_len_o(bg_len), .row_valid_o(row_valid), .row_pop_i(u_pop),
+    .row_count_o(row_count), .row_lane_o(row_lane), .busy_o(cmd_busy));
   assign aw_valid_o = bg_valid && !len_full && pending_q != '1;
   assign aw_len_o = bg_len;
   kiln_fifo #(.WIDTH(kiln_cfg_pkg::AXI_LEN_BITS), .DEPTH(4)) len_fifo (
@@ -103,7 +79,7 @@ module kiln_dma_writer #(
   logic [CW-1:0] left_q;
   logic elem_fire;
   assign elem_fire = elem_valid_i && elem_ready_o;
-  assign u_pop = !active_q && !u_empty;
+  assign u_pop = !active_q && row_valid;
 
   if (WIDE) begin : g_wide
     // Hold one element and send it as BPE beats, low bytes first.
@@ -126,7 +102,7 @@ module kiln_dma_writer #(
       end else begin
         if (u_pop) begin
           active_q <= 1'b1;
-          left_q <= u_head[CW-1:0];
+          left_q <= row_count;
         end
         if (w_fire) begin
           part_q <= last_part ? '0 : part_q + 1'b1;
@@ -162,8 +138,8 @@ module kiln_dma_writer #(
       end else begin
         if (u_pop) begin
           active_q <= 1'b1;
-          left_q <= u_head[CW-1:0];
-          lane_q <= u_head[LEPB+CW-1:CW];
+          left_q <= row_count;
+          lane_q <= row_lane;
         end
         if (w_fire) begin
           full_q <= 1'b0;
@@ -187,6 +163,6 @@ module kiln_dma_writer #(
     else pending_q <= pending_q + PW'(aw_valid_o && aw_ready_i) - PW'(b_valid_i);
   end
 
-  assign busy_o = active_q || !a_empty || !u_empty || bg_busy || !len_empty || beat_valid ||
+  assign busy_o = active_q || cmd_busy || !len_empty || beat_valid ||
                   pending_q != 0;
 endmodule

@@ -20,13 +20,9 @@ module kiln_fetch #(
   output logic         store_push_o,
   input  logic         store_full_i,
   output logic [kiln_cfg_pkg::INSN_BITS-1:0] insn_o,
-  // AXI4 read client
-  output logic                                   ar_valid_o,
-  input  logic                                   ar_ready_i,
-  output logic [kiln_cfg_pkg::AXI_ADDR_BITS-1:0] ar_addr_o,
-  output logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] ar_len_o,
-  input  logic                                   r_valid_i,
-  output logic                                   r_ready_o,
+  // AXI4 read client (kiln_dma_reader's)
+  output kiln_cfg_pkg::rd_req_t                  rd_o,
+  input  kiln_cfg_pkg::rd_rsp_t                  rd_i,
   input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0] r_data_i,
   // Status
   output logic idle_o,
@@ -79,8 +75,7 @@ module kiln_fetch #(
     .cmd_valid_i(cmd_valid), .cmd_ready_o(cmd_ready), .cmd_addr_i(addr_q),
     .cmd_count_i(kiln_cfg_pkg::MEM_X_SIZE_WIDTH'(chunk)),
     .elem_valid_o(elem_valid), .elem_ready_i(1'b1), .elem_data_o(elem),
-    .ar_valid_o, .ar_ready_i, .ar_addr_o, .ar_len_o, .r_valid_i, .r_ready_o, .r_data_i,
-    .busy_o(reader_busy_unused));
+    .rd_o, .rd_i, .r_data_i, .busy_o(reader_busy_unused));
 
   kiln_fifo #(.WIDTH(IB), .DEPTH(PREFETCH)) prefetch (
     .clk_i, .rst_ni, .push_i(push), .data_i(elem), .full_o(prefetch_full_unused),

@@ -10,17 +10,10 @@ module kiln_inorder_loop (
   input  logic clk_i,
   input  logic load_i,
   input  logic step_i,
-  // The instruction's loop fields (kiln_loop_fields)
-  input  logic [kiln_cfg_pkg::LOG_UOP_DEPTH-1:0]       uop_bgn_i,
-  input  logic [kiln_cfg_pkg::LOG_UOP_DEPTH:0]         uop_end_i,
-  input  logic [kiln_cfg_pkg::GEMM_ITER_OUT_WIDTH-1:0] iter_out_i,
-  input  logic [kiln_cfg_pkg::GEMM_ITER_IN_WIDTH-1:0]  iter_in_i,
-  input  logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0]       dst_factor_out_i,
-  input  logic [kiln_cfg_pkg::LOG_ACC_DEPTH-1:0]       dst_factor_in_i,
-  input  logic [kiln_cfg_pkg::UOP_SRC_WIDTH-1:0]       src_factor_out_i,
-  input  logic [kiln_cfg_pkg::UOP_SRC_WIDTH-1:0]       src_factor_in_i,
-  input  logic [kiln_cfg_pkg::LOG_WGT_DEPTH-1:0]       wgt_factor_out_i,
-  input  logic [kiln_cfg_pkg::LOG_WGT_DEPTH-1:0]       wgt_factor_in_i,
+  // The instruction's loop (kiln_loop_fields); the ALU's fields are not this module's
+  /* verilator lint_off UNUSEDSIGNAL */
+  input  kiln_cfg_pkg::loop_t                          loop_i,
+  /* verilator lint_on UNUSEDSIGNAL */
   // The micro-op at k (read from UOP at uop_raddr_o) and its indices
   output logic [kiln_cfg_pkg::LOG_UOP_DEPTH-1:0]       uop_raddr_o,
   input  kiln_cfg_pkg::uop_t                           uop_i,
@@ -51,12 +44,12 @@ module kiln_inorder_loop (
 
   always_ff @(posedge clk_i) begin
     if (load_i) begin
-      k_q <= {1'b0, uop_bgn_i};
+      k_q <= {1'b0, loop_i.uop_bgn};
       i_q <= '0;
       j_q <= '0;
-      k_last_q <= uop_end_i - 1'b1;
-      j_last_q <= iter_in_i - 1'b1;
-      i_last_q <= iter_out_i - 1'b1;
+      k_last_q <= loop_i.uop_end - 1'b1;
+      j_last_q <= loop_i.iter_in - 1'b1;
+      i_last_q <= loop_i.iter_out - 1'b1;
       dst_base_q <= '0;
       dst_off_q <= '0;
       src_base_q <= '0;
@@ -67,21 +60,21 @@ module kiln_inorder_loop (
       if (!k_wrap) begin
         k_q <= k_q + 1'b1;
       end else begin
-        k_q <= {1'b0, uop_bgn_i};
+        k_q <= {1'b0, loop_i.uop_bgn};
         if (!j_wrap) begin
           j_q <= j_q + 1'b1;
-          dst_off_q <= dst_off_q + dst_factor_in_i;
-          src_off_q <= src_off_q + src_factor_in_i;
-          wgt_off_q <= wgt_off_q + wgt_factor_in_i;
+          dst_off_q <= dst_off_q + loop_i.dst_factor_in;
+          src_off_q <= src_off_q + loop_i.src_factor_in;
+          wgt_off_q <= wgt_off_q + loop_i.wgt_factor_in;
         end else begin
           j_q <= '0;
           i_q <= i_q + 1'b1;
-          dst_base_q <= dst_base_q + dst_factor_out_i;
-          src_base_q <= src_base_q + src_factor_out_i;
-          wgt_base_q <= wgt_base_q + wgt_factor_out_i;
-          dst_off_q <= dst_base_q + dst_factor_out_i;
-          src_off_q <= src_base_q + src_factor_out_i;
-          wgt_off_q <= wgt_base_q + wgt_factor_out_i;
+          dst_base_q <= dst_base_q + loop_i.dst_factor_out;
+          src_base_q <= src_base_q + loop_i.src_factor_out;
+          wgt_base_q <= wgt_base_q + loop_i.wgt_factor_out;
+          dst_off_q <= dst_base_q + loop_i.dst_factor_out;
+          src_off_q <= src_base_q + loop_i.src_factor_out;
+          wgt_off_q <= wgt_base_q + loop_i.wgt_factor_out;
         end
       end
     end

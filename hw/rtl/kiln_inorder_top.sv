@@ -45,8 +45,6 @@ module kiln_inorder_top #(
   localparam int BO = kiln_cfg_pkg::BLOCK_OUT;
   localparam int LANES = kiln_cfg_pkg::BATCH * BO;
   localparam int LW = (LANES > 1) ? $clog2(LANES) : 1;
-  localparam int IOW = kiln_cfg_pkg::GEMM_ITER_OUT_WIDTH;
-  localparam int IIW = kiln_cfg_pkg::GEMM_ITER_IN_WIDTH;
   localparam int SBW = kiln_cfg_pkg::MEM_SRAM_BASE_WIDTH;
   localparam int DBW = kiln_cfg_pkg::MEM_DRAM_BASE_WIDTH;  // DRAM element indices
   localparam int XW = kiln_cfg_pkg::MEM_X_SIZE_WIDTH;      // x_size, y_size, x_stride
@@ -165,24 +163,10 @@ module kiln_inorder_top #(
     .push_i(state_q == kiln_cfg_pkg::INORDER_RETIRE),
     .missing_o(tok_missing), .overflow_o(tok_overflow));
 
-  // GEMM / ALU fields (shared layout up to the dst factors)
-  logic reset_f, use_imm;
-  logic [UW-1:0] uop_bgn;
-  logic [UW:0] uop_end;
-  logic [IOW-1:0] iter_out;
-  logic [IIW-1:0] iter_in;
-  logic [DSTW-1:0] dfo, dfi;
-  logic [SRCW-1:0] sfo, sfi;
-  logic [WGTW-1:0] wfo, wfi;
-  kiln_cfg_pkg::alu_op_e alu_op;
-  logic [kiln_cfg_pkg::ALU_IMM_WIDTH-1:0] imm;
-  logic empty_loop;
-  kiln_loop_fields loop_fields (
-    .insn_i(insn_q), .is_alu_o(is_alu), .reset_o(reset_f), .uop_bgn_o(uop_bgn),
-    .uop_end_o(uop_end), .iter_out_o(iter_out), .iter_in_o(iter_in),
-    .dst_factor_out_o(dfo), .dst_factor_in_o(dfi), .src_factor_out_o(sfo),
-    .src_factor_in_o(sfi), .wgt_factor_out_o(wfo), .wgt_factor_in_o(wfi),
-    .alu_op_o(alu_op), .use_imm_o(use_imm), .imm_o(imm), .empty_o(empty_loop));
+  // A GEMM's or an ALU's loop
+  kiln_cfg_pkg::loop_t lf /*verilator split_var*/;
+  kiln_loop_fields loop_fields (.insn_i(insn_q), .loop_o(lf));
+  assign is_alu = lf.is_alu;
 
   // ---- LOAD and STORE walk ----------------------------------------------------------
   // A load writes (y_pad_0 + y_size + y_pad_1) x (x_pad_0 + x_size + x_pad_1) elements
@@ -261,24 +245,22 @@ module kiln_inorder_top #(
   kiln_inorder_loop loop (
     .clk_i, .load_i(state_q == kiln_cfg_pkg::INORDER_DECODE),
     .step_i(state_q == kiln_cfg_pkg::INORDER_WRITE && lanes_done && !loop_last),
-    .uop_bgn_i(uop_bgn), .uop_end_i(uop_end), .iter_out_i(iter_out), .iter_in_i(iter_in),
-    .dst_factor_out_i(dfo), .dst_factor_in_i(dfi), .src_factor_out_i(sfo),
-    .src_factor_in_i(sfi), .wgt_factor_out_i(wfo), .wgt_factor_in_i(wfi),
+    .loop_i(lf),
     .uop_raddr_o(uop_raddr), .uop_i(uop_rdata), .dst_idx_o(d_idx), .src_idx_o(s_idx),
     .wgt_idx_o(w_idx), .last_o(loop_last));
   logic tensor_alu;
-  assign tensor_alu = is_alu && !use_imm && !reset_f;
+  assign tensor_alu = is_alu && !lf.use_imm && !lf.reset;
 
   // res_q holds the tensor operand row (ALU) until each lane's result overwrites it.
   logic [kiln_cfg_pkg::ACC_ELEM_BITS-1:0] res_q;
   logic [LW-1:0] lane_q, wb_lane;
   logic s1_valid, wb_valid;
   logic [AW-1:0] wb_data;
-  assign s1_valid = state_q == kiln_cfg_pkg::INORDER_LANE && !reset_f;
+  assign s1_valid = state_q == kiln_cfg_pkg::INORDER_LANE && !lf.reset;
   kiln_inorder_lanes #(.LW(LW)) lanes (
     .clk_i, .rst_ni, .s1_valid_i(s1_valid), .lane_i(lane_q), .acc_rdata_i(acc_rdata),
-    .inp_rdata_i(inp_rdata), .wgt_rdata_i(wgt_rdata), .use_imm_i(use_imm), .imm_i(imm),
-    .row_i(res_q), .alu_op_i(alu_op), .is_alu_i(is_alu), .wb_valid_o(wb_valid),
+    .inp_rdata_i(inp_rdata), .wgt_rdata_i(wgt_rdata), .use_imm_i(lf.use_imm), .imm_i(lf.imm),
+    .row_i(res_q), .alu_op_i(lf.alu_op), .is_alu_i(is_alu), .wb_valid_o(wb_valid),
     .wb_lane_o(wb_lane), .wb_data_o(wb_data), .done_o(lanes_done));
 
   // ---- Memory requests ---------------------------------------------------------------
@@ -449,7 +431,7 @@ module kiln_inorder_top #(
       kiln_cfg_pkg::INORDER_DECODE: if (!fail) begin
         if (is_finish) state_next = kiln_cfg_pkg::INORDER_DONE;
         else if (is_load || is_store) state_next = empty_xfer ? kiln_cfg_pkg::INORDER_RETIRE : (is_load ? kiln_cfg_pkg::INORDER_XFER : kiln_cfg_pkg::INORDER_ST_READ);
-        else state_next = empty_loop ? kiln_cfg_pkg::INORDER_RETIRE : kiln_cfg_pkg::INORDER_UOP;
+        else state_next = lf.empty ? kiln_cfg_pkg::INORDER_RETIRE : kiln_cfg_pkg::INORDER_UOP;
       end
       kiln_cfg_pkg::INORDER_XFER: if ((is_pad || rd_done) && (is_pad || w_last) && last_elem)
         state_next = kiln_cfg_pkg::INORDER_RETIRE;
@@ -459,7 +441,7 @@ module kiln_inorder_top #(
       kiln_cfg_pkg::INORDER_UOP: state_next = kiln_cfg_pkg::INORDER_ROW;
       kiln_cfg_pkg::INORDER_ROW: state_next = tensor_alu ? kiln_cfg_pkg::INORDER_SRC : kiln_cfg_pkg::INORDER_LANE;
       kiln_cfg_pkg::INORDER_SRC: state_next = kiln_cfg_pkg::INORDER_LANE;
-      kiln_cfg_pkg::INORDER_LANE: if (reset_f || lane_q == LW'(LANES - 1)) state_next = kiln_cfg_pkg::INORDER_WRITE;
+      kiln_cfg_pkg::INORDER_LANE: if (lf.reset || lane_q == LW'(LANES - 1)) state_next = kiln_cfg_pkg::INORDER_WRITE;
       kiln_cfg_pkg::INORDER_WRITE: if (lanes_done) state_next = loop_last ? kiln_cfg_pkg::INORDER_RETIRE : kiln_cfg_pkg::INORDER_UOP;
       kiln_cfg_pkg::INORDER_RETIRE: state_next = kiln_cfg_pkg::INORDER_FETCH;
       default: state_next = kiln_cfg_pkg::INORDER_IDLE;
@@ -586,7 +568,7 @@ module kiln_inorder_top #(
       end
       kiln_cfg_pkg::INORDER_SRC: res_q <= acc_rdata;  // the tensor operand; acc[d] is read now
       kiln_cfg_pkg::INORDER_LANE: begin
-        if (reset_f) res_q <= '0;
+        if (lf.reset) res_q <= '0;
         else if (lane_q != LW'(LANES - 1)) lane_q <= lane_q + 1'b1;
       end
       default: ;

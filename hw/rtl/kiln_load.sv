@@ -20,14 +20,12 @@ module kiln_load (
   output logic                                  wgt_we_o,
   output logic [kiln_cfg_pkg::LOG_WGT_DEPTH-1:0] wgt_waddr_o,
   output logic [kiln_cfg_pkg::WGT_ELEM_BITS-1:0] wgt_wdata_o,
-  // Two AXI4 read clients (INP, WGT), packed [wgt, inp]
-  output logic [1:0]                                 ar_valid_o,
-  input  logic [1:0]                                 ar_ready_i,
-  output logic [2*kiln_cfg_pkg::AXI_ADDR_BITS-1:0]   ar_addr_o,
-  output logic [2*kiln_cfg_pkg::AXI_LEN_BITS-1:0] ar_len_o,  // client k at [k*AXI_LEN_BITS +: AXI_LEN_BITS]
-  input  logic [1:0]                                 r_valid_i,
-  output logic [1:0]                                 r_ready_o,
-  input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0]     r_data_i,
+  // Two AXI4 read clients (INP, WGT) and the read data they share
+  output kiln_cfg_pkg::rd_req_t                  inp_rd_o,
+  input  kiln_cfg_pkg::rd_rsp_t                  inp_rd_i,
+  output kiln_cfg_pkg::rd_req_t                  wgt_rd_o,
+  input  kiln_cfg_pkg::rd_rsp_t                  wgt_rd_i,
+  input  logic [kiln_cfg_pkg::AXI_DATA_BITS-1:0] r_data_i,
   // Status
   output logic       idle_o,
   output logic       busy_o,        // executing an instruction
@@ -62,14 +60,9 @@ module kiln_load (
   kiln_load_2d #(.ELEM_BYTES(kiln_cfg_pkg::INP_ELEM_BYTES), .IDX_W(kiln_cfg_pkg::LOG_INP_DEPTH)) inp (
     .clk_i, .rst_ni, .start_i(start_inp), .insn_i(insn_q), .busy_o(inp_busy),
     .we_o(inp_we_o), .waddr_o(inp_waddr_o), .wdata_o(inp_wdata_o), .elem_read_o(elem_read_o[0]),
-    .ar_valid_o(ar_valid_o[0]), .ar_ready_i(ar_ready_i[0]),
-    .ar_addr_o(ar_addr_o[0 +: kiln_cfg_pkg::AXI_ADDR_BITS]), .ar_len_o(ar_len_o[0 +: kiln_cfg_pkg::AXI_LEN_BITS]),
-    .r_valid_i(r_valid_i[0]), .r_ready_o(r_ready_o[0]), .r_data_i);
+    .rd_o(inp_rd_o), .rd_i(inp_rd_i), .r_data_i);
   kiln_load_2d #(.ELEM_BYTES(kiln_cfg_pkg::WGT_ELEM_BYTES), .IDX_W(kiln_cfg_pkg::LOG_WGT_DEPTH)) wgt (
     .clk_i, .rst_ni, .start_i(start_wgt), .insn_i(insn_q), .busy_o(wgt_busy),
     .we_o(wgt_we_o), .waddr_o(wgt_waddr_o), .wdata_o(wgt_wdata_o), .elem_read_o(elem_read_o[1]),
-    .ar_valid_o(ar_valid_o[1]), .ar_ready_i(ar_ready_i[1]),
-    .ar_addr_o(ar_addr_o[kiln_cfg_pkg::AXI_ADDR_BITS +: kiln_cfg_pkg::AXI_ADDR_BITS]),
-    .ar_len_o(ar_len_o[kiln_cfg_pkg::AXI_LEN_BITS +: kiln_cfg_pkg::AXI_LEN_BITS]),
-    .r_valid_i(r_valid_i[1]), .r_ready_o(r_ready_o[1]), .r_data_i);
+    .rd_o(wgt_rd_o), .rd_i(wgt_rd_i), .r_data_i);
 endmodule

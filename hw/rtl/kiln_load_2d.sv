@@ -17,13 +17,9 @@ module kiln_load_2d #(
   output logic [IDX_W-1:0]        waddr_o,
   output logic [ELEM_BYTES*8-1:0] wdata_o,
   output logic                    elem_read_o,  // an element came from DRAM this cycle
-  // AXI4 read client
-  output logic                    ar_valid_o,
-  input  logic                    ar_ready_i,
-  output logic [AB-1:0]           ar_addr_o,
-  output logic [kiln_cfg_pkg::AXI_LEN_BITS-1:0] ar_len_o,
-  input  logic                    r_valid_i,
-  output logic                    r_ready_o,
+  // AXI4 read client (kiln_dma_reader's)
+  output kiln_cfg_pkg::rd_req_t   rd_o,
+  input  kiln_cfg_pkg::rd_rsp_t   rd_i,
   input  logic [DW-1:0]           r_data_i
 );
   localparam int LE = $clog2(ELEM_BYTES);
@@ -75,8 +71,7 @@ module kiln_load_2d #(
     .cmd_valid_i(req_active_q), .cmd_ready_o(cmd_ready), .cmd_addr_i(req_addr),
     .cmd_count_i(x_size_q),
     .elem_valid_o(elem_valid), .elem_ready_i(elem_ready), .elem_data_o(elem_data),
-    .ar_valid_o, .ar_ready_i, .ar_addr_o, .ar_len_o,
-    .r_valid_i, .r_ready_o, .r_data_i, .busy_o(reader_busy_unused));
+    .rd_o, .rd_i, .r_data_i, .busy_o(reader_busy_unused));
 
   // Scratchpad writes: one element per cycle, zeros in the padding.
   logic        wr_active_q;

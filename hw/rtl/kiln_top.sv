@@ -37,7 +37,6 @@ module kiln_top #(
   output logic [kiln_cfg_pkg::DBG_QUEUES_BITS-1:0] dbg_queues_o,  // command queue occupancies
   output logic                                     dbg_progress_o // something moved this cycle
 );
-  localparam int AB = kiln_cfg_pkg::AXI_ADDR_BITS;
   localparam int DW = kiln_cfg_pkg::AXI_DATA_BITS;
   localparam int NCL = 5;  // read clients: fetch, inp, wgt, uop, acc
   localparam int QCW = $clog2(CMD_QUEUE_DEPTH + 1);
@@ -99,16 +98,25 @@ module kiln_top #(
   assign m_axi_o.b_ready = store_b_ready || quiet;
 
   // ---- Read arbitration ----------------------------------------------------------------
-  logic [NCL-1:0] c_ar_valid, c_ar_ready, c_r_valid, c_r_ready;
-  logic [NCL*AB-1:0] c_ar_addr;
-  localparam int LB = kiln_cfg_pkg::AXI_LEN_BITS;
-  logic [NCL*LB-1:0] c_ar_len;
+  // The read clients, in ARID order: fetch, load's INP and WGT, compute's UOP and ACC.
+  kiln_cfg_pkg::rd_req_t fetch_rd_req, inp_rd_req, wgt_rd_req, uop_rd_req, acc_rd_req;
+  kiln_cfg_pkg::rd_rsp_t fetch_rd_rsp, inp_rd_rsp, wgt_rd_rsp, uop_rd_rsp, acc_rd_rsp;
   kiln_axi_rd_arbiter #(.N(NCL), .IDW(kiln_cfg_pkg::AXI_ID_BITS)) rd_arb (
     .clk_i, .rst_ni(core_rst_n),
     // Masked, not `quiet ? '0 : ...`: Yosys 0.23 derives kiln_top twice (an internal
     // assertion) when that conditional sits in a port connection under -chparam.
-    .c_ar_valid_i(c_ar_valid & {NCL{!quiet}}), .c_ar_ready_o(c_ar_ready), .c_ar_addr_i(c_ar_addr),
-    .c_ar_len_i(c_ar_len), .c_r_valid_o(c_r_valid), .c_r_ready_i(c_r_ready),
+    .c_ar_valid_i({acc_rd_req.ar_valid, uop_rd_req.ar_valid, wgt_rd_req.ar_valid,
+                   inp_rd_req.ar_valid, fetch_rd_req.ar_valid} & {NCL{!quiet}}),
+    .c_ar_ready_o({acc_rd_rsp.ar_ready, uop_rd_rsp.ar_ready, wgt_rd_rsp.ar_ready,
+                   inp_rd_rsp.ar_ready, fetch_rd_rsp.ar_ready}),
+    .c_ar_addr_i({acc_rd_req.ar_addr, uop_rd_req.ar_addr, wgt_rd_req.ar_addr,
+                  inp_rd_req.ar_addr, fetch_rd_req.ar_addr}),
+    .c_ar_len_i({acc_rd_req.ar_len, uop_rd_req.ar_len, wgt_rd_req.ar_len,
+                 inp_rd_req.ar_len, fetch_rd_req.ar_len}),
+    .c_r_valid_o({acc_rd_rsp.r_valid, uop_rd_rsp.r_valid, wgt_rd_rsp.r_valid,
+                  inp_rd_rsp.r_valid, fetch_rd_rsp.r_valid}),
+    .c_r_ready_i({acc_rd_req.r_ready, uop_rd_req.r_ready, wgt_rd_req.r_ready,
+                  inp_rd_req.r_ready, fetch_rd_req.r_ready}),
     .ar_valid_o(m_axi_o.ar_valid), .ar_ready_i(m_axi_i.ar_ready), .ar_id_o(m_axi_o.ar.id),
     .ar_addr_o(m_axi_o.ar.addr), .ar_len_o(m_axi_o.ar.len),
     .r_valid_i(m_axi_i.r_valid), .r_ready_o(arb_r_ready), .r_id_i(m_axi_i.r.id));
@@ -181,9 +189,7 @@ module kiln_top #(
     .load_push_o(load_push), .load_full_i(load_full),
     .compute_push_o(compute_push), .compute_full_i(compute_full),
     .store_push_o(store_push), .store_full_i(store_full), .insn_o(fetch_insn),
-    .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_addr_o(c_ar_addr[0 +: AB]),
-    .ar_len_o(c_ar_len[0 +: LB]), .r_valid_i(c_r_valid[0]), .r_ready_o(c_r_ready[0]),
-    .r_data_i(m_axi_i.r.data), .idle_o(fetch_idle), .insn_read_o(insn_read), .state_o(fetch_state));
+    .rd_o(fetch_rd_req), .rd_i(fetch_rd_rsp), .r_data_i(m_axi_i.r.data), .idle_o(fetch_idle), .insn_read_o(insn_read), .state_o(fetch_state));
 
   logic load_idle, load_busy, load_stall, load_retire;
   logic [1:0] load_elem;
@@ -194,8 +200,7 @@ module kiln_top #(
     .tok_to_compute_full_i(l2c_full), .tok_to_compute_push_o(l2c_push),
     .inp_we_o(inp_we), .inp_waddr_o(inp_waddr), .inp_wdata_o(inp_wdata),
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wdata_o(wgt_wdata),
-    .ar_valid_o(c_ar_valid[2:1]), .ar_ready_i(c_ar_ready[2:1]), .ar_addr_o(c_ar_addr[AB +: 2 * AB]),
-    .ar_len_o(c_ar_len[LB +: 2 * LB]), .r_valid_i(c_r_valid[2:1]), .r_ready_o(c_r_ready[2:1]),
+    .inp_rd_o(inp_rd_req), .inp_rd_i(inp_rd_rsp), .wgt_rd_o(wgt_rd_req), .wgt_rd_i(wgt_rd_rsp),
     .r_data_i(m_axi_i.r.data), .idle_o(load_idle), .busy_o(load_busy), .stall_o(load_stall),
     .retire_o(load_retire), .elem_read_o(load_elem), .state_o(load_state));
 
@@ -215,8 +220,7 @@ module kiln_top #(
     .inp_re_o(inp_re), .inp_raddr_o(inp_raddr), .inp_rdata_i(inp_rdata),
     .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
     .st_re_i(st_re), .st_raddr_i(st_raddr), .st_gnt_o(st_gnt), .st_rdata_o(st_rdata),
-    .ar_valid_o(c_ar_valid[4:3]), .ar_ready_i(c_ar_ready[4:3]), .ar_addr_o(c_ar_addr[3 * AB +: 2 * AB]),
-    .ar_len_o(c_ar_len[3 * LB +: 2 * LB]), .r_valid_i(c_r_valid[4:3]), .r_ready_o(c_r_ready[4:3]),
+    .uop_rd_o(uop_rd_req), .uop_rd_i(uop_rd_rsp), .acc_rd_o(acc_rd_req), .acc_rd_i(acc_rd_rsp),
     .r_data_i(m_axi_i.r.data), .idle_o(compute_idle), .busy_o(compute_busy),
     .stall_o(compute_stall), .retire_o(compute_retire), .finished_o(compute_finished),
     .gemm_uop_o(gemm_uop), .alu_uop_o(alu_uop), .elem_read_o(compute_elem),

@@ -34,6 +34,15 @@ std::vector<Struct> bus_structs(int axi_data_bits, int axi_addr_bits) {
   s.push_back({"axi_rsp_t",
                {{"aw_ready", 1}, {"w_ready", 1}, {"b_valid", 1}, {"b", b, "axi_b_t"},
                 {"ar_ready", 1}, {"r_valid", 1}, {"r", r, "axi_r_t"}}});
+  // Inside kiln_top: one read client's share of the AXI4 read channels (fetch, load's
+  // INP and WGT, compute's UOP and ACC through kiln_dma_reader), which
+  // kiln_axi_rd_arbiter gathers onto the master port, adding the id, size and burst
+  // type. The read data is the master's R channel, the same wires for every client, so
+  // it is not part of the response.
+  s.push_back({"rd_req_t",
+               {{"ar_valid", 1}, {"ar_addr", axi_addr_bits}, {"ar_len", kAxiLenBits},
+                {"r_ready", 1}}});
+  s.push_back({"rd_rsp_t", {{"ar_ready", 1}, {"r_valid", 1}}});
   // AXI4-Lite (the register file)
   s.push_back({"axil_req_t",
                {{"aw_valid", 1}, {"aw_addr", kAxilAddrBits}, {"w_valid", 1},

@@ -187,6 +187,30 @@ std::string rtl_params_package(const Config& cfg, int axi_data_bits) {
   insn_struct(out, "mem_insn_t", layout.fields(InsnLayout::Format::kMem));
   insn_struct(out, "gemm_insn_t", layout.fields(InsnLayout::Format::kGemm));
   insn_struct(out, "alu_insn_t", layout.fields(InsnLayout::Format::kAlu));
+  // A GEMM's or an ALU's loop as kiln_loop_fields decodes it from either format (they
+  // share the layout up to the dst factors; an ALU has no weight factors, zero here, and
+  // its own src factors, at the wider of the two src widths): what kiln_compute and
+  // the in-order core (kiln_inorder_top, kiln_inorder_loop) read.
+  out += R"(
+  typedef struct packed {
+    logic is_alu;
+    logic reset;
+    logic [GEMM_UOP_BGN_WIDTH-1:0] uop_bgn;
+    logic [GEMM_UOP_END_WIDTH-1:0] uop_end;
+    logic [GEMM_ITER_OUT_WIDTH-1:0] iter_out;
+    logic [GEMM_ITER_IN_WIDTH-1:0] iter_in;
+    logic [GEMM_DST_FACTOR_OUT_WIDTH-1:0] dst_factor_out;
+    logic [GEMM_DST_FACTOR_IN_WIDTH-1:0] dst_factor_in;
+    logic [UOP_SRC_WIDTH-1:0] src_factor_out;
+    logic [UOP_SRC_WIDTH-1:0] src_factor_in;
+    logic [GEMM_WGT_FACTOR_OUT_WIDTH-1:0] wgt_factor_out;
+    logic [GEMM_WGT_FACTOR_IN_WIDTH-1:0] wgt_factor_in;
+    alu_op_e alu_op;
+    logic use_imm;
+    logic [ALU_IMM_WIDTH-1:0] imm;
+    logic empty;  // no micro-op runs
+  } loop_t;
+)";
   packed_struct(out, "uop_t", cfg.uop_elem_bytes() * 8,
                 {{"dst_idx", 0, layout.uop_dst_width(), ""},
                  {"src_idx", layout.uop_dst_width(), layout.uop_src_width(), ""},
