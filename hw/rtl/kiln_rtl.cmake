@@ -88,8 +88,9 @@ endfunction()
 
 # How Verilator's --build compiles a model's C++ (hw/sim/rtl, hw/sim/systemc,
 # hw/sim/uart): clang++ at -O3 where there is one (scripts/install-deps.sh installs
-# clang-19 for the fuzz build): the Verilated models simulate 5-30% faster than with
-# g++ 12 at -O2 or -O3 (docs/performance.md, bench/rtl); g++ -O2 otherwise. The slow
+# clang-19 for the fuzz build): the Verilated models simulate 5% (default) to 40%
+# (tiny) faster than with g++ 12 at -O2 or -O3 (docs/performance.md, bench/rtl); g++
+# -O2 otherwise. The slow
 # (constructor, trace set-up) code stays at -O1 for short 2-core builds. Warnings in
 # generated code are not ours to fix.
 find_program(KILN_VERILATED_CXX NAMES clang++-19 clang++

@@ -3,10 +3,11 @@
 // C++: the AXI4 master to DRAM, the AXI4-Lite register file, the in-order core's
 // device-memory port and kiln_top's internal DMA read clients, each a request (what
 // the initiator drives) and a response (what the target drives), with a struct per AXI
-// channel (as OpenTitan's tlul_pkg does for TL-UL). rtl_params generates the typedefs of kiln_cfg_pkg from these tables
-// (kiln_cfg_pkg::axi_req_t, ...); the Verilator harness (hw/sim/rtl) reads and drives the
-// same structs on the Verilated tops through bus_field(); the Vivado wrapper
-// (boards/xilinx, rtl_params' zynq_wrapper()) spreads them onto flat AXI port names.
+// channel (as OpenTitan's tlul_pkg does for TL-UL). rtl_params generates the typedefs
+// of kiln_cfg_pkg from these tables (kiln_cfg_pkg::axi_req_t, ...); the Verilator
+// harness (hw/sim/rtl) reads and drives the same structs on the Verilated tops through
+// bus_field(); the Vivado wrapper (boards/xilinx, rtl_params' zynq_wrapper()) spreads
+// them onto flat AXI port names.
 
 #include <span>
 #include <string_view>
