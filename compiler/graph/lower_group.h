@@ -65,7 +65,8 @@ GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& ma
 // vectors; rows: what half the registers hold, up to 8) accumulates in registers while k runs around it, into
 // `out` (`mm` itself or its epilogue); batches and row tiles in parallel. False (nothing
 // scheduled) where the columns are not whole vectors.
-bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const target::MachineTraits& machine);
+bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const target::MachineTraits& machine,
+                     bool rows_outer = false);
 
 // The blocked float convolution of AlterLayout (conv2d_nchwc, not depthwise: the stage
 // [N, O/b, OH, OW, b] with reductions rc, ry, rx on NCHW data, rc, ry, rx, rci on NCHWc
