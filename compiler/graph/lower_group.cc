@@ -463,7 +463,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
       // A Winograd convolution's products whose transformed weight fits in L2 (the
       // 56x56 convolutions of ResNet-18: 576 KiB) take the tiles in the order of the
       // input and output transforms, so that each thread works on the tiles those give
-      // it (two threads here: 0.31-0.34 -> 0.29-0.31 ms each); a larger weight is
+      // it (two threads here: 0.31-0.34 -> 0.28-0.31 ms each); a larger weight is
       // read once per alpha^2 slice instead, for all the tiles.
       bool rows_outer = false;
       if (st->op->input_tensors().at(0)->tag == "winograd_input") {
