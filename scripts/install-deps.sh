@@ -15,6 +15,7 @@ packages=(
   libopenblas-dev libdnnl-dev
   libopenmpi-dev openmpi-bin
   libdlpack-dev
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo  # backend-gpu: OpenCL on the CPU (pocl)
   clang-19 libclang-rt-19-dev libfuzzer-19-dev
   python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
   pybind11-dev python3-dev python3-pytest python3-matplotlib

@@ -83,7 +83,7 @@ std::vector<std::pair<Workload, std::string>> model_workloads(const graph::Graph
     if (auto w = workload_of(pg, node))
       if (seen.insert(w->key()).second) out.push_back({*w, pg.node(node).name});
   };
-  if (target.is_cpu()) {
+  if (target.is_host()) {  // the CPU, a GPU: the anchors of lower_group
     o.schedule_hook = [&](const graph::AnchorStage& a) {
       take(a.graph, a.node);
       return false;

@@ -33,7 +33,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::map<std::string, MeasureFn>& measure_fns() {
-  static std::map<std::string, MeasureFn> m = {{"cpu", measure_cpu}};
+  static std::map<std::string, MeasureFn> m = {{"cpu", measure_cpu}, {"opencl", measure_gpu}, {"cuda", measure_gpu}};
   return m;
 }
 
@@ -315,6 +315,48 @@ MeasureResult measure_cpu(const Template& t, const Workload& w, const Config& c,
     for (int i = 0; i < number; ++i) run_once();
     times.push_back(seconds_since(s) / number);
   }
+  MeasureResult res;
+  res.cost = *std::min_element(times.begin(), times.end());
+  res.unit = "s";
+  return res;
+}
+
+MeasureResult measure_gpu(const Template& t, const Workload& w, const Config& c, const MeasureOptions& opt) {
+  std::vector<schedule::LoweredFunc> funcs;
+  std::unique_ptr<target::KernelModule> mod;
+  std::vector<std::vector<float>> bufs;
+  std::vector<void*> args;
+  {
+    HostLock preparing(false);
+    funcs = lower_candidate(t, w, c);
+    mod = target::make_backend(t.target)->build(funcs, opt.target);
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    for (const ir::Buffer& b : funcs[0].args) {
+      if (b->dtype != ir::DataType::Float(32)) throw std::runtime_error("GPU candidates take float32 arguments");
+      int64_t n = 1;
+      for (const ir::Expr& e : b->shape) n *= *ir::as_const_int(e);
+      bufs.emplace_back(static_cast<size_t>(n));
+      for (float& x : bufs.back()) x = dist(rng);
+      args.push_back(bufs.back().data());
+    }
+  }
+  HostLock timing(true);
+  auto kernels_s = [&] {
+    auto t0 = Clock::now();
+    mod->call(0, args.data());
+    double wall = seconds_since(t0), device = 0;
+    bool timed = false;
+    for (const target::KernelStats& k : mod->stats())
+      if (auto it = k.values.find("ms"); it != k.values.end() && it->second >= 0) {
+        device += it->second / 1e3;
+        timed = true;
+      }
+    return timed ? device : wall;
+  };
+  for (int i = 0; i < std::max(1, opt.warmup); ++i) kernels_s();
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, opt.repeat); ++r) times.push_back(kernels_s());
   MeasureResult res;
   res.cost = *std::min_element(times.begin(), times.end());
   res.unit = "s";

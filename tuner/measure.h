@@ -83,5 +83,9 @@ MeasureResult measure_isolated(const MeasureInput& in, const MeasureOptions& opt
 // The CPU measure function ("cpu"): built through compiler/target's registry, so the
 // "cpu" backend must be registered (kiln::cpu::register_graph_backend()).
 MeasureResult measure_cpu(const Template& t, const Workload& w, const Config& c, const MeasureOptions& opt);
+// A GPU target's ("opencl", "cuda"): the candidate built by that backend for
+// MeasureOptions::target and run on its device; the cost is its kernels' time from the
+// device's events (the copies to and from the device not counted), fastest of the repeats.
+MeasureResult measure_gpu(const Template& t, const Workload& w, const Config& c, const MeasureOptions& opt);
 
 }  // namespace kiln::tuner

@@ -19,7 +19,10 @@ std::vector<Template>& registry() {
 std::once_flag builtins;
 
 void ensure_builtins() {
-  std::call_once(builtins, [] { register_cpu_templates(); });
+  std::call_once(builtins, [] {
+    register_cpu_templates();
+    register_gpu_templates();
+  });
 }
 
 }  // namespace

@@ -48,5 +48,8 @@ std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Work
 
 // Built-in CPU templates (cpu_templates.cc).
 void register_cpu_templates();
+// Built-in GPU templates (gpu_templates.cc): conv2d_nchw, dense and matmul for each GPU
+// target ("opencl", "cuda"), measured on that target's device.
+void register_gpu_templates();
 
 }  // namespace kiln::tuner

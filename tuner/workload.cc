@@ -26,12 +26,15 @@ const std::map<std::string, OpParams>& op_params() {
       {"dense", {{"M", "N", "K"}, {}}},
       {"matmul_packed", {{"M", "N", "K"}, {"block"}}},
       {"conv2d", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "block", "in_block"}}},
+      // A GPU's convolution, on the model's own NCHW layout (any groups).
+      {"conv2d_nchw", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "groups"}}},
   };
   return m;
 }
 
 std::vector<std::string> key_order(const std::string& op) {
   if (op == "conv2d") return {"N", "C", "H", "W", "O", "KH", "KW", "stride", "pad", "block"};
+  if (op == "conv2d_nchw") return {"N", "C", "H", "W", "O", "KH", "KW", "stride", "pad", "groups"};
   if (op == "matmul_packed") return {"M", "N", "K", "block"};
   return {"M", "N", "K"};
 }
@@ -70,10 +73,11 @@ std::string Workload::key() const {
 
 double Workload::flops() const {
   if (!in_op_library()) return arg_flops;
-  if (op == "conv2d") {
+  if (op == "conv2d" || op == "conv2d_nchw") {
     int64_t oh = (at("H") + 2 * at("pad") - at("KH")) / at("stride") + 1;
     int64_t ow = (at("W") + 2 * at("pad") - at("KW")) / at("stride") + 1;
-    return 2.0 * at("N") * at("O") * oh * ow * at("C") * at("KH") * at("KW");
+    int64_t groups = op == "conv2d_nchw" ? at("groups") : 1;
+    return 2.0 * at("N") * at("O") * oh * ow * at("C") / groups * at("KH") * at("KW");
   }
   return 2.0 * at("M") * at("N") * at("K");
 }
@@ -83,7 +87,7 @@ Workload parse_workload(const std::string& spec) {
   std::string op = spec.substr(0, colon);
   auto it = op_params().find(op);
   if (it == op_params().end())
-    throw Error(fmt::format("--op '{}': unknown operator '{}' (matmul, dense, matmul_packed or conv2d)", spec, op));
+    throw Error(fmt::format("--op '{}': unknown operator '{}' (matmul, dense, matmul_packed, conv2d or conv2d_nchw)", spec, op));
   if (colon == std::string::npos) throw Error(fmt::format("--op '{}': give the shape after ':', e.g. matmul:M=64,N=64,K=64", spec));
   Workload w{op, {}};
   std::stringstream ss(spec.substr(colon + 1));
@@ -114,6 +118,18 @@ Workload parse_workload(const std::string& spec) {
     w.params.try_emplace("block", graph::register_tile_columns(n, target::MachineTraits{512, 32}));
     if (w.params["block"] < 1 || n % w.params["block"])
       throw Error(fmt::format("--op '{}': N={} has no panel width; give block= (a divisor of N)", spec, n));
+  }
+  if (op == "conv2d_nchw") {
+    w.params.try_emplace("N", 1);
+    w.params.try_emplace("KW", w.params["KH"]);
+    w.params.try_emplace("stride", 1);
+    w.params.try_emplace("pad", 0);
+    w.params.try_emplace("groups", 1);
+    int64_t g = w.params["groups"];
+    if (w.params["C"] % g || w.params["O"] % g)
+      throw Error(fmt::format("--op '{}': groups={} does not divide C={} and O={}", spec, g, w.params["C"], w.params["O"]));
+    if (w.params["H"] + 2 * w.params["pad"] < w.params["KH"] || w.params["W"] + 2 * w.params["pad"] < w.params["KW"])
+      throw Error(fmt::format("--op '{}': the kernel is larger than the padded input", spec));
   }
   if (op == "conv2d") {
     w.params.try_emplace("N", 1);
@@ -161,6 +177,19 @@ std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node) {
     const auto& a = g.type(n.inputs[0]).shape;
     const auto& w = g.type(n.inputs[1]).shape;  // [N/b, K, b]
     return Workload{n.op, {{"M", a[0]}, {"N", w[0] * w[2]}, {"K", a[1]}, {"block", w[2]}}};
+  }
+  if (n.op == "conv2d") {  // a GPU's (the CPU's are conv2d_nchwc by then)
+    const auto& x = g.type(n.inputs[0]).shape;
+    const auto& w = g.type(n.inputs[1]).shape;
+    auto s = n.attrs.get_ints("strides", {1, 1});
+    auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+    auto d = n.attrs.get_ints("dilations", {1, 1});
+    if (x.size() != 4 || s.size() != 2 || s[0] != s[1] || p.size() != 4 || p[0] != p[1] || p[0] != p[2] || p[0] != p[3] ||
+        d != std::vector<int64_t>{1, 1})
+      return std::nullopt;
+    return Workload{"conv2d_nchw",
+                    {{"N", x[0]}, {"C", x[1]}, {"H", x[2]}, {"W", x[3]}, {"O", w[0]}, {"KH", w[2]}, {"KW", w[3]},
+                     {"stride", s[0]}, {"pad", p[0]}, {"groups", n.attrs.get_int("groups", 1)}}};
   }
   if (n.op == "conv2d_nchwc" && !n.attrs.get_int("depthwise", 0)) {
     const auto& x = g.type(n.inputs[0]).shape;
@@ -214,6 +243,13 @@ graph::Graph workload_graph(const Workload& w, graph::NodeId* op_node) {
                        {"dilations", std::vector<int64_t>{1, 1}},
                        {"blocked_out", int64_t{1}}};
     out = g.add_op("conv2d_nchwc", {x, wt}, attrs, "conv2d");
+  } else if (w.op == "conv2d_nchw") {
+    int64_t groups = w.at("groups");
+    graph::NodeId x = g.add_input("data", TensorType{f32, {w.at("N"), w.at("C"), w.at("H"), w.at("W")}});
+    graph::NodeId wt = g.add_input("weight", TensorType{f32, {w.at("O"), w.at("C") / groups, w.at("KH"), w.at("KW")}});
+    int64_t s = w.at("stride"), p = w.at("pad");
+    graph::Attrs attrs{{"strides", std::vector<int64_t>{s, s}}, {"pads", std::vector<int64_t>{p, p, p, p}}, {"groups", groups}};
+    out = g.add_op("conv2d", {x, wt}, attrs, "conv2d");
   } else {
     throw Error("no graph for workload op '" + w.op + "'");
   }

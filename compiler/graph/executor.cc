@@ -33,7 +33,7 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
   }
   // The host's int8 kernels take their weights in words (after placement, which needs
   // the plain layout).
-  if (options.optimize) {
+  if (options.optimize && !machine.is_gpu()) {
     m.graph = alter_layout_int8(m.graph);
     if (debug_enabled("graph")) std::cerr << "// after alter_layout_int8 (" << m.graph.num_ops() << " ops)\n" << m.graph;
   }
@@ -129,24 +129,26 @@ ExecPlan make_plan(const CompiledModel& m) {
 
 namespace {
 
-// The accelerator kernels' arguments as the plan uses them: a buffer that no host
-// kernel touches and that is no graph input or output lives in the accelerator's
-// memory alone (the plan shares a buffer between tensors of disjoint lifetimes, so one
-// host use anywhere makes it a host buffer).
-std::vector<std::vector<target::ArgUse>> accelerator_memory(const ExecPlan& plan) {
-  std::vector<bool> host(plan.buffers.size(), false);
-  for (const auto& t : plan.inputs) host.at(t.buffer) = true;
-  for (const auto& t : plan.outputs) host.at(t.buffer) = true;
+// The arguments of one side's kernels (the accelerator's, or the host module's) as the
+// plan uses them: a buffer that no kernel of the other side touches and that is no
+// graph input or output lives in that side's memory alone (the plan shares a buffer
+// between tensors of disjoint lifetimes, so one use anywhere else makes it shared). A
+// host module with memory of its own (a GPU's) keeps such buffers there; the CPU's
+// ignores the plan.
+std::vector<std::vector<target::ArgUse>> memory_uses(const ExecPlan& plan, bool accelerator) {
+  std::vector<bool> outside(plan.buffers.size(), false);
+  for (const auto& t : plan.inputs) outside.at(t.buffer) = true;
+  for (const auto& t : plan.outputs) outside.at(t.buffer) = true;
   for (const auto& k : plan.kernels)
-    if (!k.on_accelerator)
-      for (int b : k.args) host.at(b) = true;
+    if (k.on_accelerator != accelerator)
+      for (int b : k.args) outside.at(b) = true;
   std::vector<std::vector<target::ArgUse>> uses;
   for (const auto& k : plan.kernels) {
-    if (!k.on_accelerator) continue;
+    if (k.on_accelerator != accelerator) continue;
     std::vector<target::ArgUse> args;
     for (int b : k.args) {
       const ExecPlan::Buffer& buf = plan.buffers.at(b);
-      args.push_back({b, buf.bytes, buf.init != nullptr, !buf.init && !host[b]});
+      args.push_back({b, buf.bytes, buf.init != nullptr, !buf.init && !outside[b]});
     }
     uses.push_back(std::move(args));
   }
@@ -178,7 +180,8 @@ Executor::Executor(ExecPlan plan, std::unique_ptr<target::KernelModule> kernels,
     for (int b : k.args) a.push_back(ptr.at(b));
     args_.push_back(std::move(a));
   }
-  if (accel_) accel_->plan_memory(accelerator_memory(plan_));
+  if (kernels_) kernels_->plan_memory(memory_uses(plan_, false));
+  if (accel_) accel_->plan_memory(memory_uses(plan_, true));
 }
 
 Executor::~Executor() = default;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/graph/gpu_schedule.h"
 #include "compiler/graph/op.h"
 #include "compiler/graph/passes/passes.h"
 #include "compiler/interp/interpreter.h"
@@ -385,6 +386,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
       const te::Tensor& t = tensors.at(id);
       if ((n.op == "dense" || n.op == "matmul_packed" || (n.op == "matmul" && n.type.ndim() == 2)) && !t->reduce_axis.empty())
         anchors[t.get()] = id;
+      if (n.op == "conv2d" && t->tag == "conv2d") anchors[t.get()] = id;  // a GPU's (NCHW, any groups)
       if (n.op == "conv2d_nchwc" && !n.attrs.get_int("depthwise", 0)) {
         if (t->tag == "conv2d_nchwc") anchors[t.get()] = id;  // NCHWc out (CarryLayout)
         for (const te::Tensor& in : t->input_tensors())
@@ -396,6 +398,22 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   std::vector<te::Tensor> outs;
   for (NodeId o : outputs) outs.push_back(tensors.at(o));
   schedule::Schedule s = schedule::create_schedule(outs);
+  std::vector<te::Tensor> args = params;
+  for (const auto& t : outs) args.push_back(t);
+  if (machine.is_gpu()) {
+    GpuAnchorHook tuned;
+    if (hook) {
+      tuned = [&](const te::Tensor& product, const te::Tensor& epilogue) {
+        // The operation the anchor was made as (inlining its padding rewrote it).
+        auto a = anchors.find(s.stage_of(product.get())->origin_op.get());
+        return a != anchors.end() && hook(AnchorStage{g, a->second, s, product, epilogue});
+      };
+    }
+    schedule_gpu_group(s, outs, machine, tuned);
+    r.func = schedule::lower(s, args, name);
+    r.outputs = outputs;
+    return r;
+  }
   // The padded input of a blocked convolution is materialized (its loads stay plain),
   // except NCHWc data's padding for a depthwise one: a copy of the whole input there
   // took more than the filter itself (MobileNetV2's 96 channels at 112 x 112: 0.8 ms
@@ -494,8 +512,6 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     // Packing int8 data into words reads 4 channels per word: gathers if vectorized.
     schedule_root(s, st->op, st->op->tag != "pack_int8_data");
   }
-  std::vector<te::Tensor> args = params;
-  for (const auto& t : outs) args.push_back(t);
   r.func = schedule::lower(s, args, name);
   r.outputs = outputs;
   return r;

@@ -22,7 +22,8 @@ struct LoweredGroup {
 
 // A schedule for one anchor stage that someone outside compiler/ provides (the
 // tuner's records; compiler/ knows no tuner). Anchors are the reductions of
-// conv2d_nchwc (not depthwise), dense, matmul_packed and 2-d matmul nodes. The hook schedules
+// conv2d_nchwc (not depthwise), dense, matmul_packed and 2-d matmul nodes, and for a GPU
+// (MachineTraits::is_gpu) those of conv2d nodes, whose layout it keeps. The hook schedules
 // `stage` (a root stage of `schedule`; its consumers are scheduled by default) and
 // returns true, or returns false to keep the default schedule.
 struct AnchorStage {

@@ -1,10 +1,16 @@
 #include "compiler/interp/interpreter.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <numeric>
+#include <optional>
+#include <random>
 #include <unordered_map>
 
 #include "compiler/ir/printer.h"
+#include "compiler/passes/split_host_device.h"
 #include "compiler/support/error.h"
 #include "support/integer.h"
 
@@ -482,6 +488,7 @@ struct CallE : E {
 struct S {
   virtual ~S() = default;
   virtual void exec(Frame& f) = 0;
+  bool barrier = false;  // contains a GPU barrier (run_threads splits its threads there)
 };
 using SPtr = std::unique_ptr<S>;
 
@@ -576,6 +583,13 @@ struct LetS : S {
   size_t slot;
   EPtr value;
   SPtr body;
+};
+
+// A GPU barrier: nothing to do for one thread; run_threads() runs every thread of the
+// block up to it before any goes on.
+struct BarrierS : S {
+  BarrierS() { barrier = true; }
+  void exec(Frame&) override {}
 };
 
 struct EvalS : S {
@@ -676,7 +690,9 @@ class Compiler {
         auto* p = s.as<ir::ForNode>();
         EPtr mn = expr(p->min), ext = expr(p->extent);
         size_t slot = var_slot(p->var.get());
-        return std::make_unique<ForS>(slot, std::move(mn), std::move(ext), stmt(p->body));
+        auto r = std::make_unique<ForS>(slot, std::move(mn), std::move(ext), stmt(p->body));
+        r->barrier = r->body->barrier;
+        return r;
       }
       case NodeKind::Store: {
         auto* p = s.as<ir::StoreNode>();
@@ -685,25 +701,36 @@ class Compiler {
       case NodeKind::Allocate: {
         auto* p = s.as<ir::AllocateNode>();
         size_t b = buf_slot(p->buffer_var.get());
-        return std::make_unique<AllocateS>(b, p->dtype, expr(p->extent), stmt(p->body), p->buffer_var.name());
+        auto r = std::make_unique<AllocateS>(b, p->dtype, expr(p->extent), stmt(p->body), p->buffer_var.name());
+        r->barrier = r->body->barrier;
+        return r;
       }
       case NodeKind::IfThenElse: {
         auto* p = s.as<ir::IfThenElseNode>();
-        return std::make_unique<IfS>(expr(p->cond), stmt(p->then_case), p->else_case.defined() ? stmt(p->else_case) : nullptr);
+        auto r = std::make_unique<IfS>(expr(p->cond), stmt(p->then_case), p->else_case.defined() ? stmt(p->else_case) : nullptr);
+        r->barrier = r->then_case->barrier || (r->else_case && r->else_case->barrier);
+        return r;
       }
       case NodeKind::Seq: {
         auto seq = std::make_unique<SeqS>();
-        for (const Stmt& c : s.as<ir::SeqNode>()->seq) seq->seq.push_back(stmt(c));
+        for (const Stmt& c : s.as<ir::SeqNode>()->seq) {
+          seq->seq.push_back(stmt(c));
+          seq->barrier = seq->barrier || seq->seq.back()->barrier;
+        }
         return seq;
       }
       case NodeKind::LetStmt: {
         auto* p = s.as<ir::LetStmtNode>();
         EPtr v = expr(p->value);
         size_t slot = var_slot(p->var.get());
-        return std::make_unique<LetS>(slot, std::move(v), stmt(p->body));
+        auto r = std::make_unique<LetS>(slot, std::move(v), stmt(p->body));
+        r->barrier = r->body->barrier;
+        return r;
       }
       case NodeKind::Attr: return stmt(s.as<ir::AttrNode>()->body);
-      case NodeKind::Evaluate: return std::make_unique<EvalS>(expr(s.as<ir::EvaluateNode>()->value));
+      case NodeKind::Evaluate:
+        if (passes::is_barrier(s)) return std::make_unique<BarrierS>();
+        return std::make_unique<EvalS>(expr(s.as<ir::EvaluateNode>()->value));
       default:
         throw InterpError(std::string("the interpreter runs lowered IR; found a ") + ir::kind_name(s.kind()) + " statement");
     }
@@ -739,31 +766,195 @@ Program::Program(const schedule::LoweredFunc& f) : impl_(std::make_unique<Impl>(
 
 Program::~Program() = default;
 
+namespace {
+
+// Checks a host buffer against a function argument.
+void check_arg(const ir::Buffer& b, const HostBuffer* h) {
+  if (h->dtype() != b->dtype) {
+    throw InterpError("argument '" + b->name + "' must be " + b->dtype.to_string() + ", not " + h->dtype().to_string());
+  }
+  if (h->shape().size() != b->shape.size()) throw InterpError("argument '" + b->name + "' has the wrong rank");
+  for (size_t d = 0; d < b->shape.size(); ++d) {
+    const int64_t* n = ir::as_const_int(b->shape[d]);
+    if (!n || *n != h->shape()[d]) throw InterpError("argument '" + b->name + "' has the wrong shape in dimension " + std::to_string(d));
+  }
+}
+
+void check_arg_count(const std::string& name, size_t want, size_t got) {
+  if (want != got) throw InterpError("'" + name + "' takes " + std::to_string(want) + " arguments, got " + std::to_string(got));
+}
+
+}  // namespace
+
 void Program::run(const std::vector<HostBuffer*>& args) {
   const auto& fargs = impl_->func.args;
-  if (args.size() != fargs.size()) {
-    throw InterpError("'" + impl_->func.name + "' takes " + std::to_string(fargs.size()) + " arguments, got " + std::to_string(args.size()));
-  }
+  check_arg_count(impl_->func.name, fargs.size(), args.size());
   Frame frame;
   frame.vars.resize(impl_->compiler.num_slots());
   frame.bufs.resize(impl_->compiler.num_bufs());
   for (size_t i = 0; i < frame.bufs.size(); ++i) frame.bufs[i].name = impl_->compiler.buf_name(i);
   for (size_t i = 0; i < args.size(); ++i) {
-    const ir::Buffer& b = fargs[i];
-    HostBuffer* h = args[i];
-    if (h->dtype() != b->dtype) {
-      throw InterpError("argument '" + b->name + "' must be " + b->dtype.to_string() + ", not " + h->dtype().to_string());
-    }
-    if (h->shape().size() != b->shape.size()) throw InterpError("argument '" + b->name + "' has the wrong rank");
-    for (size_t d = 0; d < b->shape.size(); ++d) {
-      const int64_t* n = ir::as_const_int(b->shape[d]);
-      if (!n || *n != h->shape()[d]) throw InterpError("argument '" + b->name + "' has the wrong shape in dimension " + std::to_string(d));
-    }
-    frame.bufs[impl_->arg_slots[i]] = {h->data(), h->size(), h->dtype(), b->name};
+    check_arg(fargs[i], args[i]);
+    frame.bufs[impl_->arg_slots[i]] = {args[i]->data(), args[i]->size(), args[i]->dtype(), fargs[i]->name};
   }
   impl_->body->exec(frame);
 }
 
 void run(const schedule::LoweredFunc& f, const std::vector<HostBuffer*>& args) { Program(f).run(args); }
+
+}  // namespace kiln::interp
+
+// ---------------------------------------------------------------- GPU kernels
+
+namespace kiln::interp {
+
+namespace {
+
+// A statement run by every thread of a block: each thread alone where it has no
+// barrier, all of them up to each barrier where it has.
+void run_threads(S* s, std::vector<Frame>& frames, const std::vector<size_t>& order) {
+  if (!s->barrier) {
+    for (size_t t : order) s->exec(frames[t]);
+    return;
+  }
+  auto uniform = [&](E* e, const char* what) {
+    int64_t v = e->eval(frames[order[0]])[0].i;
+    for (size_t t : order)
+      if (e->eval(frames[t])[0].i != v) {
+        throw InterpError(std::string("the ") + what + " around a barrier differs between the threads of a block");
+      }
+    return v;
+  };
+  if (dynamic_cast<BarrierS*>(s)) return;
+  if (auto* q = dynamic_cast<SeqS*>(s)) {
+    for (auto& c : q->seq) run_threads(c.get(), frames, order);
+  } else if (auto* f = dynamic_cast<ForS*>(s)) {
+    int64_t lo = uniform(f->min.get(), "loop start"), n = uniform(f->extent.get(), "loop extent");
+    for (int64_t i = 0; i < n; ++i) {
+      for (Frame& fr : frames) fr.vars[f->slot].i = lo + i;
+      run_threads(f->body.get(), frames, order);
+    }
+  } else if (auto* c = dynamic_cast<IfS*>(s)) {
+    if (uniform(c->cond.get(), "condition")) run_threads(c->then_case.get(), frames, order);
+    else if (c->else_case) run_threads(c->else_case.get(), frames, order);
+  } else if (auto* l = dynamic_cast<LetS*>(s)) {
+    for (Frame& fr : frames) {
+      const Scalar* v = l->value->eval(fr);
+      std::copy(v, v + l->value->lanes, fr.vars.begin() + static_cast<std::ptrdiff_t>(l->slot));
+    }
+    run_threads(l->body.get(), frames, order);
+  } else if (auto* a = dynamic_cast<AllocateS*>(s)) {
+    // A thread's own buffer ("local"), one per thread.
+    std::vector<std::vector<uint8_t>> mem(frames.size());
+    std::vector<BufferSlot> saved(frames.size());
+    for (size_t t = 0; t < frames.size(); ++t) {
+      int64_t n = a->extent->eval(frames[t])[0].i;
+      mem[t].assign(static_cast<size_t>(n * a->dtype.storage_bytes()), 0xA5);
+      saved[t] = frames[t].bufs[a->buf];
+      frames[t].bufs[a->buf] = {mem[t].data(), n, a->dtype, a->name};
+    }
+    run_threads(a->body.get(), frames, order);
+    for (size_t t = 0; t < frames.size(); ++t) frames[t].bufs[a->buf] = saved[t];
+  } else {
+    throw InterpError("a barrier inside a statement the interpreter cannot split between threads");
+  }
+}
+
+std::vector<size_t> ordering(size_t n, ThreadOrder order, std::mt19937_64& rng) {
+  std::vector<size_t> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  if (order == ThreadOrder::Reverse) std::reverse(v.begin(), v.end());
+  if (order == ThreadOrder::Shuffled) std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
+struct KernelCode {
+  const passes::DeviceKernel* kernel = nullptr;
+  Compiler compiler;
+  SPtr body;
+  std::vector<std::pair<std::string, size_t>> axis_slots;  // tag, variable slot
+  std::vector<std::pair<int, size_t>> param_slots;         // device buffer, buffer slot
+  std::vector<size_t> shared_slots;
+};
+
+}  // namespace
+
+struct DeviceProgram::Impl {
+  passes::DeviceFunc func;
+  std::vector<std::unique_ptr<KernelCode>> kernels;
+};
+
+DeviceProgram::DeviceProgram(const passes::DeviceFunc& f) : impl_(std::make_unique<Impl>()) {
+  impl_->func = f;
+  for (const passes::DeviceKernel& k : impl_->func.kernels) {
+    auto code = std::make_unique<KernelCode>();
+    code->kernel = &k;
+    for (const passes::ThreadAxis& a : k.axes) code->axis_slots.emplace_back(a.tag, code->compiler.var_slot(a.var.get()));
+    for (int p : k.params) code->param_slots.emplace_back(p, code->compiler.buf_slot(impl_->func.buffers[p].data.get()));
+    for (const passes::SharedBuffer& b : k.shared) code->shared_slots.push_back(code->compiler.buf_slot(b.data.get()));
+    code->body = code->compiler.stmt(k.body);
+    impl_->kernels.push_back(std::move(code));
+  }
+}
+
+DeviceProgram::~DeviceProgram() = default;
+
+void DeviceProgram::run(const std::vector<HostBuffer*>& args, ThreadOrder order, uint64_t seed) {
+  const passes::DeviceFunc& f = impl_->func;
+  check_arg_count(f.name, f.args.size(), args.size());
+  for (size_t i = 0; i < args.size(); ++i) check_arg(f.args[i], args[i]);
+  // Device memory: the arguments themselves, fresh temporaries.
+  std::vector<std::vector<uint8_t>> temps(f.buffers.size());
+  std::vector<BufferSlot> memory(f.buffers.size());
+  for (size_t b = 0; b < f.buffers.size(); ++b) {
+    const passes::DeviceBuffer& d = f.buffers[b];
+    if (d.is_arg) {
+      memory[b] = {args[d.arg_index]->data(), d.elements, d.dtype, d.data.name()};
+    } else {
+      temps[b].assign(static_cast<size_t>(d.elements * d.dtype.storage_bytes()), 0xA5);
+      memory[b] = {temps[b].data(), d.elements, d.dtype, d.data.name()};
+    }
+  }
+  std::mt19937_64 rng(seed);
+  for (const auto& code : impl_->kernels) {
+    const passes::DeviceKernel& k = *code->kernel;
+    Frame base;
+    base.vars.resize(code->compiler.num_slots());
+    base.bufs.resize(code->compiler.num_bufs());
+    for (size_t i = 0; i < base.bufs.size(); ++i) base.bufs[i].name = code->compiler.buf_name(i);
+    for (const auto& [b, slot] : code->param_slots) base.bufs[slot] = memory[static_cast<size_t>(b)];
+    const std::array<std::string, 3> dims = {"x", "y", "z"};
+    std::array<int64_t, 3> grid{}, block{};
+    for (int d = 0; d < 3; ++d) {
+      grid[d] = k.extent("blockIdx." + dims[d]);
+      block[d] = k.extent("threadIdx." + dims[d]);
+    }
+    auto slot_of = [&](const std::string& tag) -> std::optional<size_t> {
+      for (const auto& [t, s] : code->axis_slots)
+        if (t == tag) return s;
+      return std::nullopt;
+    };
+    auto set_index = [&](Frame& fr, const char* kind, const std::array<int64_t, 3>& size, int64_t linear) {
+      for (int d = 0; d < 3; ++d) {
+        if (auto s = slot_of(std::string(kind) + "." + dims[d])) fr.vars[*s].i = linear % size[d];
+        linear /= size[d];
+      }
+    };
+    size_t nblocks = static_cast<size_t>(grid[0] * grid[1] * grid[2]);
+    size_t nthreads = static_cast<size_t>(block[0] * block[1] * block[2]);
+    std::vector<std::vector<uint8_t>> shared(k.shared.size());
+    for (size_t b : ordering(nblocks, order, rng)) {
+      for (size_t i = 0; i < k.shared.size(); ++i) {
+        const passes::SharedBuffer& sb = k.shared[i];
+        shared[i].assign(static_cast<size_t>(sb.elements * sb.dtype.storage_bytes()), 0xA5);
+        base.bufs[code->shared_slots[i]] = {shared[i].data(), sb.elements, sb.dtype, sb.data.name()};
+      }
+      set_index(base, "blockIdx", grid, static_cast<int64_t>(b));
+      std::vector<Frame> frames(nthreads, base);
+      for (size_t t = 0; t < nthreads; ++t) set_index(frames[t], "threadIdx", block, static_cast<int64_t>(t));
+      run_threads(code->body.get(), frames, ordering(nthreads, order, rng));
+    }
+  }
+}
 
 }  // namespace kiln::interp

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_set>
 
 #include "compiler/ir/functor.h"
 #include "compiler/ir/int_set.h"
@@ -157,8 +158,19 @@ std::vector<ir::Range> needed_region(const StageNode* st, const Graph& g, Bounds
   std::vector<ir::Range> region;
   for (const IterVar& ax : st->op->axis) region.push_back(ax->dom);
   if (st->is_output) return region;
+  // A "shared" stage inside a GPU kernel serves every thread of the block: the loops
+  // around it that are bound to threadIdx sweep their ranges (as TVM's bound inference).
+  std::unordered_set<const ir::IterVarNode*> threads;
+  if (st->scope == "shared") {
+    for (auto d = st->attach_stage.lock(); d; d = d->attach_stage.lock()) {
+      for (const auto& [iv, a] : d->iter_attrs)
+        if (a.kind == ir::ForKind::ThreadBinding && a.thread_tag.rfind("threadIdx.", 0) == 0) threads.insert(iv);
+      if (d->attach_type != AttachType::Scope) break;
+    }
+  }
   FixedSet fixed;
-  for (const IterVar& iv : enclosing_leaves(st)) fixed.insert(iv.get());
+  for (const IterVar& iv : enclosing_leaves(st))
+    if (!threads.count(iv.get())) fixed.insert(iv.get());
   std::vector<std::optional<ir::IntSet>> sets(region.size());
   for (const StageNode* c : g.consumers.at(st)) {
     if (out->live[c]) add_reads(st, c, g, fixed, out, &sets);

@@ -65,6 +65,10 @@ struct MachineTraits {
   int vector_registers = 16;
   int64_t l1d_bytes = 32 << 10;
   int64_t l2_bytes = 256 << 10;
+  // A GPU's threads per block for the default schedules (every stage's outputs split
+  // over blockIdx.x and threadIdx.x, no layouts of the CPU's); 0 for a CPU.
+  int gpu_threads = 0;
+  bool is_gpu() const { return gpu_threads > 0; }
   int lanes(int element_bits) const { return std::max(1, vector_bits / element_bits); }
 };
 

@@ -14,6 +14,9 @@
 #ifdef KILN_HAVE_VTA_GRAPH
 #include "backend-vta/graph_target.h"
 #endif
+#ifdef KILN_HAVE_GPU
+#include "backend-gpu/graph_backend.h"
+#endif
 #ifdef KILN_HAVE_VTA
 namespace kiln::cli {
 void add_vta_commands(CLI::App& app);  // kiln vta (vta_cmd.cc)
@@ -44,6 +47,9 @@ int main(int argc, char** argv) {
   kiln::cpu::register_graph_backend();
 #ifdef KILN_HAVE_VTA_GRAPH
   kiln::vta::register_graph_target();
+#endif
+#ifdef KILN_HAVE_GPU
+  kiln::gpu::register_graph_backends();
 #endif
   kiln::cli::add_run_commands(app);
   kiln::cli::add_quantize_command(app);

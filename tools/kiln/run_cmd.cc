@@ -22,6 +22,7 @@
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
 #include "compiler/support/parse.h"
+#include "compiler/target/backend.h"
 #include "compiler/target/target.h"
 #include "tools/kiln/common.h"
 #include "tools/kiln/device_flags.h"
@@ -59,7 +60,10 @@ graph::CompileOptions compile_options(const RunArgs& a) {
   o.target = target_of(a);
   if (a.records.empty()) return o;
 #ifdef KILN_HAVE_TUNER
-  o.schedule_hook = tuner::records_hook(a.records, std::cerr);
+  // A GPU's records are its kind's ("opencl", "cuda"; kiln tune --target opencl).
+  const bool gpu = o.target.is_host() && !o.target.is_cpu() &&
+                   target::make_backend(o.target.kind())->traits(o.target.str()).is_gpu();
+  o.schedule_hook = tuner::records_hook(a.records, std::cerr, nullptr, gpu ? o.target.kind() : "cpu");
   if (o.target.kind() == "vta") {
 #ifdef KILN_HAVE_TUNER_VTA
     // The accelerator's convolutions take the best `kiln tune --target vta` record

@@ -15,6 +15,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/strategy.h"
 #include "compiler/support/error.h"
+#include "compiler/target/backend.h"
 #include "compiler/target/target.h"
 #include "hw/driver/device_settings.h"
 #include "tools/kiln/common.h"
@@ -49,8 +50,8 @@ struct TuneTarget {
   std::string device;        // --target vta: the device's kind
   target::Target model;      // what a model's tasks are placed for
   std::string records_key;   // an accelerator's records key ("" for the template's target)
-  std::string templates;     // the templates' target: "cpu" or "vta"
-  std::string host;          // the CPU target string the CPU candidates are built for
+  std::string templates;     // the templates' target: "cpu", "opencl", "cuda" or "vta"
+  std::string host;          // the target string the host's candidates (CPU or GPU) are built for
 };
 
 std::string clock_text(double s) {
@@ -100,9 +101,12 @@ TuneTarget tune_target(const TuneArgs& a) {
   TuneTarget t;
   const target::Target given = target::Target::parse(a.target);
   t.vta = given.kind() == "vta";
-  t.templates = t.vta ? "vta" : "cpu";
-  if (!given.is_cpu() && !t.vta)
-    throw CompileError("--target '" + a.target + "': the tuner has templates for cpu (or an `llvm ...` target string) and vta");
+  // A GPU target's templates and records are its kind's ("opencl", "cuda").
+  const bool gpu = !t.vta && !given.is_cpu() && given.is_host() && target::make_backend(given.kind())->traits(given.str()).is_gpu();
+  t.templates = t.vta ? "vta" : gpu ? given.kind() : "cpu";
+  if (!given.is_cpu() && !t.vta && !gpu)
+    throw CompileError("--target '" + a.target +
+                       "': the tuner has templates for cpu (or an `llvm ...` target string), opencl, cuda and vta");
   if (!t.vta) {
     if (!a.device.empty() || !a.device_flags.given().empty())
       throw CompileError("--device and the device flags apply to --target vta, not to " + a.target);
@@ -213,10 +217,10 @@ void add_tune_command(CLI::App& app) {
                 "MODEL.onnx: tune every conv2d, dense and matmul of the model (with --target vta: every convolution "
                 "the accelerator runs)");
   t->add_option("--op", a->op, "one operator instead of a model, e.g. matmul:M=1024,N=1024,K=1024 or "
-                               "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1");
+                               "conv2d:C=64,H=56,W=56,O=64,KH=3,pad=1 (a GPU's: conv2d_nchw:...[,groups=G])");
   t->add_option("-t,--target", a->target,
-                "cpu (the host), an `llvm ...` target string, or vta [-config=NAME -device=KIND] (the accelerator: "
-                "cycles on a device)")
+                "cpu (the host), an `llvm ...` target string, opencl or cuda [-arch=sm_XX] (a GPU: its kernels' time "
+                "from the device's events), or vta [-config=NAME -device=KIND] (the accelerator: cycles on a device)")
       ->capture_default_str();
   add_config_option(t, a->config);
   t->add_option("--device", a->device,

@@ -22,9 +22,13 @@ Graph optimize(const Graph& input, const target::MachineTraits& machine) {
   g = logged("simplify_inference", simplify_inference(g));
   g = logged("fold_constant", fold_constant(g));
   g = logged("fold_scale_axis", fold_scale_axis(g));
-  g = logged("alter_layout", alter_layout(g, machine));
-  g = logged("carry_layout", carry_layout(g));
-  g = logged("winograd_conv", winograd_conv(g));
+  // The CPU's layouts (NCHWc blocks of vector width, packed weights, Winograd tiles);
+  // a GPU's default schedules take the model's own layout.
+  if (!machine.is_gpu()) {
+    g = logged("alter_layout", alter_layout(g, machine));
+    g = logged("carry_layout", carry_layout(g));
+    g = logged("winograd_conv", winograd_conv(g));
+  }
   g = logged("dead_code_elimination", dead_code_elimination(g));
   g = logged("fold_constant", fold_constant(g));
   g = logged("common_subexpression_elimination", common_subexpression_elimination(g));
