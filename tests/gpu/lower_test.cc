@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend-gpu/graph_backend.h"
 #include "compiler/graph/gpu_schedule.h"
 #include "compiler/graph/graph.h"
 #include "compiler/graph/lower_group.h"
@@ -15,6 +16,7 @@
 #include "compiler/passes/split_host_device.h"
 #include "compiler/schedule/lower.h"
 #include "compiler/support/error.h"
+#include "compiler/target/backend.h"
 #include "compiler/te/ops.h"
 #include "tests/compiler/test_util.h"
 
@@ -201,6 +203,43 @@ TEST(GpuLower, ConvolutionGroupsMatchTheCpuSchedules) {
   check_conv_group(6, 10, 9, 3, 2, 1, 1);    // strided to 5x5: channel tiles of 2, single pixels
   check_conv_group(16, 16, 8, 3, 1, 1, 16);  // depthwise
   check_conv_group(16, 8, 7, 1, 1, 0, 1);    // 1x1
+}
+
+// Every lowered program of this file's GPU schedules, built by the "opencl" backend
+// and run on OpenCL (pocl here), against the unscheduled program on the interpreter.
+TEST(GpuLower, LoweredProgramsRunOnOpenCL) {
+  gpu::register_graph_backends();
+  target::MachineTraits gpu;
+  gpu.gpu_threads = 32;
+  struct Case {
+    schedule::Schedule s;
+    std::vector<Tensor> args;
+  };
+  std::vector<Case> cases;
+  Matmul mm(64, 48, 32);
+  cases.push_back({schedule::create_schedule({mm.c}), mm.args()});
+  ASSERT_TRUE(graph::schedule_gpu_matmul(cases.back().s, mm.c, mm.c, {32, 16, 8, 4, 8}));
+  Tensor a = te::placeholder({10, 100}, ir::DataType::Float(32), "A");
+  Tensor ew = te::elementwise(a, [](ir::Expr x) { return x * 2.0f + 1.0f; }, "B");
+  cases.push_back({schedule::create_schedule({ew}), {a, ew}});
+  graph::schedule_gpu_root(cases.back().s, ew, gpu);
+  ir::IterVar k = te::reduce_axis(100, "k");
+  Tensor mx = te::compute({10}, [&](ir::Var i) { return te::max_reduce(a(i, k->var), {k}); }, "M");
+  ir::IterVar k2 = te::reduce_axis(100, "k2");
+  Tensor sm = te::compute({10}, [&](ir::Var i) { return te::sum(a(i, k2->var) - mx(i), {k2}); }, "S");
+  Tensor out = te::elementwise(sm, [](ir::Expr x) { return x * 0.5f; }, "O");
+  cases.push_back({schedule::create_schedule({out}), {a, out}});
+  graph::schedule_gpu_group(cases.back().s, {out}, gpu);
+  for (Case& c : cases) {
+    schedule::LoweredFunc f = schedule::lower(c.s, c.args, "prog");
+    schedule::LoweredFunc ref = schedule::lower(schedule::create_schedule({c.args.back()}), c.args, "reference");
+    auto want = test::run(ref, c.args, 3);
+    auto have = test::make_buffers(c.args, 3);
+    std::vector<void*> ptrs;
+    for (auto& h : have) ptrs.push_back(h.data());
+    target::make_backend("opencl")->build({f}, "opencl")->call(0, ptrs.data());
+    EXPECT_LT(want.back().max_abs_diff(have.back()), 1e-4) << c.args.back()->name << ": " << want.back().first_difference(have.back());
+  }
 }
 
 std::string split_error(const schedule::LoweredFunc& f, const passes::SplitOptions& o = {}) {

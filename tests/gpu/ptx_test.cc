@@ -9,6 +9,9 @@
 #include <regex>
 
 #include "backend-gpu/cuda_runtime.h"
+#include "compiler/graph/gpu_schedule.h"
+#include "compiler/schedule/lower.h"
+#include "compiler/te/ops.h"
 #include "compiler/support/error.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -65,6 +68,24 @@ TEST_P(Ptx, EveryHandBuiltKernelAssembles) {
     EXPECT_EQ(r.shared_bytes, 0) << f.name << ": " << r.text;
     EXPECT_EQ(ptx.find("bar.sync"), std::string::npos) << f.name << " has no barrier";
   }
+}
+
+TEST_P(Ptx, LoweredTiledMatmulReportsTheSchedulesTilesAndBarriers) {
+  // The GPU's shared-memory matrix product, 64 x 48 x 32 in blocks of 32 x 16 with 8 x 4
+  // threads and k slices of 8: the schedule fixes A's 32 x 8 and B's 8 x 16 float
+  // slices in shared memory and the two barriers of each step of k.
+  te::Tensor a = te::placeholder({64, 32}, ir::DataType::Float(32), "A");
+  te::Tensor b = te::placeholder({32, 48}, ir::DataType::Float(32), "B");
+  te::Tensor c = te::matmul(a, b, "C");
+  schedule::Schedule s = schedule::create_schedule({c});
+  ASSERT_TRUE(graph::schedule_gpu_matmul(s, c, c, {32, 16, 8, 4, 8}));
+  std::string ptx = cuda_ptx(passes::split_host_device(schedule::lower(s, {a, b, c}, "mm")), GetParam());
+  const std::regex barrier("\\bbar(rier)?\\.sync\\b");
+  std::ptrdiff_t barriers = std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), barrier), std::sregex_iterator());
+  EXPECT_EQ(barriers, 2) << ptx;
+  PtxasReport r = ptxas(ptx, GetParam());
+  EXPECT_EQ(r.shared_bytes, (32 * 8 + 8 * 16) * 4) << r.text;
+  EXPECT_GT(r.registers, 16) << "a thread's 4 x 4 tile lives in registers: " << r.text;
 }
 
 TEST(Ptx, NvrtcErrorCarriesTheLog) {
