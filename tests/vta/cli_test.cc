@@ -118,14 +118,26 @@ TEST(VtaCli, EveryCommandReadsTargetsWithTheOneParser) {
   std::string records = (std::filesystem::temp_directory_path() / ("kiln_vta_cli_targets_" + std::to_string(::getpid()))).string();
   const std::string commands[] = {"run nosuch.onnx", "compile nosuch.onnx -o " + records + ".kiln",
                                   "tune --op matmul:M=8,N=8,K=8 -n 1 -r " + records};
+  // The registered kinds, the GPU's where this kiln has them.
+#ifdef KILN_HAVE_CUDA_TARGET
+  const std::string cuda = "cuda, ";
+#else
+  const std::string cuda;
+#endif
+#ifdef KILN_HAVE_OPENCL_TARGET
+  const std::string opencl = ", opencl";
+#else
+  const std::string opencl;
+#endif
+  const std::string kinds = "cpu, " + cuda + "interp" + opencl + ", vta", hosts = "cpu, " + cuda + "interp" + opencl;
   const std::pair<std::string, std::string> cases[] = {
-      {"npu", "no target 'npu' (targets: cpu, interp, vta)"},
-      {"'npu -config=tiny'", "target 'npu -config=tiny': no target 'npu' (targets: cpu, interp, vta)"},
+      {"npu", "no target 'npu' (targets: " + kinds + ")"},
+      {"'npu -config=tiny'", "target 'npu -config=tiny': no target 'npu' (targets: " + kinds + ")"},
       {"'vta -colour=red'", "target 'vta -colour=red': vta takes no option -colour (it takes -config -device"},
       {"'cpu -config=tiny'", "target 'cpu -config=tiny': cpu takes no option -config (it takes none)"},
       {"'interp -host=cpu'", "interp takes no option -host"},
       {"'vta config=tiny'", "target 'vta config=tiny': option 'config=tiny' is not -key=value"},
-      {"'vta -host=vta'", "-host=vta is not a host target (cpu, interp)"},
+      {"'vta -host=vta'", "-host=vta is not a host target (" + hosts + ")"},
       {"'llvm -colour=red'", "unknown option '-colour'"},
   };
   for (const auto& [target, want] : cases) {
