@@ -65,14 +65,6 @@ std::string scalar_type_name(DataType t, Dialect d) {
   return cl ? cl_uint[i] : cu_uint[i];
 }
 
-// The launch's size along `tag` (1 where the kernel has no such axis).
-int64_t axis_extent(const passes::DeviceKernel& k, const std::string& tag) {
-  int64_t n = 1;
-  for (const passes::ThreadAxis& a : k.axes)
-    if (a.tag == tag) n = std::max(n, a.extent);
-  return n;
-}
-
 class Printer {
  public:
   explicit Printer(Dialect d) : d_(d) {}
@@ -591,9 +583,9 @@ void Printer::kernel(const passes::DeviceFunc& f, const passes::DeviceKernel& k)
   for (size_t i = 0; i < params.size(); ++i) sig += (i ? ", " : "") + params[i];
   if (cl()) {
     kernels_ << fmt::format("__kernel __attribute__((reqd_work_group_size({}, {}, {}))) void {}({}) {{\n",
-                            axis_extent(k, "threadIdx.x"), axis_extent(k, "threadIdx.y"), axis_extent(k, "threadIdx.z"), k.name, sig);
+                            k.extent("threadIdx.x"), k.extent("threadIdx.y"), k.extent("threadIdx.z"), k.name, sig);
   } else {
-    int64_t threads = axis_extent(k, "threadIdx.x") * axis_extent(k, "threadIdx.y") * axis_extent(k, "threadIdx.z");
+    int64_t threads = k.extent("threadIdx.x") * k.extent("threadIdx.y") * k.extent("threadIdx.z");
     kernels_ << fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", threads, k.name, sig);
   }
   kernels_ << out_.str() << "}\n\n";
