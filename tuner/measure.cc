@@ -192,7 +192,8 @@ MeasureResult reap(Child& c, const std::string& killed_for) {
   return r;
 }
 
-std::vector<MeasureResult> run_pool(const std::vector<MeasureInput>& inputs, const MeasureOptions& opt, int jobs) {
+std::vector<MeasureResult> run_pool(const std::vector<MeasureInput>& inputs, const MeasureOptions& opt, int jobs,
+                                    const std::function<void(size_t, const MeasureResult&)>& finished) {
   std::vector<MeasureResult> results(inputs.size());
   std::vector<Child> running;
   size_t next = 0;
@@ -225,6 +226,7 @@ std::vector<MeasureResult> run_pool(const std::vector<MeasureInput>& inputs, con
       if (!killed_for.empty()) kill(c.pid, SIGKILL);
       if (done || !killed_for.empty()) {
         results[c.slot] = reap(c, killed_for);
+        finished(c.slot, results[c.slot]);
         running.erase(running.begin() + static_cast<long>(i));
       } else {
         ++i;
@@ -237,7 +239,9 @@ std::vector<MeasureResult> run_pool(const std::vector<MeasureInput>& inputs, con
 }  // namespace
 
 std::string MeasureResult::to_json() const {
-  return nlohmann::json{{"cost", cost}, {"unit", unit}, {"error", error}, {"elapsed_s", elapsed_s}}.dump();
+  nlohmann::json j{{"cost", cost}, {"unit", unit}, {"error", error}, {"elapsed_s", elapsed_s}};
+  if (!detail.empty()) j["detail"] = detail;
+  return j.dump();
 }
 
 MeasureResult MeasureResult::from_json(const std::string& text) {
@@ -247,6 +251,7 @@ MeasureResult MeasureResult::from_json(const std::string& text) {
   r.unit = j.at("unit").get<std::string>();
   r.error = j.at("error").get<std::string>();
   r.elapsed_s = j.at("elapsed_s").get<double>();
+  if (j.contains("detail")) r.detail = j.at("detail");
   return r;
 }
 
@@ -272,11 +277,15 @@ MeasureResult measure_here(const MeasureInput& in, const MeasureOptions& opt) {
   return r;
 }
 
-MeasureResult measure_isolated(const MeasureInput& in, const MeasureOptions& opt) { return run_pool({in}, opt, 1)[0]; }
+MeasureResult measure_isolated(const MeasureInput& in, const MeasureOptions& opt) {
+  return run_pool({in}, opt, 1, [](size_t, const MeasureResult&) {})[0];
+}
 
 LocalPool::LocalPool(int jobs, MeasureOptions opt) : jobs_(std::max(1, jobs)), opt_(std::move(opt)) {}
 
-std::vector<MeasureResult> LocalPool::measure(const std::vector<MeasureInput>& inputs) { return run_pool(inputs, opt_, jobs_); }
+std::vector<MeasureResult> LocalPool::measure(const std::vector<MeasureInput>& inputs) {
+  return run_pool(inputs, opt_, jobs_, [this](size_t i, const MeasureResult& r) { finished(i, r); });
+}
 
 std::string LocalPool::describe() const { return fmt::format("local pool of {} worker process{}", jobs_, jobs_ == 1 ? "" : "es"); }
 

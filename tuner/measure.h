@@ -10,6 +10,7 @@
 // timing or build. Time spent waiting for that lock does not count as the candidate's.
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct MeasureResult {
   std::string unit = "s";
   std::string error;    // "crash: ...", "timeout: ...", "error: ..."
   double elapsed_s = 0;  // build + run wall time of the worker
+  // What else the measurement found, as a JSON object (a co-design evaluation's
+  // resources, fmax and per-layer cycles: explore/); empty for a plain timing.
+  nlohmann::json detail = nlohmann::json::object();
   bool ok() const { return error.empty(); }
   // One JSON object, as workers send it (pipe or MPI).
   std::string to_json() const;
@@ -58,10 +62,22 @@ MeasureResult measure_here(const MeasureInput& in, const MeasureOptions& opt);
 class Measurer {
  public:
   virtual ~Measurer() = default;
-  // Results in the order of `inputs`.
+  // Results in the order of `inputs`. The hook (set_on_result), if any, is called with
+  // each input's index and result as soon as that one finishes, so that a caller whose
+  // measurements take minutes records each before the batch ends.
   virtual std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) = 0;
+  using ResultHook = std::function<void(size_t index, const MeasureResult&)>;
+  void set_on_result(ResultHook hook) { on_result_ = std::move(hook); }
   virtual int parallelism() const = 0;
   virtual std::string describe() const = 0;
+
+ protected:
+  void finished(size_t index, const MeasureResult& r) const {
+    if (on_result_) on_result_(index, r);
+  }
+
+ private:
+  ResultHook on_result_;
 };
 
 // A pool of forked worker processes, `jobs` at a time.

@@ -54,7 +54,9 @@ class MpiPool : public Measurer {
       }
       MPI_Status st;
       std::string text = recv_text(MPI_ANY_SOURCE, kReply, &st);
-      results[slot_of[static_cast<size_t>(st.MPI_SOURCE)]] = MeasureResult::from_json(text);
+      const size_t slot = slot_of[static_cast<size_t>(st.MPI_SOURCE)];
+      results[slot] = MeasureResult::from_json(text);
+      finished(slot, results[slot]);
       idle.push_back(st.MPI_SOURCE);
       --pending;
     }
@@ -108,6 +110,14 @@ void MpiSession::serve(const MeasureOptions& opt) {
 std::unique_ptr<Measurer> MpiSession::measurer(const MeasureOptions& opt) {
   if (size_ <= 1) return std::make_unique<LocalPool>(1, opt);
   return std::make_unique<MpiPool>(size_);
+}
+
+std::unique_ptr<Measurer> command_measurer(const MeasureOptions& opt, int jobs, std::unique_ptr<MpiSession>& session) {
+  if (!launched_by_mpirun()) return std::make_unique<LocalPool>(jobs, opt);
+  session = std::make_unique<MpiSession>();
+  if (session->rank() == 0) return session->measurer(opt);
+  session->serve(opt);
+  return nullptr;
 }
 
 }  // namespace kiln::tuner

@@ -33,4 +33,10 @@ class MpiSession {
   bool stopped_ = false;
 };
 
+// The measurer of a command that takes -j and runs under mpirun: with mpirun, starts
+// `session`; rank 0 gets the MPI measurer, the other ranks serve measurements until rank 0
+// stops them and then get null (the command returns). Without mpirun, a local pool of
+// `jobs` workers.
+std::unique_ptr<Measurer> command_measurer(const MeasureOptions& opt, int jobs, std::unique_ptr<MpiSession>& session);
+
 }  // namespace kiln::tuner

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include <fstream>
 #include <iostream>
@@ -34,6 +35,7 @@ std::string Record::to_json() const {
   j["trial"] = trial;
   j["tuner"] = tuner;
   j["timestamp"] = timestamp;
+  if (!detail.empty()) j["detail"] = detail;
   return j.dump();
 }
 
@@ -64,6 +66,10 @@ Record Record::from_json(const std::string& line) {
     if (j.contains("trial")) r.trial = json_integer<int>(j.at("trial"), "trial");
     r.tuner = j.value("tuner", "");
     if (j.contains("timestamp")) r.timestamp = json_integer<int64_t>(j.at("timestamp"), "timestamp");
+    if (j.contains("detail")) {
+      if (!j.at("detail").is_object()) throw Error("field 'detail' must be an object");
+      r.detail = j.at("detail");
+    }
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("bad field: ") + e.what());
   }
@@ -142,6 +148,25 @@ std::map<std::string, Record> best_records(const std::vector<Record>& records, c
     if (it == best.end() || r.cost < it->second.cost) best[r.workload] = r;
   }
   return best;
+}
+
+Record record_of(const Template& t, const Workload& w, const ConfigSpace& space, const std::string& target, int64_t config,
+                 const MeasureResult& mr, int trial, const std::string& tuner) {
+  Record r;
+  r.template_name = t.name;
+  r.workload = w.key();
+  r.target = target;
+  r.config = config;
+  r.knobs = space.get(config).describe();
+  r.cost = mr.ok() ? mr.cost : 0;
+  r.unit = mr.unit;
+  r.error = mr.error;
+  r.flops = w.flops();
+  r.trial = trial;
+  r.tuner = tuner;
+  r.timestamp = static_cast<int64_t>(std::time(nullptr));
+  r.detail = mr.detail;
+  return r;
 }
 
 }  // namespace kiln::tuner

@@ -3,6 +3,7 @@
 // flushed after every measurement, so an interrupted run loses nothing.
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct Record {
   int trial = 0;
   std::string tuner;
   int64_t timestamp = 0;  // seconds since the epoch
+  nlohmann::json detail = nlohmann::json::object();  // MeasureResult::detail, when it has any
 
   bool ok() const { return error.empty(); }
   std::string to_json() const;
@@ -54,5 +56,9 @@ class RecordWriter {
 // template serves `target`; templates are checked against the registry and a record
 // whose configuration no longer decodes is skipped.
 std::map<std::string, Record> best_records(const std::vector<Record>& records, const std::string& target = "cpu");
+
+// The record of one measurement of configuration `config` of template `t` on `w`.
+Record record_of(const Template& t, const Workload& w, const ConfigSpace& space, const std::string& target, int64_t config,
+                 const MeasureResult& mr, int trial, const std::string& tuner);
 
 }  // namespace kiln::tuner

@@ -47,24 +47,6 @@ void check_batch(const std::vector<int64_t>& batch, int want, const std::set<int
   }
 }
 
-Record record_of(const Template& t, const Workload& w, const ConfigSpace& space, const std::string& target, int64_t config,
-                 const MeasureResult& mr, int trial, const std::string& tuner) {
-  Record r;
-  r.template_name = t.name;
-  r.workload = w.key();
-  r.target = target;
-  r.config = config;
-  r.knobs = space.get(config).describe();
-  r.cost = mr.ok() ? mr.cost : 0;
-  r.unit = mr.unit;
-  r.error = mr.error;
-  r.flops = w.flops();
-  r.trial = trial;
-  r.tuner = tuner;
-  r.timestamp = static_cast<int64_t>(std::time(nullptr));
-  return r;
-}
-
 }  // namespace
 
 TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOptions& opt) {

@@ -15,17 +15,12 @@
 
 namespace kiln::tuner {
 
-namespace {
-
-// The epilogue a tuned convolution is measured with (TVM's benchmark: shift, clip).
 vta::Requant tuning_requant() {
   vta::Requant rq;
   rq.bias = false;
   rq.shift = 8;
   return rq;
 }
-
-}  // namespace
 
 vta::Conv2DWorkload vta_workload(const Workload& w) {
   if (w.op != "conv2d") throw Error("conv2d.vta serves conv2d workloads, not " + w.op);

@@ -33,6 +33,10 @@ void register_vta_templates(const hw::Config& cfg, const VtaDevice& device = {})
 // any candidate.
 std::unique_ptr<driver::Device> make_vta_device(const hw::Config& cfg, const VtaDevice& device);
 
+// The epilogue a tuned convolution is measured with (TVM's conv2d benchmark: shift right
+// by 8, clip to [0, 127], no bias); the co-design search measures with it too.
+vta::Requant tuning_requant();
+
 // The strategy's workload and knobs of a "conv2d.vta" task and configuration.
 vta::Conv2DWorkload vta_workload(const Workload& w);
 vta::Conv2DKnobs vta_knobs(const Config& c);

@@ -1,11 +1,16 @@
 #pragma once
 // Runs a command line through the shell, as a user would, for the tests of the command
 // line tools: its exit status and everything it printed (stdout and stderr together).
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <thread>
 
 namespace kiln::test {
 
@@ -24,6 +29,32 @@ inline CommandResult run_command(const std::string& command_line) {
   while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
   int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// How a command started in the background ended.
+enum class KillOutcome { kKilled, kExitedFirst, kNotKilled };
+
+// Runs `command_line` through the shell in the background (its output discarded), waits
+// until `ready()` holds, then kills it with SIGKILL, as a user's kill -9 would. No clock
+// of its own: a loaded machine may take minutes to get there, and CTest's timeout is the
+// limit. kExitedFirst: it ended before `ready()` held; kNotKilled: it finished on its own
+// between the check and the kill.
+inline KillOutcome kill_when(const std::string& command_line, const std::function<bool()>& ready) {
+  pid_t pid = fork();
+  if (pid < 0) return KillOutcome::kExitedFirst;
+  if (pid == 0) {
+    const std::string cmd = "exec " + command_line + " >/dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  while (!ready()) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return KillOutcome::kExitedFirst;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) ? KillOutcome::kKilled : KillOutcome::kNotKilled;
 }
 
 }  // namespace kiln::test

@@ -21,6 +21,7 @@
 #include "compiler/graph/passes/passes.h"
 #include "compiler/target/backend.h"
 #include "tests/e2e/onnx_builder.h"
+#include "tests/support/command.h"
 #include "tuner/records.h"
 
 namespace kiln::tuner {
@@ -63,28 +64,10 @@ std::vector<std::string> lines_of(const fs::path& p) {
 TEST(TuneCli, ResumesAfterBeingKilled) {
   fs::path rec = temp("resume.jsonl");
   std::string op = "--op matmul:M=64,N=64,K=64 --trials 24 --batch 2 --tuner xgb --seed 3 --records " + rec.string();
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    std::string cmd = std::string(KILN_BIN) + " tune " + op + " >/dev/null 2>&1";
-    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  // Kill it for real once a few records are on disk. No clock of its own: a sanitizer
-  // build on a loaded machine takes minutes to get there, and CTest's timeout is the limit.
-  int status = 0;
-  bool exited = false;
-  while (lines_of(rec).size() < 6) {
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_FALSE(exited) << "kiln tune ended before writing 6 records";
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "kiln tune finished before it was killed";
+  // Killed for real once a few records are on disk.
+  test::KillOutcome k = test::kill_when(std::string(KILN_BIN) + " tune " + op, [&] { return lines_of(rec).size() >= 6; });
+  ASSERT_NE(k, test::KillOutcome::kExitedFirst) << "kiln tune ended before writing 6 records";
+  ASSERT_EQ(k, test::KillOutcome::kKilled) << "kiln tune finished before it was killed";
   std::vector<std::string> before = lines_of(rec);
   ASSERT_GE(before.size(), 6u);
   ASSERT_LT(before.size(), 24u);

@@ -48,6 +48,27 @@ TEST_F(Measure, CrashAndHangAreIsolatedAndRecordedAsErrors) {
   EXPECT_TRUE(r[4].ok()) << r[4].error;
 }
 
+TEST_F(Measure, EachResultIsReportedAsItFinishes) {
+  setenv("KILN_TUNER_INJECT", "hang:0", 1);
+  MeasureOptions o;
+  o.timeout_s = 3;
+  LocalPool pool(2, o);
+  std::vector<MeasureInput> in;
+  for (int64_t i = 0; i < 4; ++i) in.push_back({"matmul.cpu", w, i});
+  std::vector<size_t> order;
+  pool.set_on_result([&](size_t k, const MeasureResult& r) {
+    order.push_back(k);
+    EXPECT_EQ(r.ok(), k != 0) << k << ": " << r.error;
+  });
+  std::vector<MeasureResult> r = pool.measure(in);
+  // Candidate 0 hangs until its timeout, so the others are reported before it.
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_EQ(order.back(), 0u);
+  std::sort(order.begin(), order.end());
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3}));
+  EXPECT_FALSE(r[0].ok());
+}
+
 // Holds the host lock exclusively from another process (a lock held by this one would
 // be inherited by the pool's forked workers) for `seconds`, as another worker's timing
 // would; returns once it is held.

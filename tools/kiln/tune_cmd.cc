@@ -184,14 +184,8 @@ void tune_main(const TuneArgs& a) {
   mo.timeout_s = a.timeout;
   mo.target = tt.host;
   std::unique_ptr<tuner::MpiSession> mpi;
-  if (tuner::launched_by_mpirun()) {
-    mpi = std::make_unique<tuner::MpiSession>();
-    if (mpi->rank() > 0) {
-      mpi->serve(mo);
-      return;
-    }
-  }
-  std::unique_ptr<tuner::Measurer> measurer = mpi ? mpi->measurer(mo) : std::make_unique<tuner::LocalPool>(a.jobs, mo);
+  std::unique_ptr<tuner::Measurer> measurer = tuner::command_measurer(mo, a.jobs, mpi);
+  if (!measurer) return;  // an MPI rank that measured for rank 0
   const auto tasks = tune_tasks(a, tt);
   fmt::print(stderr, "kiln tune: {} task{}, {} trials each, tuner {}, {}, records {}\n", tasks.size(), tasks.size() == 1 ? "" : "s",
              a.trials, a.tuner, measurer->describe(), a.records);

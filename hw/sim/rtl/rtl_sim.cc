@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hw/spec/debug_ports.h"
@@ -34,16 +37,24 @@ const RtlModelInfo& find_model(const hw::Config& cfg, const std::string& core) {
                                 "(kiln_top) and 'inorder' (kiln_inorder_top)",
                                 core));
   std::string built;
-  for (const RtlModelInfo& m : rtl_models()) {
-    hw::Config model_cfg = hw::Config::from_json(m.config_json, m.name);
-    if (model_cfg.fingerprint() == cfg.fingerprint() && m.core == core) return m;
-    built += fmt::format(" {} ({}, {:016x})", m.name, m.core, model_cfg.fingerprint());
+  for (const RtlModelInfo* m : available_rtl_models()) {
+    hw::Config model_cfg = hw::Config::from_json(m->config_json, m->name);
+    if (model_cfg.fingerprint() == cfg.fingerprint() && m->core == core) return *m;
+    built += fmt::format(" {} ({}, {:016x})", m->name, m->core, model_cfg.fingerprint());
   }
   const char* list = core == "inorder" ? "KILN_RTL_INORDER_CONFIGS" : "KILN_RTL_CONFIGS";
   throw hw::Error(fmt::format(
       "rtl device: no Verilated {} model for configuration '{}' (fingerprint {:016x}); this "
-      "build has:{}. Add the configuration to {} (cmake -D{}=...) and rebuild",
+      "build has:{}. Add the configuration to {} (cmake -D{}=...) and rebuild, or Verilate "
+      "it at run time (build_rtl_model, hw/sim/rtl/model_builder.h)",
       core, cfg.name(), cfg.fingerprint(), built.empty() ? " none" : built, list, list));
+}
+
+// Models Verilated at run time; a deque, so that references to them stay valid.
+std::mutex registered_mutex;
+std::deque<RtlModelInfo>& registered_models() {
+  static std::deque<RtlModelInfo> models;
+  return models;
 }
 
 // The in-order core's sequencer states (hw/spec/debug_ports.h InorderState), for hang
@@ -124,9 +135,22 @@ std::string describe_modules(const TopOut& out) {
                      fmt::join(queues, ", "));
 }
 
+void register_rtl_model(RtlModelInfo info) {
+  std::lock_guard lock(registered_mutex);
+  registered_models().push_back(std::move(info));
+}
+
+std::vector<const RtlModelInfo*> available_rtl_models() {
+  std::vector<const RtlModelInfo*> out;
+  for (const RtlModelInfo& m : rtl_models()) out.push_back(&m);
+  std::lock_guard lock(registered_mutex);
+  for (const RtlModelInfo& m : registered_models()) out.push_back(&m);
+  return out;
+}
+
 std::vector<std::string> rtl_model_names() {
   std::vector<std::string> out;
-  for (const RtlModelInfo& m : rtl_models()) out.push_back(m.name);
+  for (const RtlModelInfo* m : available_rtl_models()) out.push_back(m->name);
   return out;
 }
 

@@ -96,7 +96,8 @@ class RtlSim {
 // from its debug outputs (for watchdog reports; also the SystemC platform's).
 std::string describe_modules(const TopOut& out);
 
-// The configurations this build has Verilated models for, by name.
+// The configurations that have Verilated models, by name: this build's, then those
+// Verilated at run time (register_rtl_model).
 std::vector<std::string> rtl_model_names();
 
 }  // namespace kiln::sim
