@@ -27,6 +27,11 @@ namespace kiln::cli {
 void add_tune_command(CLI::App& app);  // kiln tune (tune_cmd.cc)
 }
 #endif
+#ifdef KILN_HAVE_EXPLORE
+namespace kiln::cli {
+void add_explore_command(CLI::App& app);  // kiln explore (explore_cmd.cc)
+}
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -59,6 +64,9 @@ int main(int argc, char** argv) {
 #endif
 #ifdef KILN_HAVE_TUNER
   kiln::cli::add_tune_command(app);
+#endif
+#ifdef KILN_HAVE_EXPLORE
+  kiln::cli::add_explore_command(app);
 #endif
   try {
     app.parse(argc, argv);
