@@ -309,6 +309,7 @@ ExploreResult explore(const ExploreContext& ctx, tuner::Measurer& measurer, cons
   if (ref)
     if (auto k = index_in_all(*ref)) evaluate({*k}, true);
 
+  const auto search_start = Clock::now();
   std::mt19937_64 rng(opt.seed);
   std::vector<size_t> order(all.size());
   for (size_t k = 0; k < all.size(); ++k) order[k] = k;
@@ -372,8 +373,13 @@ ExploreResult explore(const ExploreContext& ctx, tuner::Measurer& measurer, cons
       break;
     }
     rtl_runs += evaluate(batch, false);
-    progress(fmt::format("{} search: {} of {} RTL evaluations, {} syntheses", opt.search, rtl_runs, opt.evaluations,
-                         synthesized.size()));
+    // The ETA from the time per RTL evaluation so far (syntheses that did not fit included).
+    const double spent = std::chrono::duration<double>(Clock::now() - search_start).count();
+    progress(fmt::format("{} search: {} of {} RTL evaluations, {} syntheses, {:.0f} s{}", opt.search, rtl_runs,
+                         opt.evaluations, synthesized.size(), spent,
+                         rtl_runs > 0 && rtl_runs < opt.evaluations
+                             ? fmt::format("; ETA {}", eta_text(spent / rtl_runs * (opt.evaluations - rtl_runs)))
+                             : ""));
   }
 
   // What was evaluated, the front and the models' errors.
