@@ -38,7 +38,7 @@ configs_of() {
 # Writes $CAL/<family>.json from the reports under $WORK/<family>.
 assemble() {
   local family=$1 board=$2
-  python3 - "$family" "$board" "$WORK/$family" "$CAL" <<'EOF'
+  /usr/bin/python3 - "$family" "$board" "$WORK/$family" "$CAL" <<'EOF'
 import json, os, sys
 family, board, work, cal = sys.argv[1:5]
 top = "kiln_icebreaker" if family == "ice40" else "kiln_top"
