@@ -25,14 +25,7 @@ namespace fs = std::filesystem;
 
 test::CommandResult sh(const std::string& cmd) { return test::run_command(cmd); }
 
-std::vector<std::string> lines_of(const fs::path& p) {
-  std::ifstream in(p);
-  std::vector<std::string> r;
-  std::string l;
-  while (std::getline(in, l))
-    if (!l.empty()) r.push_back(l);
-  return r;
-}
+using test::lines_of;
 
 class ExploreCli : public ::testing::Test {
  protected:

@@ -8,9 +8,12 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace kiln::test {
 
@@ -29,6 +32,16 @@ inline CommandResult run_command(const std::string& command_line) {
   while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
   int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// The non-empty lines of a file a command writes (a records file): none if it is missing.
+inline std::vector<std::string> lines_of(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> r;
+  std::string l;
+  while (std::getline(in, l))
+    if (!l.empty()) r.push_back(l);
+  return r;
 }
 
 // How a command started in the background ended.

@@ -52,14 +52,7 @@ fs::path temp(const std::string& name) {
   return p;
 }
 
-std::vector<std::string> lines_of(const fs::path& p) {
-  std::ifstream in(p);
-  std::vector<std::string> r;
-  std::string l;
-  while (std::getline(in, l))
-    if (!l.empty()) r.push_back(l);
-  return r;
-}
+using test::lines_of;
 
 TEST(TuneCli, ResumesAfterBeingKilled) {
   fs::path rec = temp("resume.jsonl");
