@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -86,6 +87,72 @@ ProgramStats Program::stats() const {
     }
   }
   return s;
+}
+
+InorderEstimate estimate_inorder(const Program& p, int mem_latency) {
+  // Cycles per event, read off kiln_inorder_top's sequencer: a memory word is prepared
+  // a cycle before its request and waits for the response (a write for its registered
+  // acknowledgement); a micro-op step is UOP, ROW (SRC for a tensor ALU operand), a LANE
+  // cycle per lane and the lane pipeline's drain in WRITE; an instruction adds DECODE
+  // and RETIRE to its two fetched words.
+  // A word takes at least 3 cycles (prepare, request, response), with a memory that
+  // answers in the next cycle as with one that answers at once.
+  constexpr double kWordOverhead = 2, kMinWord = 3, kInsnOverhead = 2;
+  constexpr double kStepOverhead = 6, kResetStep = 4;
+  const hw::Config& cfg = p.config();
+  const double read = std::max(kMinWord, mem_latency + kWordOverhead), write = read;
+  const double lanes = static_cast<double>(cfg.batch()) * cfg.block_out();
+  auto words = [&](hw::MemType m) {  // requests per element: a smaller one is part of a word
+    return std::max<uint64_t>(1, static_cast<uint64_t>(hw::mem_elem_bytes(cfg, m)) / 8);
+  };
+  InorderEstimate e;
+  double cycles = 0;
+  auto insn = [&] {
+    ++e.insns;
+    e.reads += 2;
+    cycles += 2 * read + kInsnOverhead;
+  };
+  // The runtime loads each kernel's micro-ops once (a LOAD UOP, an element a request).
+  for (const runtime::UopKernel& k : p.kernels()) {
+    insn();
+    e.reads += k.uops().size();
+    cycles += static_cast<double>(k.uops().size()) * read;
+  }
+  for (const ProgramOp& op : p.ops()) {
+    switch (op.kind) {
+      case ProgramOp::Kind::kLoad: {
+        insn();
+        const uint64_t data = uint64_t{op.y_size} * op.x_size;
+        const uint64_t all = uint64_t{op.y_size + op.pad.top + op.pad.bottom} * (op.x_size + op.pad.left + op.pad.right);
+        e.reads += data * words(op.mem);
+        cycles += static_cast<double>(data * words(op.mem)) * read + static_cast<double>(all - data);
+        break;
+      }
+      case ProgramOp::Kind::kStore: {
+        insn();
+        const uint64_t data = uint64_t{op.y_size} * op.x_size;
+        e.writes += data * words(hw::MemType::kOut);
+        cycles += static_cast<double>(data) + static_cast<double>(data * words(hw::MemType::kOut)) * write;
+        break;
+      }
+      case ProgramOp::Kind::kGemm:
+      case ProgramOp::Kind::kAlu: {
+        insn();
+        const runtime::UopKernel& k = p.kernels()[static_cast<size_t>(op.kernel)];
+        const uint64_t n = uint64_t{k.outer().extent} * k.inner().extent * k.uops().size();
+        e.uop_steps += n;
+        const bool tensor = op.kind == ProgramOp::Kind::kAlu && !k.use_imm();
+        const double step = k.reset() ? kResetStep : lanes + kStepOverhead + (tensor ? 1 : 0);
+        cycles += static_cast<double>(n) * step;
+        break;
+      }
+      case ProgramOp::Kind::kDepPush:
+      case ProgramOp::Kind::kDepPop: break;  // flags on the neighbouring instructions
+    }
+  }
+  insn();  // FINISH
+  e.cycles = cycles;
+  return e;
 }
 
 void Program::emit(runtime::CommandStream& cs, std::span<const driver::DevAddr> addrs) const {

@@ -94,4 +94,20 @@ class Program {
   std::vector<ProgramOp> ops_;
 };
 
+// The in-order core's timing (hw/rtl/kiln_inorder_top.sv, one sequencer, program
+// order): every instruction is fetched as two memory words, decoded and retired; a
+// LOAD or STORE walks its elements one at a time (a memory word per request, one
+// request in flight; padding a cycle per element); a GEMM or ALU micro-op walks the
+// accumulator row a lane a cycle, then drains the lane pipeline. `mem_latency` is the
+// memory's response latency in cycles (the rtl device's AXI DRAM model, or 0 for a board
+// top's on-chip device memory, which answers in the next cycle).
+struct InorderEstimate {
+  uint64_t insns = 0;           // incl. the uop loads the runtime adds and FINISH
+  uint64_t reads = 0, writes = 0;  // memory words
+  uint64_t uop_steps = 0;       // GEMM and ALU micro-op executions
+  double cycles = 0;
+};
+
+InorderEstimate estimate_inorder(const Program& p, int mem_latency);
+
 }  // namespace kiln::vta

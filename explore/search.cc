@@ -245,7 +245,7 @@ ExploreResult explore(const ExploreContext& ctx, tuner::Measurer& measurer, cons
     Evaluated e;
     e.index = i;
     e.config = *p.config;
-    e.model = model_cycles(e.config, ctx.workload);
+    e.model = model_cycles(e.config, ctx.workload, ctx.space.timing());
     if (e.model.ok()) all.push_back(std::move(e));
   }
   res.runnable = static_cast<int>(all.size());

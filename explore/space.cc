@@ -57,7 +57,8 @@ ParamRange make_range(const std::string& key, int lo, int hi, const std::string&
 HwSpace HwSpace::for_board(const boards::Board& board, const hw::Config& base) {
   HwSpace s;
   s.base_ = base;
-  s.core_ = board.json.value("core", "decoupled");
+  s.timing_.core = board.json.value("core", "decoupled");
+  if (board.top_rtl == "uart_top") s.timing_.mem_latency = 0;  // kiln_devmem on the board top
   const std::string where = (board.dir / "board.json").string();
   if (board.json.contains("explore")) {
     const nlohmann::json& e = board.json.at("explore");

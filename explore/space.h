@@ -19,6 +19,15 @@
 
 namespace kiln::explore {
 
+// How the board's accelerator runs, which tier 1 models and tier 3 simulates: the core
+// (board.json "core") and its memory's response latency in cycles: 0 on a board top
+// whose device memory is on chip (top_rtl "uart_top": kiln_devmem, the iCEBreaker's
+// SPRAM, answers in the next cycle), else -1, the rtl device's AXI DRAM model.
+struct CoreTiming {
+  std::string core = "decoupled";
+  int mem_latency = -1;
+};
+
 struct ParamRange {
   std::string key;  // a configuration key, e.g. "LOG_BLOCK"
   std::vector<int> values;
@@ -32,7 +41,8 @@ class HwSpace {
 
   const std::vector<ParamRange>& params() const { return params_; }
   const hw::Config& base() const { return base_; }
-  const std::string& core() const { return core_; }
+  const std::string& core() const { return timing_.core; }
+  const CoreTiming& timing() const { return timing_; }
   int64_t size() const;
   // The largest BLOCK_IN or BLOCK_OUT of the space: a layer whose channels are multiples
   // of it runs on every configuration.
@@ -54,7 +64,7 @@ class HwSpace {
  private:
   std::vector<ParamRange> params_;
   hw::Config base_ = hw::Config::vta_default();
-  std::string core_ = "decoupled";
+  CoreTiming timing_;
 };
 
 }  // namespace kiln::explore

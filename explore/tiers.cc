@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -11,7 +12,9 @@
 #include "backend-vta/ops.h"
 #include "backend-vta/reference.h"
 #include "boards/flow/synth.h"
+#include "compiler/support/error.h"
 #include "hw/driver/device.h"
+#include "hw/sim/rtl/axi_dram.h"
 #include "hw/sim/rtl/model_builder.h"
 #include "hw/spec/error.h"
 #include "tuner/measure.h"
@@ -76,11 +79,12 @@ tuner::MeasureResult run_on_rtl(const ExploreContext& ctx, const hw::Config& cfg
   }
   const double build_s = seconds_since(t0);
 
-  CycleEstimate plan = model_cycles(cfg, ctx.workload);
+  CycleEstimate plan = model_cycles(cfg, ctx.workload, ctx.space.timing());
   if (!plan.ok()) throw hw::Error(plan.invalid);
   vta::Env env(cfg);
   driver::DeviceOptions opts = vta::default_device_options();
   opts.core = ctx.space.core();
+  opts.dram_latency = ctx.space.timing().mem_latency;
   const vta::Requant rq = tuner::tuning_requant();
   nlohmann::json layers = nlohmann::json::array();
   double total = 0;
@@ -120,9 +124,47 @@ tuner::MeasureResult run_on_rtl(const ExploreContext& ctx, const hw::Config& cfg
   return m;
 }
 
+// The in-order core's plan for a layer: the single-thread tilings (nothing overlaps
+// there) the VTA strategy's model ranks first, the first kInorderCandidates of them that
+// compile (a tiling may need more micro-ops than the uop buffer holds), each costed by
+// vta::estimate_inorder on its program; the cheapest wins. Building a program takes
+// milliseconds, so tier 1 stays a few seconds over a board's space.
+constexpr size_t kInorderCandidates = 4;
+
+bool plan_inorder(const vta::Env& env, const vta::Conv2DWorkload& wl, const vta::Requant& rq, const CoreTiming& timing,
+                  LayerPlan* lp, std::string* why) {
+  std::vector<std::pair<double, vta::Conv2DKnobs>> ranked;
+  for (const vta::Conv2DKnobs& k : vta::conv2d_knob_space(env, wl, rq))
+    if (k.h_threads == 1 && k.oc_threads == 1 && !k.double_buffer)
+      ranked.emplace_back(vta::estimate_conv2d(env, wl, rq, k).cycles, k);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const int latency = timing.mem_latency >= 0 ? timing.mem_latency : sim::DramTiming::kDefaultLatency;
+  size_t built = 0;
+  bool found = false;
+  for (const auto& [unused, k] : ranked) {
+    if (built == kInorderCandidates) break;
+    vta::Program p;
+    try {
+      p = vta::build_conv2d(env, wl, rq, k);
+    } catch (const CompileError& ex) {
+      if (why->empty()) *why = ex.what();
+      continue;
+    }
+    ++built;
+    const double cycles = vta::estimate_inorder(p, latency).cycles;
+    if (!found || cycles < lp->model_cycles) {
+      lp->knobs = k;
+      lp->model_cycles = cycles;
+      found = true;
+    }
+  }
+  if (!found && why->empty()) *why = "no single-thread tiling fits the scratchpads";
+  return found;
+}
+
 }  // namespace
 
-CycleEstimate model_cycles(const hw::Config& cfg, const ExploreWorkload& w) {
+CycleEstimate model_cycles(const hw::Config& cfg, const ExploreWorkload& w, const CoreTiming& timing) {
   CycleEstimate e;
   vta::Env env(cfg);
   const vta::Requant rq = tuner::tuning_requant();
@@ -137,8 +179,16 @@ CycleEstimate model_cycles(const hw::Config& cfg, const ExploreWorkload& w) {
     }
     LayerPlan lp;
     lp.name = l.conv.name;
-    lp.knobs = vta::default_conv2d_knobs(env, l.conv, rq);
-    lp.model_cycles = vta::estimate_conv2d(env, l.conv, rq, lp.knobs).cycles;
+    if (timing.core == "inorder") {
+      std::string why;
+      if (!plan_inorder(env, l.conv, rq, timing, &lp, &why)) {
+        e.invalid = fmt::format("layer {} ({}): {}", l.conv.name, l.conv.to_string(), why);
+        return e;
+      }
+    } else {
+      lp.knobs = vta::default_conv2d_knobs(env, l.conv, rq);
+      lp.model_cycles = vta::estimate_conv2d(env, l.conv, rq, lp.knobs).cycles;
+    }
     e.cycles += lp.model_cycles * l.count;
     e.layers.push_back(lp);
   }

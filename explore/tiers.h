@@ -32,15 +32,19 @@ struct LayerPlan {
   double model_cycles = 0;  // one run
 };
 
-// Tier 1 cycles: each layer's best schedule by the cycle model. `invalid` says why the
-// configuration cannot run the workload (a layer's channels, no tiling that fits).
+// Tier 1 cycles: each layer's best schedule by the cycle model of the board's core. The
+// decoupled core: the VTA strategy's model, the tiling it ranks first among every legal
+// one. The in-order core: the tiling without latency hiding (nothing overlaps there),
+// its program costed by vta::estimate_inorder at the board's memory latency. `invalid`
+// says why the configuration cannot run the workload (a layer's channels, no tiling
+// that fits).
 struct CycleEstimate {
   std::string invalid;
   double cycles = 0;  // every run of every layer
   std::vector<LayerPlan> layers;
   bool ok() const { return invalid.empty(); }
 };
-CycleEstimate model_cycles(const hw::Config& cfg, const ExploreWorkload& w);
+CycleEstimate model_cycles(const hw::Config& cfg, const ExploreWorkload& w, const CoreTiming& timing = {});
 
 // What the worker processes need: the same on every MPI rank, since each rank builds
 // it from the same command line.

@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "backend-vta/env.h"
+#include "backend-vta/ops.h"
+#include "backend-vta/program.h"
 #include "boards/flow/synth.h"
 #include "explore/space.h"
 #include "explore/tiers.h"
@@ -144,6 +146,38 @@ TEST(ExploreTier1, CycleModelPicksEachLayersBestScheduleAndRefusesWhatCannotRun)
   CycleEstimate no = model_cycles(hw::Config::from_params(p), odd);
   EXPECT_FALSE(no.ok());
   EXPECT_NE(no.invalid.find("layer L1"), std::string::npos) << no.invalid;
+}
+
+// The iCEBreaker's in-order core with its on-chip device memory: single-thread tilings
+// that compile, costed by the in-order model at the memory's latency (0); the Zynq
+// boards keep the decoupled core and the rtl device's DRAM model.
+TEST(ExploreTier1, TheInorderCoreIsCostedByItsOwnModel) {
+  boards::Board ice = board("icebreaker");
+  HwSpace s = HwSpace::for_board(ice, boards::load_config(ice.config));
+  EXPECT_EQ(s.timing().core, "inorder");
+  EXPECT_EQ(s.timing().mem_latency, 0);
+  boards::Board pynq = board("pynq-z1");
+  EXPECT_EQ(HwSpace::for_board(pynq, boards::load_config(pynq.config)).timing().core, "decoupled");
+  EXPECT_EQ(HwSpace::for_board(pynq, boards::load_config(pynq.config)).timing().mem_latency, -1);
+
+  ExploreWorkload w = workload_of_ops({"conv2d:N=1,C=16,H=8,W=8,O=16,KH=3,KW=3,stride=1,pad=1",
+                                       "conv2d:N=1,C=16,H=4,W=4,O=32,KH=3,KW=3,stride=1,pad=1"});
+  const hw::Config cfg = boards::load_config(ice.config);
+  CycleEstimate e = model_cycles(cfg, w, s.timing());
+  ASSERT_TRUE(e.ok()) << e.invalid;
+  vta::Env env(cfg);
+  const vta::Requant rq = tuner::tuning_requant();
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const vta::Conv2DKnobs& k = e.layers[i].knobs;
+    EXPECT_EQ(k.h_threads * k.oc_threads, 1);
+    EXPECT_FALSE(k.double_buffer);
+    EXPECT_DOUBLE_EQ(e.layers[i].model_cycles,
+                     vta::estimate_inorder(vta::build_conv2d(env, w.layers[i].conv, rq, k), 0).cycles);
+    // A micro-op a lane a cycle plus its overhead: far above the decoupled core's time.
+    EXPECT_GT(e.layers[i].model_cycles, 2.0 * model_cycles(cfg, w).layers[i].model_cycles);
+  }
+  // A slower memory costs more cycles.
+  EXPECT_GT(model_cycles(cfg, w, {"inorder", 32}).cycles, e.cycles);
 }
 
 }  // namespace
