@@ -62,16 +62,9 @@ tuner::MeasureResult synthesize(const ExploreContext& ctx, const hw::Config& cfg
   return m;
 }
 
-// Whether this build Verilated `cfg` for `core` already (KILN_RTL_CONFIGS).
-bool built_in(const hw::Config& cfg, const std::string& core) {
-  for (const sim::RtlModelInfo& m : sim::rtl_models())
-    if (m.core == core && hw::Config::from_json(m.config_json, m.name).fingerprint() == cfg.fingerprint()) return true;
-  return false;
-}
-
 tuner::MeasureResult run_on_rtl(const ExploreContext& ctx, const hw::Config& cfg) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (!built_in(cfg, ctx.space.core())) {
+  if (!sim::has_rtl_model(cfg, ctx.space.core())) {
     sim::ModelBuildOptions build;
     build.core = ctx.space.core();
     build.jobs = ctx.verilator_jobs;

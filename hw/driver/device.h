@@ -26,6 +26,8 @@ struct DeviceOptions {
   uint64_t dram_bytes = uint64_t{64} << 20;  // size of device DRAM
   // Device-specific settings; a device ignores those it does not have.
   std::string core = "decoupled";     // rtl: the RTL core, "decoupled" (kiln_top) or "inorder"
+  bool build_model = false;           // rtl: Verilate the configuration at run time when this
+                                      //   build has no model of it (hw/sim/rtl/model_builder.h)
   std::string wave_file;              // rtl: FST waveform of the run
   std::string trace_file;             // rtl: Chrome trace JSON of module activity, every run
   uint64_t watchdog_cycles = 100000;  // rtl: cycles without progress that count as a hang

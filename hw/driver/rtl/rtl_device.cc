@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "hw/driver/device_settings.h"
+#include "hw/sim/rtl/model_builder.h"
 #include "hw/spec/error.h"
 
 namespace kiln::driver {
@@ -33,6 +34,12 @@ RtlDevice::RtlDevice(const hw::Config& cfg, const DeviceOptions& opts)
     : Device(cfg, opts), dram_(opts.dram_bytes, 0) {
   if (opts.dram_bytes_per_cycle == 0)
     throw hw::Error("rtl device: dram_bytes_per_cycle must be at least 1");
+  if (opts.build_model && !sim::has_rtl_model(cfg, opts.core)) {
+    sim::ModelBuildOptions build;
+    build.core = opts.core;
+    build.jobs = 2;
+    sim::build_rtl_model(cfg, build);
+  }
   sim_ = std::make_unique<sim::RtlSim>(cfg, std::span<uint8_t>(dram_), sim_options(opts));
 }
 

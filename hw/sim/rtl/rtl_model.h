@@ -106,5 +106,7 @@ void register_rtl_model(RtlModelInfo info);
 // The built-in models (rtl_models()) first, then the registered ones, in their order.
 // The pointers stay valid for the process's life.
 std::vector<const RtlModelInfo*> available_rtl_models();
+// Whether one of those is `cfg`'s (by fingerprint) for `core`.
+bool has_rtl_model(const hw::Config& cfg, const std::string& core);
 
 }  // namespace kiln::sim

@@ -45,8 +45,8 @@ const RtlModelInfo& find_model(const hw::Config& cfg, const std::string& core) {
   const char* list = core == "inorder" ? "KILN_RTL_INORDER_CONFIGS" : "KILN_RTL_CONFIGS";
   throw hw::Error(fmt::format(
       "rtl device: no Verilated {} model for configuration '{}' (fingerprint {:016x}); this "
-      "build has:{}. Add the configuration to {} (cmake -D{}=...) and rebuild, or Verilate "
-      "it at run time (build_rtl_model, hw/sim/rtl/model_builder.h)",
+      "build has:{}. Verilate it at run time with the device flag --build-model (cached; "
+      "hw/sim/rtl/model_builder.h), or add the configuration to {} (cmake -D{}=...) and rebuild",
       core, cfg.name(), cfg.fingerprint(), built.empty() ? " none" : built, list, list));
 }
 
@@ -146,6 +146,12 @@ std::vector<const RtlModelInfo*> available_rtl_models() {
   std::lock_guard lock(registered_mutex);
   for (const RtlModelInfo& m : registered_models()) out.push_back(&m);
   return out;
+}
+
+bool has_rtl_model(const hw::Config& cfg, const std::string& core) {
+  for (const RtlModelInfo* m : available_rtl_models())
+    if (m->core == core && hw::Config::from_json(m->config_json, m->name).fingerprint() == cfg.fingerprint()) return true;
+  return false;
 }
 
 std::vector<std::string> rtl_model_names() {
