@@ -92,6 +92,8 @@ nlohmann::json result_json(const ExploreResult& r, const ExploreContext& ctx, co
   j["runnable"] = r.runnable;
   j["synth_runs"] = r.synth_runs;
   j["rtl_runs"] = r.rtl_runs;
+  j["synth_new"] = r.synth_new;  // of those, run in this call (the rest came from the records)
+  j["rtl_new"] = r.rtl_new;
   j["model_error"] = r.model_error;
   j["points"] = nlohmann::json::array();
   for (const Evaluated& p : r.points) j["points"].push_back(point_json(p, ctx, r));
