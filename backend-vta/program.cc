@@ -94,9 +94,9 @@ InorderEstimate estimate_inorder(const Program& p, int mem_latency) {
   // a cycle before its request and waits for the response (a write for its registered
   // acknowledgement); a micro-op step is UOP, ROW (SRC for a tensor ALU operand), a LANE
   // cycle per lane and the lane pipeline's drain in WRITE; an instruction adds DECODE
-  // and RETIRE to its two fetched words.
-  // A word takes at least 3 cycles (prepare, request, response), with a memory that
-  // answers in the next cycle as with one that answers at once.
+  // and RETIRE to its two fetched words. A word takes at least 3 cycles (prepare,
+  // request, response): a memory that answers in the next cycle is as fast as one that
+  // answers at once.
   constexpr double kWordOverhead = 2, kMinWord = 3, kInsnOverhead = 2;
   constexpr double kStepOverhead = 6, kResetStep = 4;
   const hw::Config& cfg = p.config();

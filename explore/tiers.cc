@@ -121,7 +121,7 @@ tuner::MeasureResult run_on_rtl(const ExploreContext& ctx, const hw::Config& cfg
 // there) the VTA strategy's model ranks first, the first kInorderCandidates of them that
 // compile (a tiling may need more micro-ops than the uop buffer holds), each costed by
 // vta::estimate_inorder on its program; the cheapest wins. Building a program takes
-// milliseconds, so tier 1 stays a few seconds over a board's space.
+// milliseconds: tier 1 takes about 15 s over the iCEBreaker's 432 configurations.
 constexpr size_t kInorderCandidates = 4;
 
 bool plan_inorder(const vta::Env& env, const vta::Conv2DWorkload& wl, const vta::Requant& rq, const CoreTiming& timing,
