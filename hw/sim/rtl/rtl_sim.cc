@@ -31,17 +31,24 @@ constexpr int kPollCycles = 256;
 // 16 each way, of at most 16 beats): a few hundred cycles; far more is a broken drain.
 constexpr int kAbortDrainCycles = 100000;
 
+uint64_t model_fingerprint(const RtlModelInfo& m) { return hw::Config::from_json(m.config_json, m.name).fingerprint(); }
+
+// The model of `cfg` (by fingerprint) for `core` among available_rtl_models(), or null.
+const RtlModelInfo* lookup_model(const hw::Config& cfg, const std::string& core) {
+  for (const RtlModelInfo* m : available_rtl_models())
+    if (m->core == core && model_fingerprint(*m) == cfg.fingerprint()) return m;
+  return nullptr;
+}
+
 const RtlModelInfo& find_model(const hw::Config& cfg, const std::string& core) {
   if (core != "decoupled" && core != "inorder")
     throw hw::Error(fmt::format("rtl device: unknown core '{}'; the RTL has 'decoupled' "
                                 "(kiln_top) and 'inorder' (kiln_inorder_top)",
                                 core));
+  if (const RtlModelInfo* m = lookup_model(cfg, core)) return *m;
   std::string built;
-  for (const RtlModelInfo* m : available_rtl_models()) {
-    hw::Config model_cfg = hw::Config::from_json(m->config_json, m->name);
-    if (model_cfg.fingerprint() == cfg.fingerprint() && m->core == core) return *m;
-    built += fmt::format(" {} ({}, {:016x})", m->name, m->core, model_cfg.fingerprint());
-  }
+  for (const RtlModelInfo* m : available_rtl_models())
+    built += fmt::format(" {} ({}, {:016x})", m->name, m->core, model_fingerprint(*m));
   const char* list = core == "inorder" ? "KILN_RTL_INORDER_CONFIGS" : "KILN_RTL_CONFIGS";
   throw hw::Error(fmt::format(
       "rtl device: no Verilated {} model for configuration '{}' (fingerprint {:016x}); this "
@@ -148,11 +155,7 @@ std::vector<const RtlModelInfo*> available_rtl_models() {
   return out;
 }
 
-bool has_rtl_model(const hw::Config& cfg, const std::string& core) {
-  for (const RtlModelInfo* m : available_rtl_models())
-    if (m->core == core && hw::Config::from_json(m->config_json, m->name).fingerprint() == cfg.fingerprint()) return true;
-  return false;
-}
+bool has_rtl_model(const hw::Config& cfg, const std::string& core) { return lookup_model(cfg, core) != nullptr; }
 
 std::vector<std::string> rtl_model_names() {
   std::vector<std::string> out;
