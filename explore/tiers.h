@@ -34,8 +34,9 @@ struct LayerPlan {
 
 // Tier 1 cycles: each layer's best schedule by the cycle model of the board's core. The
 // decoupled core: the VTA strategy's model, the tiling it ranks first among every legal
-// one. The in-order core: the tiling without latency hiding (nothing overlaps there),
-// its program costed by vta::estimate_inorder at the board's memory latency. `invalid`
+// one. The in-order core: among the single-thread tilings (nothing overlaps there), the
+// four that model ranks first and that compile, each program costed by
+// vta::estimate_inorder at the board's memory latency, the cheapest kept. `invalid`
 // says why the configuration cannot run the workload (a layer's channels, no tiling
 // that fits).
 struct CycleEstimate {

@@ -153,8 +153,8 @@ constexpr DeviceSetting kSettings[] = {
        o.core = v;
      }},
     {"build_model", "rtl", "",
-     "Verilate the configuration at run time when this kiln has no model of it (a minute or less; "
-     "cached in ~/.cache/kiln/rtl-models or $KILN_RTL_MODEL_CACHE)",
+     "Verilate the configuration at run time when this kiln has no model of it (seconds to "
+     "minutes; cached in ~/.cache/kiln/rtl-models or $KILN_RTL_MODEL_CACHE)",
      [](DeviceOptions& o, const std::string& v) { o.build_model = parse_switch(v); }},
     {"wave", "rtl,systemc,uart-sim", "FILE",
      "write a waveform: rtl and uart-sim FST, systemc a VCD of the platform's signals",
