@@ -46,14 +46,32 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
       if (!g.node(id).is_input() && !g.node(id).is_constant()) groups.push_back(FusedGroup{{id}});
   }
   std::vector<KernelIO> io;
+  // A reshape alone in its group is a view: the same bytes, no kernel (BERT-base has 36,
+  // each a copy of up to 1.5 MB). A graph output keeps storage of its own, so it is
+  // copied.
+  std::vector<NodeId> view_of(g.size(), -1);
+  std::vector<bool> is_output(g.size(), false);
+  for (NodeId o : g.outputs()) is_output[o] = true;
+  auto is_view = [&](const FusedGroup& group) {
+    const Node& n = g.node(group.root());
+    return group.nodes.size() == 1 && n.op == "reshape" && node_target(n).empty() && !is_output[group.root()] &&
+           !g.node(n.inputs[0]).is_constant();
+  };
+  size_t views = 0;
   for (size_t k = 0; k < groups.size(); ++k) {
+    if (is_view(groups[k])) {
+      view_of[groups[k].root()] = g.node(groups[k].root()).inputs[0];
+      ++views;
+      continue;
+    }
     // Named after the group's anchor (its heaviest op) and its last op: k3_conv2d_nchwc_relu.
     const Node& root = g.node(groups[k].root());
     NodeId anchor = groups[k].nodes.front();
     for (NodeId id : groups[k].nodes)
       if (op_def(g.node(id).op).pattern > op_def(g.node(anchor).op).pattern) anchor = id;
-    std::string name = g.node(anchor).op == root.op ? fmt::format("k{}_{}", k, root.op)
-                                                    : fmt::format("k{}_{}_{}", k, g.node(anchor).op, root.op);
+    size_t index = k - views;
+    std::string name = g.node(anchor).op == root.op ? fmt::format("k{}_{}", index, root.op)
+                                                    : fmt::format("k{}_{}_{}", index, g.node(anchor).op, root.op);
     std::string where = groups[k].nodes.size() == 1 ? node_target(root) : "";
     if (debug_enabled("graph")) {
       std::vector<std::string> ids;
@@ -72,7 +90,7 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
     }
     io.push_back(KernelIO{m.kernels.back().inputs, m.kernels.back().outputs, m.kernels.back().on_accelerator});
   }
-  m.memory = plan_memory(g, io);
+  m.memory = plan_memory(g, io, view_of);
   return m;
 }
 

@@ -11,8 +11,13 @@ int64_t MemoryPlan::total_bytes() const {
   return s;
 }
 
-MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels) {
+MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels, const std::vector<NodeId>& view_of) {
   MemoryPlan p;
+  // The tensor whose storage a node's is (itself, unless it is a view).
+  auto source = [&](NodeId id) {
+    while (id < static_cast<NodeId>(view_of.size()) && view_of[id] >= 0) id = view_of[id];
+    return id;
+  };
   p.storage_of.assign(g.size(), -1);
   auto bytes = [&](NodeId id) { return std::max<int64_t>(g.type(id).size() * g.type(id).dtype.storage_bytes(), 1); };
   std::set<NodeId> pinned(g.inputs().begin(), g.inputs().end());
@@ -25,8 +30,8 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels) {
   std::vector<bool> host(g.size(), false);  // some host kernel writes or reads it
   for (size_t k = 0; k < kernels.size(); ++k) {
     for (NodeId r : kernels[k].reads) {
-      last_use[r] = static_cast<int>(k);
-      if (!kernels[k].accelerator) host[r] = true;
+      last_use[source(r)] = static_cast<int>(k);
+      if (!kernels[k].accelerator) host[source(r)] = true;
     }
     for (NodeId w : kernels[k].writes)
       if (!kernels[k].accelerator) host[w] = true;
@@ -60,7 +65,7 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels) {
     // Tensors read for the last time here (and writes nobody reads) free their blocks.
     std::set<NodeId> done;
     for (NodeId r : kernels[k].reads)
-      if (last_use[r] == static_cast<int>(k)) done.insert(r);
+      if (last_use[source(r)] == static_cast<int>(k)) done.insert(source(r));
     for (NodeId w : kernels[k].writes)
       if (last_use[w] < 0) done.insert(w);
     for (NodeId d : done)
@@ -68,6 +73,8 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels) {
         free_space[space_of_storage[p.storage_of[d]]].insert({p.storage_bytes[p.storage_of[d]], p.storage_of[d]});
   }
   for (NodeId id : pinned) p.unshared_bytes += pinned.count(id) ? bytes(id) : 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(view_of.size()); ++id)
+    if (view_of[id] >= 0) p.storage_of[id] = p.storage_of[source(id)];
   return p;
 }
 

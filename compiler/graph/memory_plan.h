@@ -5,6 +5,8 @@
 // own so a caller can read the outputs after a run. A tensor that only an
 // accelerator's kernels write and read is in the accelerator's space and shares
 // storage only with such tensors, so that it can live in the accelerator's memory.
+// A view (a reshape that no kernel computes) shares its source's storage, which lives
+// as long as either is read.
 #include <cstdint>
 #include <vector>
 
@@ -26,6 +28,8 @@ struct KernelIO {
   std::vector<NodeId> writes;
   bool accelerator = false;  // the kernel runs on the accelerator
 };
-MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels);
+// `view_of`: per node, the node whose storage it shares, or -1 (empty: no views). A
+// view's source is computed by a kernel or is a graph input; a view is no graph output.
+MemoryPlan plan_memory(const Graph& g, const std::vector<KernelIO>& kernels, const std::vector<NodeId>& view_of = {});
 
 }  // namespace kiln::graph

@@ -769,6 +769,51 @@ TensorType infer_reduce(const std::vector<TensorType>& in, const Attrs& a) {
   return out;
 }
 
+// A float reduction of the last axis alone (a layer norm's mean, a softmax row's
+// maximum and sum) runs as `kReduceLanes` partial results, a vector accumulated across
+// the axis, and then their reduction: one scalar chain of dependent adds over a row of
+// 768 floats in L2 took 0.06 ms per layer norm half in BERT-base, three times the
+// vectors' time.
+constexpr int kReduceLanes = 16;
+
+bool vector_reducible(const TensorType& xt, const std::vector<int>& axes) {
+  int last = xt.ndim() - 1;
+  return xt.dtype.is_float() && axes.size() == 1 && axes[0] == last && xt.shape[last] % kReduceLanes == 0 &&
+         xt.shape[last] >= 4 * kReduceLanes;
+}
+
+Expr combine(const std::string& kind, const Expr& v, const std::vector<ir::IterVar>& over) {
+  if (kind == "min") return te::min_reduce(v, over);
+  return kind == "max" ? te::max_reduce(v, over) : te::sum(v, over);
+}
+
+// x reduced (sum, mean's sum, max, min) over its last axis into `out_shape`: x's
+// shape with the last axis kept as 1 or dropped.
+Tensor reduce_last_axis(const Tensor& x, const std::vector<Expr>& out_shape, const std::string& kind, const std::string& name) {
+  TensorType xt = type_of(x);
+  int last = xt.ndim() - 1;
+  std::vector<int64_t> pshape(xt.shape.begin(), xt.shape.end() - 1);
+  pshape.push_back(kReduceLanes);
+  ir::IterVar rk = te::reduce_axis(static_cast<int>(xt.shape[last] / kReduceLanes), "rk");
+  Tensor partial = te::compute(
+      te_shape(TensorType{xt.dtype, pshape}),
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx(i.begin(), i.end() - 1);
+        idx.push_back(rk->var * Expr(kReduceLanes) + i.back());
+        return combine(kind, x(idx), {rk});
+      },
+      name + ".partial", "reduce");
+  ir::IterVar rl = te::reduce_axis(kReduceLanes, "rl");
+  return te::compute(
+      out_shape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx(i.begin(), i.begin() + last);
+        idx.push_back(rl->var);
+        return combine(kind, partial(idx), {rl});
+      },
+      name, "reduce");
+}
+
 Tensor compute_reduce(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out, const std::string& kind) {
   TensorType xt = type_of(in[0]);
   std::vector<int> axes = reduce_axes(xt, a);
@@ -778,6 +823,13 @@ Tensor compute_reduce(const std::vector<Tensor>& in, const Attrs& a, const Tenso
   for (int d : axes) {
     rv.push_back(te::reduce_axis(static_cast<int>(xt.shape[d]), fmt::format("r{}", d)));
     count *= xt.shape[d];
+  }
+  if (vector_reducible(xt, axes)) {
+    Tensor s = reduce_last_axis(in[0], te_shape(out), kind, kind == "mean" ? "mean.sum" : kind);
+    if (kind != "mean") return s;
+    return te::compute(te_shape(out),
+                       [&](const std::vector<Var>& i) { return s(as_exprs(i)) * ir::make_const(xt.dtype, 1.0 / count); },
+                       "mean", "elemwise");
   }
   auto body = [&](const std::vector<Var>& i) {
     std::vector<Expr> idx;
@@ -791,9 +843,7 @@ Tensor compute_reduce(const std::vector<Tensor>& in, const Attrs& a, const Tenso
       }
     }
     if (xt.shape.empty()) idx = {Expr(0)};
-    Expr v = in[0](idx);
-    if (kind == "min") return te::min_reduce(v, rv);
-    return kind == "max" ? te::max_reduce(v, rv) : te::sum(v, rv);
+    return combine(kind, in[0](idx), rv);
   };
   Tensor s = te::compute(te_shape(out), body, kind == "mean" ? "mean.sum" : kind, "reduce");
   if (kind != "mean") return s;
@@ -824,12 +874,15 @@ void register_reduce() {
          // The row's maximum and sum once per row (the axis kept with extent 1), not per element.
          std::vector<Expr> row = shape;
          row[axis] = Expr(1);
-         Tensor mx = te::compute(row, [&](const std::vector<Var>& i) { return te::max_reduce(in[0](with(i, k1->var)), {k1}); },
-                                 "softmax.max", "reduce");
+         bool vector = vector_reducible(out, {axis});
+         Tensor mx = vector ? reduce_last_axis(in[0], row, "max", "softmax.max")
+                            : te::compute(row, [&](const std::vector<Var>& i) { return te::max_reduce(in[0](with(i, k1->var)), {k1}); },
+                                          "softmax.max", "reduce");
          Tensor e = te::compute(shape, [&](const std::vector<Var>& i) { return ir::exp(in[0](as_exprs(i)) - mx(with(i, Expr(0)))); },
                                 "softmax.exp", "elemwise");
-         Tensor s = te::compute(row, [&](const std::vector<Var>& i) { return te::sum(e(with(i, k2->var)), {k2}); },
-                                "softmax.sum", "reduce");
+         Tensor s = vector ? reduce_last_axis(e, row, "sum", "softmax.sum")
+                           : te::compute(row, [&](const std::vector<Var>& i) { return te::sum(e(with(i, k2->var)), {k2}); },
+                                         "softmax.sum", "reduce");
          return te::compute(shape, [&](const std::vector<Var>& i) { return e(as_exprs(i)) / s(with(i, Expr(0))); }, "softmax",
                             "elemwise");
        }});

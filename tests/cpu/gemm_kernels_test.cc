@@ -137,6 +137,49 @@ std::string target_name(const ::testing::TestParamInfo<std::string>& i) {
   return names[i.index];
 }
 
+// A transformer layer's pieces as ONNX exporters write them on [batch, tokens,
+// features]: a linear layer as a 2-d product between reshapes with its bias and the
+// residual added on the 3-d side (SinkReshape makes both the product's epilogue: one
+// kernel, no reshape kernels), a layer norm and a softmax over rows of 256 (reductions
+// in 16 partials).
+TEST_P(GemmKernels, TransformerPiecesMatchTheInterpreter) {
+  const std::string target = GetParam();
+  const int64_t tokens = 16, d = 256;
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, tokens, d}});
+  NodeId flat = g.add_op("reshape", {x}, {{"shape", std::vector<int64_t>{tokens, d}}});
+  NodeId mm = g.add_op("matmul", {flat, g.add_constant("w", constant({d, d}, 1))});
+  NodeId back = g.add_op("reshape", {mm}, {{"shape", std::vector<int64_t>{1, tokens, d}}});
+  NodeId y = g.add_op("add", {x, g.add_op("add", {g.add_constant("b", constant({d}, 2)), back})});
+  Attrs last{{"axes", std::vector<int64_t>{2}}, {"keepdims", int64_t{1}}};
+  NodeId centered = g.add_op("subtract", {y, g.add_op("mean", {y}, last)});
+  NodeId var = g.add_op("mean", {g.add_op("multiply", {centered, centered})}, last);
+  auto eps = std::make_shared<interp::HostBuffer>(f32, std::vector<int64_t>{1});
+  const float eps_value = 1e-5f;
+  std::memcpy(eps->data(), &eps_value, sizeof eps_value);
+  NodeId norm = g.add_op("divide", {centered, g.add_op("sqrt", {g.add_op("add", {var, g.add_constant("eps", eps)})})});
+  g.add_output(g.add_op("softmax", {norm}, {{"axis", int64_t{-1}}}), "y");
+  std::vector<std::vector<float>> in{random_floats(tokens * d, 3)};
+  CompileOptions o;
+  o.target = target::Target::parse(target);
+  CompiledModel m = compile(g, o);
+  int products = 0;
+  for (const auto& k : m.kernels) {
+    EXPECT_EQ(k.func.name.find("reshape"), std::string::npos) << k.func.name;
+    products += k.func.name.find("matmul_packed_add") != std::string::npos;
+  }
+  EXPECT_EQ(products, 1) << "the product with its bias and residual";
+  CompileOptions reference;
+  reference.optimize = reference.fuse = false;
+  EXPECT_LT(max_error(run(g, in, "cpu", target), run(g, in, "interp", "")), 1e-5) << target;
+  Executor ex = make_executor(compile(g, reference), "interp", "");
+  ex.set_input(0, in[0].data(), static_cast<int64_t>(in[0].size() * sizeof(float)));
+  ex.run();
+  std::vector<float> want(static_cast<size_t>(tokens * d));
+  std::memcpy(want.data(), ex.output(0), want.size() * sizeof(float));
+  EXPECT_LT(max_error(run(g, in, "cpu", target), want), 1e-5) << target << ", against one operator per kernel";
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, GemmKernels,
                          ::testing::Values("llvm", "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell",
                                            "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64", "llvm -l2-cache=64K"),

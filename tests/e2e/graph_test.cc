@@ -218,6 +218,40 @@ TEST(GraphOps, SoftmaxAndReductions) {
   EXPECT_LT(rel_error(run_graph(g, {xv}), ref), 1e-6);
 }
 
+// Reductions of a long last axis run as 16 partial results first (ops.cc); each kind,
+// kept or dropped, and a softmax over such rows (on the CPU: cpu_gemm_kernels_test).
+TEST(GraphOps, LongRowReductionsInPartials) {
+  const int rows = 6, n = 768;
+  auto xv = random_floats(rows * n, 10, -3, 3);
+  for (const char* kind : {"sum", "mean", "max", "min"})
+    for (int64_t keep : {0, 1}) {
+      Graph g;
+      NodeId x = g.add_input("x", {f32, {2, 3, n}});
+      g.add_output(g.add_op(kind, {x}, {{"axes", std::vector<int64_t>{2}}, {"keepdims", keep}}));
+      std::vector<float> ref;
+      for (int r = 0; r < rows; ++r) {
+        double acc = std::string(kind) == "max" ? -1e30 : std::string(kind) == "min" ? 1e30 : 0;
+        for (int c = 0; c < n; ++c) {
+          double v = xv[r * n + c];
+          acc = std::string(kind) == "max" ? std::max(acc, v) : std::string(kind) == "min" ? std::min(acc, v) : acc + v;
+        }
+        ref.push_back(static_cast<float>(std::string(kind) == "mean" ? acc / n : acc));
+      }
+      EXPECT_LT(rel_error(run_graph(g, {xv}), ref), 1e-6) << kind << " keepdims=" << keep;
+    }
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {rows, n}});
+  g.add_output(g.add_op("softmax", {x}, {{"axis", int64_t{-1}}}));
+  std::vector<float> ref;
+  for (int r = 0; r < rows; ++r) {
+    double mx = -1e30, den = 0;
+    for (int c = 0; c < n; ++c) mx = std::max(mx, static_cast<double>(xv[r * n + c]));
+    for (int c = 0; c < n; ++c) den += std::exp(xv[r * n + c] - mx);
+    for (int c = 0; c < n; ++c) ref.push_back(static_cast<float>(std::exp(xv[r * n + c] - mx) / den));
+  }
+  EXPECT_LT(rel_error(run_graph(g, {xv}), ref), 1e-6);
+}
+
 TEST(GraphOps, InjectiveOps) {
   Graph g;
   NodeId x = g.add_input("x", {f32, {2, 3, 4}});

@@ -264,6 +264,34 @@ TEST(Passes, AlterLayoutPacksConstantMatrixProducts) {
   }
 }
 
+// A reshape computed alone is a view: no kernel, its source's storage, which stays
+// live until the view's last reader (here after a tensor of the same size that would
+// otherwise take the block).
+TEST(MemoryPlan, AReshapeAloneIsAView) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {4, 64}});
+  NodeId s = g.add_op("sigmoid", {x});
+  NodeId r = g.add_op("reshape", {s}, {{"shape", std::vector<int64_t>{256}}});
+  NodeId t = g.add_op("tanh", {s});
+  NodeId e = g.add_op("exp", {t});
+  NodeId flat_e = g.add_op("reshape", {e}, {{"shape", std::vector<int64_t>{256}}});
+  g.add_output(g.add_op("add", {flat_e, r}));
+  // One kernel per operator: the two reshapes are views.
+  auto m = compile(g, {false, false});
+  EXPECT_EQ(m.kernels.size(), 4u) << "sigmoid, tanh, exp, add";
+  EXPECT_EQ(m.memory.storage_of[r], m.memory.storage_of[s]);
+  EXPECT_EQ(m.memory.storage_of[flat_e], m.memory.storage_of[e]);
+  EXPECT_NE(m.memory.storage_of[e], m.memory.storage_of[s]);
+  EXPECT_NE(m.memory.storage_of[t], m.memory.storage_of[s]);
+  auto xv = test::random_floats(256, 5);
+  std::vector<float> ref;
+  for (float v : xv) {
+    double sg = 1 / (1 + std::exp(-static_cast<double>(v)));
+    ref.push_back(static_cast<float>(std::exp(std::tanh(sg)) + sg));
+  }
+  EXPECT_LT(test::rel_error(test::run_graph(g, {xv}, "interp", {false, false}), ref), 1e-6);
+}
+
 TEST(MemoryPlan, ReusesDeadBuffers) {
   Graph g;
   NodeId x = g.add_input("x", {f32, {1024}});

@@ -28,6 +28,7 @@ Graph optimize(const Graph& input, const target::MachineTraits& machine) {
     g = logged("alter_layout", alter_layout(g, machine));
     g = logged("carry_layout", carry_layout(g));
     g = logged("winograd_conv", winograd_conv(g));
+    g = logged("sink_reshape", sink_reshape(g));
   }
   g = logged("dead_code_elimination", dead_code_elimination(g));
   g = logged("fold_constant", fold_constant(g));

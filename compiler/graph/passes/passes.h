@@ -40,6 +40,9 @@ int64_t reduction_chunk(int64_t m, int64_t k, int64_t panel, const target::Machi
 // Host int8 conv2d/dense/matmul compute on 4-byte words (VNNI's layout), weights packed
 // and folded; after placement, so accelerator nodes keep theirs.
 Graph alter_layout_int8(const Graph& g);
+// A pointwise binary op after a reshape that keeps the last axis moves before it, so a
+// matrix product's bias and residual adds fuse into its epilogue (sink_reshape.cc).
+Graph sink_reshape(const Graph& g);
 // Nodes that no output depends on are dropped.
 Graph dead_code_elimination(const Graph& g);
 // Identical nodes (same op, inputs and attributes; constants with the same bytes) become one.
