@@ -202,7 +202,7 @@ nlohmann::json SynthReport::to_json() const {
                       {"part", part},       {"flow", flow},
                       {"resources", res},   {"fits", fits()},
                       {"notes", notes},     {"out_dir", out_dir.string()},
-                      {"seconds", seconds}};
+                      {"seconds", seconds}, {"check_problems", check_problems}};
   j["fmax_mhz"] = fmax_mhz ? nlohmann::json(*fmax_mhz) : nlohmann::json(nullptr);
   j["bitstream"] = bitstream ? nlohmann::json(bitstream->string()) : nlohmann::json(nullptr);
   return j;
@@ -328,6 +328,15 @@ SynthReport run_synth(const Board& board, const hw::Config& cfg, const SynthOpti
   }
 
   rep.cells = parse_yosys_stat_json(slurp(stat));
+  // `check` on the netlist (multiple drivers, undriven wires, combinational loops) logs
+  // "Found and reported N problems."; the last one is the netlist's.
+  {
+    std::string text = slurp(log), key = "Found and reported ";
+    size_t at = text.rfind(key);
+    if (at != std::string::npos) rep.check_problems = std::atoi(text.c_str() + at + key.size());
+    if (rep.check_problems > 0)
+      rep.notes.push_back(fmt::format("yosys check: {} problems in the netlist (see {})", rep.check_problems, log.string()));
+  }
   rep.resources = count_resources(board.family, rep.cells, board.available);
   for (const Resource& r : rep.resources)
     if (r.used > static_cast<double>(r.available))

@@ -44,11 +44,12 @@ struct SynthReport {
   std::filesystem::path out_dir;        // logs, netlist, reports
   double seconds = 0;                   // wall time of the flow
   std::vector<std::string> notes;       // what does not fit, what was not run
+  int check_problems = -1;              // Yosys `check` after synthesis (-1: not read)
 
   const Resource& resource(const std::string& kind) const;
   bool fits() const;
   // {board, config, part, flow, resources: {KIND: {used, available, percent}},
-  //  fmax_mhz (null if unknown), bitstream (null if none), notes, out_dir}
+  //  fmax_mhz (null if unknown), bitstream (null if none), notes, out_dir, check_problems}
   nlohmann::json to_json() const;
 };
 
