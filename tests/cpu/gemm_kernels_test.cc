@@ -138,10 +138,10 @@ std::string target_name(const ::testing::TestParamInfo<std::string>& i) {
 }
 
 // A transformer layer's pieces as ONNX exporters write them on [batch, tokens,
-// features]: a linear layer as a 2-d product between reshapes with its bias and the
-// residual added on the 3-d side (SinkReshape makes both the product's epilogue: one
-// kernel, no reshape kernels), a layer norm and a softmax over rows of 256 (reductions
-// in 16 partials).
+// features]: a linear layer as a 2-d product between reshapes with its bias, a GELU and
+// the residual on the 3-d side (SinkReshape and FuseOps make them all the product's
+// epilogue: one kernel, no reshape kernels), a layer norm and a softmax over rows of
+// 256 (reductions in 16 partials).
 TEST_P(GemmKernels, TransformerPiecesMatchTheInterpreter) {
   const std::string target = GetParam();
   const int64_t tokens = 16, d = 256;
@@ -150,7 +150,16 @@ TEST_P(GemmKernels, TransformerPiecesMatchTheInterpreter) {
   NodeId flat = g.add_op("reshape", {x}, {{"shape", std::vector<int64_t>{tokens, d}}});
   NodeId mm = g.add_op("matmul", {flat, g.add_constant("w", constant({d, d}, 1))});
   NodeId back = g.add_op("reshape", {mm}, {{"shape", std::vector<int64_t>{1, tokens, d}}});
-  NodeId y = g.add_op("add", {x, g.add_op("add", {g.add_constant("b", constant({d}, 2)), back})});
+  auto scalar = [&](const char* name, float v) {
+    auto c = std::make_shared<interp::HostBuffer>(f32, std::vector<int64_t>{});
+    std::memcpy(c->data(), &v, sizeof v);
+    return g.add_constant(name, c);
+  };
+  // GELU as PyTorch exports it: b * 0.5 * (1 + erf(b / sqrt(2))), b used twice.
+  NodeId b = g.add_op("add", {g.add_constant("b", constant({d}, 2)), back});
+  NodeId erf = g.add_op("erf", {g.add_op("divide", {b, scalar("sqrt2", std::sqrt(2.0f))})});
+  NodeId gelu = g.add_op("multiply", {g.add_op("multiply", {b, g.add_op("add", {erf, scalar("one", 1)})}), scalar("half", 0.5f)});
+  NodeId y = g.add_op("add", {x, gelu});
   Attrs last{{"axes", std::vector<int64_t>{2}}, {"keepdims", int64_t{1}}};
   NodeId centered = g.add_op("subtract", {y, g.add_op("mean", {y}, last)});
   NodeId var = g.add_op("mean", {g.add_op("multiply", {centered, centered})}, last);
@@ -168,7 +177,8 @@ TEST_P(GemmKernels, TransformerPiecesMatchTheInterpreter) {
     EXPECT_EQ(k.func.name.find("reshape"), std::string::npos) << k.func.name;
     products += k.func.name.find("matmul_packed_add") != std::string::npos;
   }
-  EXPECT_EQ(products, 1) << "the product with its bias and residual";
+  EXPECT_EQ(products, 1) << "the product with its bias, GELU and residual";
+  EXPECT_EQ(m.kernels.size(), 4u) << "the product, the layer norm's two reductions, the softmax";
   CompileOptions reference;
   reference.optimize = reference.fuse = false;
   EXPECT_LT(max_error(run(g, in, "cpu", target), run(g, in, "interp", "")), 1e-5) << target;

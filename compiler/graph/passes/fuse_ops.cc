@@ -4,8 +4,10 @@
 //  - an out_elemwise_fusable op (conv2d, dense, matmul, pooling) or a reduction takes
 //    the elemwise and broadcast ops after it (conv2d + bias add + relu; a residual add);
 //  - a group holds at most one such anchor; opaque ops (softmax) stay alone.
-// A producer joins its consumer's group only when the consumer is its one user (and
-// it is not a graph output), so each group is a tree that writes one tensor.
+// A producer joins its consumer's group when the consumer is its one user, or when all
+// its users are in that group by then (TVM fuses up to the post-dominator), and it is
+// not a graph output: each group writes one tensor. A producer with several users in
+// the group is computed where each reads it (inlined), the product of an anchor once.
 #include <numeric>
 
 #include "compiler/graph/op.h"
@@ -31,6 +33,11 @@ struct Groups {
 
 std::vector<FusedGroup> fuse_ops(const Graph& g) {
   std::vector<int> uses = g.use_counts();
+  std::vector<std::vector<NodeId>> users(g.size());
+  for (NodeId id = 0; id < g.size(); ++id)
+    for (NodeId i : g.node(id).inputs) users[i].push_back(id);
+  std::vector<bool> is_output(g.size(), false);
+  for (NodeId o : g.outputs()) is_output[o] = true;
   Groups gr(g.size());
   auto pattern = [&](NodeId id) { return op_def(g.node(id).op).pattern; };
   for (NodeId id = 0; id < g.size(); ++id) {
@@ -42,9 +49,21 @@ std::vector<FusedGroup> fuse_ops(const Graph& g) {
       gr.anchor[id] = p;
     }
     if (p == OpPattern::Opaque || p == OpPattern::OutEWiseFusable) continue;  // nothing fuses into these
-    for (NodeId i : n.inputs) {
+    // Inputs with one consumer first; then those whose every consumer is in this
+    // node's group by then (x in GELU's x * 0.5 * (1 + erf(x / sqrt(2)))).
+    std::vector<NodeId> order;
+    for (NodeId i : n.inputs)
+      if (uses[i] == 1) order.push_back(i);
+    for (NodeId i : n.inputs)
+      if (uses[i] > 1) order.push_back(i);
+    for (NodeId i : order) {
       const Node& in = g.node(i);
-      if (in.is_input() || in.is_constant() || uses[i] != 1) continue;
+      if (in.is_input() || in.is_constant()) continue;
+      if (uses[i] != 1) {
+        bool inside = !is_output[i];
+        for (NodeId u : users[i]) inside = inside && gr.find(u) == gr.find(id);
+        if (!inside) continue;
+      }
       int pg = gr.find(i), cg = gr.find(id);
       if (pg == cg) continue;
       OpPattern ip = pattern(i);

@@ -13,8 +13,11 @@
 //
 // The other operand must broadcast along the last axis only (a vector of its length or
 // a scalar, reshaped to that) or have the result's shape (then it is reshaped to the
-// product's, a view too). Only a reshape with one consumer sinks, so the tensor under
-// it keeps one consumer and can still fuse.
+// product's, a view too). One-input elementwise operators (erf, relu, clip, ...) sink
+// through any reshape, and a reshape of a reshape is one reshape (none where the shape
+// comes back), so a GELU after a product sinks whole and FuseOps can take it, with the
+// bias, into the product's epilogue (the product's output then has several consumers,
+// all in one group).
 #include <set>
 
 #include "compiler/graph/op.h"
@@ -29,6 +32,12 @@ bool is_pointwise_binary(const std::string& op) {
   return ops.count(op) != 0;
 }
 
+// out[i] = f(in[i]), whatever the shape: one input, no axis.
+bool unary_elementwise(const Node& n) {
+  return !n.is_input() && !n.is_constant() && n.inputs.size() == 1 && op_def(n.op).pattern == OpPattern::ElemWise && !n.attrs.has("axis") &&
+         !n.attrs.has("axes");
+}
+
 int64_t elements(const std::vector<int64_t>& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
@@ -40,14 +49,6 @@ int64_t elements(const std::vector<int64_t>& s) {
 Graph sink_reshape(const Graph& old) {
   GraphRewriter rw(old);
   Graph& g = rw.graph();
-  std::vector<int> old_uses = old.use_counts();
-  // Consumers of each node of the new graph that the old graph gave it: a reshape the
-  // pass makes stands for the old node it replaces.
-  std::vector<int> uses;
-  auto track = [&](NodeId new_id, int n) {
-    if (static_cast<NodeId>(uses.size()) <= new_id) uses.resize(new_id + 1, 0);
-    uses[new_id] = n;
-  };
   auto reshape = [&](NodeId x, const std::vector<int64_t>& shape, const std::string& name) {
     if (g.type(x).shape == shape) return x;
     // A reshape of a reshape is one reshape of the first one's input.
@@ -68,7 +69,7 @@ Graph sink_reshape(const Graph& old) {
       int side = -1;
       for (int s = 0; s < 2 && side < 0; ++s) {
         const Node& r = g.node(in[s]);
-        if (r.op != "reshape" || in[s] >= static_cast<NodeId>(uses.size()) || uses[in[s]] != 1) continue;
+        if (r.op != "reshape") continue;
         const Node& x = g.node(r.inputs[0]);
         const auto& xs = x.type.shape;
         if (x.is_input() || x.is_constant() || xs.empty() || r.type.shape != n.type.shape ||
@@ -94,16 +95,25 @@ Graph sink_reshape(const Graph& old) {
         if (o >= 0) {
           std::vector<NodeId> ins = side == 0 ? std::vector<NodeId>{x, o} : std::vector<NodeId>{o, x};
           NodeId y = g.add_op(n.op, ins, n.attrs, n.name);
-          NodeId r = g.add_op("reshape", {y}, {{"shape", n.type.shape}}, n.name + ".reshape");
-          track(y, 1);
-          track(r, old_uses[id]);
-          rw.set(id, r);
+          rw.set(id, g.add_op("reshape", {y}, {{"shape", n.type.shape}}, n.name + ".reshape"));
           continue;
         }
       }
     }
-    NodeId c = rw.copy(id);
-    track(c, old_uses[id]);
+    auto under_reshape = [&](NodeId mapped) {  // what a reshape of a computed tensor reads
+      const Node& r = g.node(mapped);
+      return r.op == "reshape" && !g.node(r.inputs[0]).is_input() && !g.node(r.inputs[0]).is_constant();
+    };
+    if (n.op == "reshape" && under_reshape(rw.map(n.inputs[0]))) {
+      rw.set(id, reshape(rw.map(n.inputs[0]), n.type.shape, n.name));
+      continue;
+    }
+    if (unary_elementwise(n) && under_reshape(rw.map(n.inputs[0]))) {
+      NodeId y = g.add_op(n.op, {g.node(rw.map(n.inputs[0])).inputs[0]}, n.attrs, n.name);
+      rw.set(id, g.add_op("reshape", {y}, {{"shape", n.type.shape}}, n.name + ".reshape"));
+      continue;
+    }
+    rw.copy(id);
   }
   return rw.finish();
 }
