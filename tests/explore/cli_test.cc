@@ -25,6 +25,13 @@ namespace fs = std::filesystem;
 
 test::CommandResult sh(const std::string& cmd) { return test::run_command(cmd); }
 
+// stdout alone (the JSON), stderr into `err`: mpirun forwards the ranks' stdout and
+// stderr on channels of their own, so merged they reach the pipe in any order (rank
+// 0's last progress line once landed inside its JSON).
+test::CommandResult sh_stdout(const std::string& cmd, const fs::path& err) {
+  return test::run_command("{ " + cmd + " 2> " + err.string() + "; }");
+}
+
 using test::lines_of;
 
 class ExploreCli : public ::testing::Test {
@@ -120,10 +127,15 @@ TEST_F(ExploreCli, KilledThenResumedThenTheSameOnThreeMpiRanks) {
   // RTL evaluation is what runs on a rank.
   const fs::path mpi = dir_ / "mpi.jsonl";
   std::ofstream(mpi) << before[0] << "\n";
-  test::CommandResult m = sh("mpirun --allow-run-as-root --oversubscribe -np 3 -x ASAN_OPTIONS=detect_leaks=0 " + std::string(KILN_BIN) +
-                " " + args(mpi));
-  ASSERT_EQ(m.status, 0) << m.output;
-  EXPECT_NE(m.output.find("MPI: 2 measuring ranks"), std::string::npos) << m.output;
+  const fs::path mpi_err = dir_ / "mpi.stderr";
+  test::CommandResult m = sh_stdout("mpirun --allow-run-as-root --oversubscribe -np 3 -x ASAN_OPTIONS=detect_leaks=0 " +
+                                        std::string(KILN_BIN) + " " + args(mpi),
+                                    mpi_err);
+  std::ifstream err_file(mpi_err);
+  const std::string err((std::istreambuf_iterator<char>(err_file)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(m.status, 0) << m.output << err;
+  EXPECT_NE(err.find("MPI: 2 measuring ranks"), std::string::npos) << err;
+  ASSERT_NE(m.output.find("{\n"), std::string::npos) << m.output << err;
   const nlohmann::json jm = nlohmann::json::parse(m.output.substr(m.output.find("{\n")));
   EXPECT_EQ(jm["synth_new"], 0);
   EXPECT_EQ(jm["rtl_new"], 1);
