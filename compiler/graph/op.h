@@ -40,6 +40,9 @@ struct OpDef {
 const OpDef& op_def(const std::string& name);
 bool is_known_op(const std::string& name);
 std::vector<std::string> op_names();
+// add, subtract, multiply, divide, maximum, minimum, power: out = f(a, b) per element,
+// with broadcasting (what layout passes may move or re-block).
+bool is_pointwise_binary(const std::string& op);
 
 // Adds an operator defined outside compiler/ (an accelerator's own layouts: its
 // strategy places nodes of it), before any graph uses it. CompileError when the name

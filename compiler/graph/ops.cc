@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "compiler/graph/op.h"
 #include "compiler/graph/ops_quant.h"
@@ -1098,6 +1099,11 @@ const OpDef& op_def(const std::string& name) {
 }
 
 bool is_known_op(const std::string& name) { return ops().count(name) != 0; }
+
+bool is_pointwise_binary(const std::string& op) {
+  static const std::set<std::string> binary = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"};
+  return binary.count(op) != 0;
+}
 
 void register_op(OpDef def) {
   if (def.name.empty() || !def.infer || !def.compute) throw CompileError("register_op: an operator needs a name, infer and compute");

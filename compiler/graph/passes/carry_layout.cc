@@ -25,11 +25,6 @@ namespace kiln::graph {
 
 namespace {
 
-bool is_pointwise_binary(const std::string& op) {
-  static const std::set<std::string> ops = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"};
-  return ops.count(op) != 0;
-}
-
 bool is_pooling(const std::string& op) { return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool2d"; }
 
 bool all_ones(const std::vector<int64_t>& s) {

@@ -11,15 +11,14 @@
 // adds are computed from the product's register tile and the reshape is a view (the
 // executor gives a lone reshape no kernel).
 //
-// The other operand must broadcast along the last axis only (a vector of its length or
-// a scalar, reshaped to that) or have the result's shape (then it is reshaped to the
-// product's, a view too). One-input elementwise operators (erf, relu, clip, ...) sink
-// through any reshape, and a reshape of a reshape is one reshape (none where the shape
-// comes back), so a GELU after a product sinks whole and FuseOps can take it, with the
-// bias, into the product's epilogue (the product's output then has several consumers,
-// all in one group).
-#include <set>
-
+// The op is any of is_pointwise_binary's (op.h). Its other operand must broadcast
+// along the last axis only (a vector of its length or a scalar, reshaped to that) or
+// have the result's shape (then it is reshaped to the product's, a view too).
+// One-input elementwise operators (erf, relu, clip, ...) sink through any reshape, and
+// a reshape of a reshape is one reshape (none where the shape comes back), so a GELU
+// after a product sinks whole and FuseOps can take it, with the bias, into the
+// product's epilogue (the product's output then has several consumers, all in one
+// group).
 #include "compiler/graph/op.h"
 #include "compiler/graph/passes/passes.h"
 
@@ -27,21 +26,10 @@ namespace kiln::graph {
 
 namespace {
 
-bool is_pointwise_binary(const std::string& op) {
-  static const std::set<std::string> ops = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};
-  return ops.count(op) != 0;
-}
-
 // out[i] = f(in[i]), whatever the shape: one input, no axis.
 bool unary_elementwise(const Node& n) {
   return !n.is_input() && !n.is_constant() && n.inputs.size() == 1 && op_def(n.op).pattern == OpPattern::ElemWise && !n.attrs.has("axis") &&
          !n.attrs.has("axes");
-}
-
-int64_t elements(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
 }
 
 }  // namespace
@@ -83,14 +71,14 @@ Graph sink_reshape(const Graph& old) {
         const TensorType& other = g.type(in[1 - side]);
         int64_t last = n.type.shape.back();
         NodeId o = -1;
-        bool vector = elements(other.shape) == last && (other.ndim() == 0 || other.shape.back() == last);
+        bool vector = other.size() == last && (other.ndim() == 0 || other.shape.back() == last);
         if (other.ndim() == 0) {
           o = in[1 - side];
         } else if (other.shape == n.type.shape) {
           o = reshape(in[1 - side], xs, n.name + ".sunk_operand");
-        } else if (vector || elements(other.shape) == 1) {
+        } else if (vector || other.size() == 1) {
           // A vector along the last axis or a scalar: rank 1 broadcasts against any.
-          o = reshape(in[1 - side], {elements(other.shape)}, n.name + ".sunk_operand");
+          o = reshape(in[1 - side], {other.size()}, n.name + ".sunk_operand");
         }
         if (o >= 0) {
           std::vector<NodeId> ins = side == 0 ? std::vector<NodeId>{x, o} : std::vector<NodeId>{o, x};
