@@ -43,6 +43,8 @@ std::vector<std::string> op_names();
 // add, subtract, multiply, divide, maximum, minimum, power: out = f(a, b) per element,
 // with broadcasting (what layout passes may move or re-block).
 bool is_pointwise_binary(const std::string& op);
+// 2-d pooling over each channel's plane: max_pool2d, avg_pool2d, global_avg_pool2d.
+bool is_pooling2d(const std::string& op);
 
 // Adds an operator defined outside compiler/ (an accelerator's own layouts: its
 // strategy places nodes of it), before any graph uses it. CompileError when the name

@@ -1105,6 +1105,8 @@ bool is_pointwise_binary(const std::string& op) {
   return binary.count(op) != 0;
 }
 
+bool is_pooling2d(const std::string& op) { return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool2d"; }
+
 void register_op(OpDef def) {
   if (def.name.empty() || !def.infer || !def.compute) throw CompileError("register_op: an operator needs a name, infer and compute");
   if (ops().count(def.name)) throw CompileError("register_op: operator '" + def.name + "' is already defined");

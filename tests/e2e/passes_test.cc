@@ -264,6 +264,52 @@ TEST(Passes, AlterLayoutPacksConstantMatrixProducts) {
   }
 }
 
+// PadChannels on AVX-512 (16 lanes): the 24- and 40-channel convolutions get zero
+// filters up to 32 and 48; the zeros go on through the bias, relu6, a depthwise
+// convolution, the residual add and a multiply by a scalar, and the next convolutions
+// get zero weights for them; a sigmoid (0 -> 0.5) and the graph's output read the real
+// channels through a slice. 8 channels (one half vector) and 20 (not a multiple of 8)
+// stay as they are. Results unchanged, before and after the whole pipeline.
+TEST(Passes, PadChannelsFillsWholeVectors) {
+  target::MachineTraits avx512{512, 32, 48 << 10, 2 << 20};
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 16, 8, 8}});
+  Attrs pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  auto bias = [&](NodeId t, int64_t c, uint32_t seed) { return g.add_op("add", {t, g.add_constant("b", const_f32({c, 1, 1}, seed))}); };
+  auto relu6 = [&](NodeId t) { return g.add_op("clip", {t}, {{"min", 0.0}, {"max", 6.0}}); };
+  NodeId a = relu6(bias(g.add_op("conv2d", {x, g.add_constant("w1", const_f32({24, 16, 1, 1}, 1))}), 24, 2));
+  Attrs dw = pad1;
+  dw.set("groups", int64_t{24});
+  NodeId d = relu6(bias(g.add_op("conv2d", {a, g.add_constant("wd", const_f32({24, 1, 3, 3}, 3))}, dw), 24, 4));
+  NodeId c = bias(g.add_op("conv2d", {d, g.add_constant("w2", const_f32({24, 24, 1, 1}, 5))}), 24, 6);
+  NodeId s = g.add_op("multiply", {g.add_op("add", {c, a}), g.add_scalar("half", f32, 0.5)});
+  NodeId y = g.add_op("relu", {g.add_op("conv2d", {s, g.add_constant("w3", const_f32({40, 24, 3, 3}, 7))}, pad1)});
+  NodeId e = g.add_op("conv2d", {x, g.add_constant("w4", const_f32({8, 16, 1, 1}, 8))});
+  NodeId f = g.add_op("conv2d", {x, g.add_constant("w5", const_f32({20, 16, 1, 1}, 9))});
+  g.add_output(y, "y");
+  g.add_output(g.add_op("sigmoid", {s}), "z");
+  g.add_output(e, "e");
+  g.add_output(f, "f");
+
+  Graph p = fold_constant(pad_channels(g, avx512));
+  std::vector<int64_t> channels;
+  for (const Node& n : p.nodes())
+    if (n.op == "conv2d") channels.push_back(n.type.shape[1]);
+  EXPECT_EQ(channels, (std::vector<int64_t>{32, 32, 32, 48, 8, 20})) << p;
+  EXPECT_EQ(count_op(p, "pad"), 0) << "the constants' padding is folded: " << p;
+  EXPECT_EQ(count_op(p, "strided_slice"), 2) << "one for the sigmoid, one for the output y: " << p;
+  for (size_t k = 0; k < p.outputs().size(); ++k) EXPECT_EQ(p.type(p.outputs()[k]), g.type(g.outputs()[k])) << k;
+  EXPECT_EQ(count_op(pad_channels(g, target::MachineTraits{256, 16}), "pad"), 1) << "on AVX2 (8 lanes) only the 20 channels grow (to 24)";
+
+  Graph o = optimize(g, avx512);
+  auto xv = test::random_floats(16 * 64, 10);
+  for (size_t out : {0, 1, 2, 3}) {
+    auto want = test::run_graph(g, {xv}, "interp", {false, true}, out);
+    EXPECT_LT(test::rel_error(test::run_graph(p, {xv}, "interp", {false, true}, out), want), 1e-6) << out;
+    EXPECT_LT(test::rel_error(test::run_graph(o, {xv}, "interp", {false, true}, out), want), 1e-5) << out;
+  }
+}
+
 // A reshape computed alone is a view: no kernel, its source's storage, which stays
 // live until the view's last reader (here after a tensor of the same size that would
 // otherwise take the block).

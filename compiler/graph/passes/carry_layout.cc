@@ -25,8 +25,6 @@ namespace kiln::graph {
 
 namespace {
 
-bool is_pooling(const std::string& op) { return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool2d"; }
-
 bool all_ones(const std::vector<int64_t>& s) {
   for (int64_t d : s)
     if (d != 1) return false;
@@ -51,7 +49,7 @@ class Carry {
       if (n.op == "conv2d_nchwc" && n.type.ndim() == 4 && keeps_blocks(id)) {
         conv(id);
       } else if (block_of_inputs(id) && n.inputs.size() == 1 && n.type.ndim() == 4 &&
-                 (op_def(n.op).pattern == OpPattern::ElemWise || is_pooling(n.op))) {
+                 (op_def(n.op).pattern == OpPattern::ElemWise || is_pooling2d(n.op))) {
         same_layout(id, {rw_.map(n.inputs[0])}, block_[n.inputs[0]]);
       } else if (block_of_inputs(id) && is_pointwise_binary(n.op) && n.type.ndim() == 4) {
         binary(id);
@@ -72,7 +70,7 @@ class Carry {
     for (NodeId u : users_[id]) {
       const Node& n = old_.node(u);
       if (n.type.ndim() != 4) continue;
-      if (n.op == "conv2d_nchwc" || is_pointwise_binary(n.op) || (n.inputs.size() == 1 && (op_def(n.op).pattern == OpPattern::ElemWise || is_pooling(n.op))))
+      if (n.op == "conv2d_nchwc" || is_pointwise_binary(n.op) || (n.inputs.size() == 1 && (op_def(n.op).pattern == OpPattern::ElemWise || is_pooling2d(n.op))))
         return true;
     }
     return false;

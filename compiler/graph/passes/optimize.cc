@@ -25,6 +25,8 @@ Graph optimize(const Graph& input, const target::MachineTraits& machine) {
   // The CPU's layouts (NCHWc blocks of vector width, packed weights, Winograd tiles);
   // a GPU's default schedules take the model's own layout.
   if (!machine.is_gpu()) {
+    g = logged("pad_channels", pad_channels(g, machine));
+    g = logged("fold_constant", fold_constant(g));
     g = logged("alter_layout", alter_layout(g, machine));
     g = logged("carry_layout", carry_layout(g));
     g = logged("winograd_conv", winograd_conv(g));

@@ -19,6 +19,10 @@ Graph simplify_inference(const Graph& g);
 Graph fold_constant(const Graph& g);
 // A per-channel multiply after conv2d/dense is folded into the (constant) weights.
 Graph fold_scale_axis(const Graph& g);
+// Float convolutions with a multiple of half the vector width of output channels, but
+// not of the width, get zero filters up to the next multiple; the zeros go on through
+// the operators that keep them, other consumers read the real channels (pad_channels.cc).
+Graph pad_channels(const Graph& g, const target::MachineTraits& machine = {});
 // CPU convolutions compute blocks of output channels as vectors, weights pre-packed;
 // constant matrix products take their weight in panels sized for `machine`.
 Graph alter_layout(const Graph& g, const target::MachineTraits& machine = {});
