@@ -16,6 +16,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <mutex>
 #include <unordered_map>
 
@@ -23,6 +24,7 @@
 #include "backend-cpu/runtime/parallel.h"
 #include "compiler/ir/printer.h"
 #include "compiler/support/error.h"
+#include "support/debug.h"
 
 #ifndef KILN_CPU_PARALLEL_LIB
 #error "KILN_CPU_PARALLEL_LIB (the path of the parallel runtime archive) must be defined"
@@ -129,6 +131,7 @@ Module build(const std::vector<schedule::LoweredFunc>& funcs, const Target& targ
   impl->tm = create_target_machine(target);
   impl->mod = codegen_module(funcs, target, *impl->tm, *impl->ctx);
   optimize_module(*impl->mod, *impl->tm, target.opt_level);
+  if (debug_enabled("asm")) std::cerr << emit_assembly(*impl->mod, *impl->tm);
   impl->object = emit_object(*impl->mod, *impl->tm);
   m.impl_ = std::move(impl);
   return m;
