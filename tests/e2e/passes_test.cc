@@ -236,6 +236,25 @@ TEST(Passes, CarryLayoutConvertsAtTheEdges) {
   }
 }
 
+// A convolution whose result cannot stay blocked (here a graph output) still reads its
+// blocked data as it is, and views its own result as NCHW: no from_nchwc before it.
+TEST(Passes, CarryLayoutFeedsBlockedDataToALastConvolution) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 16, 6, 6}});
+  NodeId a = g.add_op("conv2d_nchwc", {x, g.add_constant("w1", const_f32({2, 16, 1, 1, 16}, 1))});
+  NodeId b = g.add_op("conv2d_nchwc", {g.add_op("relu", {a}), g.add_constant("w2", const_f32({1, 32, 3, 3, 16}, 2))},
+                      {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  g.add_output(b, "y");
+  Graph c = carry_layout(g);
+  EXPECT_EQ(count_op(c, "from_nchwc"), 0) << c;
+  const Node& last = c.node(c.outputs()[0]);
+  EXPECT_EQ(last.op, "conv2d_nchwc");
+  EXPECT_EQ(c.type(last.inputs[0]).ndim(), 5) << c;
+  EXPECT_EQ(last.type, g.type(b));
+  auto xv = test::random_floats(16 * 36, 3);
+  EXPECT_LT(test::rel_error(test::run_graph(c, {xv}, "interp", {false, true}), test::run_graph(g, {xv}, "interp", {false, true})), 1e-6);
+}
+
 TEST(Passes, AlterLayoutPacksConstantMatrixProducts) {
   target::MachineTraits avx512{512, 32, 48 << 10, 2 << 20};
   // Columns -> panel width: whole vectors where they divide, else half vectors, else none.

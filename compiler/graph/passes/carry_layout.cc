@@ -7,7 +7,8 @@
 // convolutions).
 //
 // A tensor stays blocked through
-//  - conv2d_nchwc (any data layout in, NCHWc out; depthwise needs its own block in);
+//  - conv2d_nchwc (any data layout in, NCHWc out; depthwise needs its own block in;
+//    one whose users take only NCHW still reads blocked data, its result a view);
 //  - one-input elementwise operators (relu, clip, hard_swish, ...);
 //  - add, subtract, multiply, divide, maximum, minimum and power, when every other
 //    operand is blocked the same way, a scalar, a per-channel constant ([C, 1, 1] or
@@ -46,8 +47,10 @@ class Carry {
         rw_.copy(id);
         continue;
       }
-      if (n.op == "conv2d_nchwc" && n.type.ndim() == 4 && keeps_blocks(id)) {
-        conv(id);
+      if (n.op == "conv2d_nchwc" && n.type.ndim() == 4 && (keeps_blocks(id) || block_of_inputs(id))) {
+        // Blocked out where a user takes it so; else viewed as NCHW in its kernel, but
+        // still reading blocked data as it is.
+        conv(id, keeps_blocks(id));
       } else if (block_of_inputs(id) && n.inputs.size() == 1 && n.type.ndim() == 4 &&
                  (op_def(n.op).pattern == OpPattern::ElemWise || is_pooling2d(n.op))) {
         same_layout(id, {rw_.map(n.inputs[0])}, block_[n.inputs[0]]);
@@ -107,7 +110,7 @@ class Carry {
   }
   void same_layout(NodeId id, std::vector<NodeId> inputs, int64_t block) { same_layout(id, std::move(inputs), block, old_.node(id).attrs); }
 
-  void conv(NodeId id) {
+  void conv(NodeId id, bool blocked_out) {
     const Node& n = old_.node(id);
     NodeId data = n.inputs[0];
     int64_t out_block = old_.type(n.inputs[1]).shape[4];
@@ -116,6 +119,10 @@ class Carry {
     // to NCHW (the convolution blocks it again as it pads it).
     if (block_[data] && n.attrs.get_int("depthwise", 0) && block_[data] != out_block) x = plain(data);
     Attrs a = n.attrs;
+    if (!blocked_out) {
+      rw_.set(id, rw_.graph().add_op(n.op, {x, rw_.map(n.inputs[1])}, a, n.name));
+      return;
+    }
     a.set("blocked_out", int64_t{1});
     same_layout(id, {x, rw_.map(n.inputs[1])}, out_block, a);
   }
