@@ -9,10 +9,28 @@
 
 namespace kiln::tuner {
 
+namespace {
+
+// The measurement of the template's default schedule of `w` among `records`, if any.
+std::optional<Record> default_record(const Template& t, const Workload& w, const std::vector<Record>& records, const std::string& target) {
+  if (!t.default_config) return std::nullopt;
+  const std::string key = w.key();
+  const int64_t d = t.default_config(w);
+  std::optional<Record> found;
+  for (const Record& r : records)
+    if (r.ok() && r.workload == key && r.template_name == t.name && r.target == target && r.config == d &&
+        (!found || r.cost < found->cost))
+      found = r;
+  return found;
+}
+
+}  // namespace
+
 graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& warn, ApplyStats* stats, const std::string& target) {
-  auto best = std::make_shared<std::map<std::string, Record>>(best_records(load_records(records_path), target));
+  auto all = std::make_shared<std::vector<Record>>(load_records(records_path));
+  auto best = std::make_shared<std::map<std::string, Record>>(best_records(*all, target));
   auto own = std::make_shared<ApplyStats>();
-  return [best, own, stats, &warn, records_path](const graph::AnchorStage& a) {
+  return [all, best, own, stats, &warn, records_path, target](const graph::AnchorStage& a) {
     ApplyStats& st = stats ? *stats : *own;
     const graph::Node& n = a.graph.node(a.node);
     std::optional<Workload> w = workload_of(a.graph, a.node);
@@ -31,6 +49,17 @@ graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& 
       return false;
     }
     const Template& t = find_template(it->second.template_name);
+    if (st.kept_default.count(key)) return false;
+    if (!st.applied.count(key)) {  // decided once per workload
+      std::optional<Record> d = default_record(t, *w, *all, target);
+      if (d && d->config != it->second.config && it->second.cost > d->cost * (1 - kDefaultMargin)) {
+        st.kept_default.insert(key);
+        warn << fmt::format("kiln: note: the best record in {} for {} (node '{}') is {:.1f}% faster than the default schedule "
+                            "as tuned, under the {:.0f}% it takes to apply one; it keeps the default schedule\n",
+                            records_path, key, n.name, (d->cost / it->second.cost - 1) * 100, kDefaultMargin * 100);
+        return false;
+      }
+    }
     ConfigSpace space = t.space(*w);
     if (it->second.config >= space.size())
       throw Error(fmt::format("{}: the record for {} names configuration {} of '{}', whose space has {}; "

@@ -20,7 +20,17 @@ namespace kiln::tuner {
 struct ApplyStats {
   std::set<std::string> applied;  // workload keys scheduled from a record
   std::set<std::string> missing;  // workload keys without a record (warned about)
+  // Workload keys whose best record the tuner measured less than kDefaultMargin faster
+  // than the compiler's default schedule: they keep the default.
+  std::set<std::string> kept_default;
 };
+
+// A record is applied where the tuner measured it at least this much faster than the
+// default schedule (Template::default_config's record among the file's): a kernel that
+// wins alone by less than the tuner's run-to-run spread can lose inside the model
+// (MobileNetV2 at two threads: a 576 -> 96 convolution's record, 1-2% ahead alone, ran
+// 3x slower between its neighbours).
+inline constexpr double kDefaultMargin = 0.05;
 
 // `warn`: where the warnings go (stderr in kiln). `stats` (optional) is filled as
 // kernels are lowered.

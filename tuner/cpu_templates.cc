@@ -23,6 +23,19 @@ std::vector<int64_t> divisors_upto(int64_t n, int64_t max, const std::vector<int
   return r;
 }
 
+// The configuration of `space` whose tile (`tile_of`, what apply schedules with) is the
+// compiler's default on this host (`pick`: graph::default_conv_tile, default_gemm_tile),
+// or -1.
+template <typename Tile>
+int64_t default_config_of(const Workload& w, const ConfigSpace& space, Tile (*pick)(const te::Tensor&, const target::MachineTraits&),
+                          Tile (*tile_of)(const Config&)) {
+  Tile d{};
+  visit_default_anchor(w, [&](const te::Tensor& t, const target::MachineTraits& m) { d = pick(t, m); });
+  for (int64_t i = 0; i < space.size(); ++i)
+    if (tile_of(space.get(i)) == d) return i;
+  return -1;
+}
+
 // ------------------------------------------------------------------ matmul, dense
 
 ConfigSpace gemm_space(const Workload& w) {
@@ -108,11 +121,15 @@ ConfigSpace gemm_packed_space(const Workload& w) {
   return s;
 }
 
-void gemm_packed_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
-  graph::GemmTile t{cfg.factor("tile_i"), cfg.factor("tile_k"), cfg.name("parallel") == "panels_rows",
-                    std::stoll(cfg.name("row_block"))};
-  graph::schedule_matmul_packed(a.schedule, a.stage, a.epilogue.defined() ? a.epilogue : a.stage, t);
+graph::GemmTile gemm_packed_tile(const Config& cfg) {
+  return {cfg.factor("tile_i"), cfg.factor("tile_k"), cfg.name("parallel") == "panels_rows", std::stoll(cfg.name("row_block"))};
 }
+
+void gemm_packed_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
+  graph::schedule_matmul_packed(a.schedule, a.stage, a.epilogue.defined() ? a.epilogue : a.stage, gemm_packed_tile(cfg));
+}
+
+int64_t gemm_packed_default(const Workload& w) { return default_config_of(w, gemm_packed_space(w), graph::default_gemm_tile, gemm_packed_tile); }
 
 // ------------------------------------------------------------------ conv2d NCHWc
 
@@ -146,7 +163,7 @@ ConfigSpace conv_space(const Workload& w) {
 // The blocked convolution [N, O/b, OH, OW, b]: the compiler's own schedule
 // (graph::schedule_conv2d_nchwc, also the default without records) with its tiles,
 // reduction split and order, kw unrolling and parallel loop as knobs.
-void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
+graph::ConvTile conv_tile(const Config& cfg) {
   graph::ConvTile t;
   t.oh = cfg.factor("tile_oh");
   t.ow = cfg.factor("tile_ow");
@@ -158,16 +175,22 @@ void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg)
     if (order == conv_reduce_orders()[k]) t.reduce_order = static_cast<int>(k);
   t.unroll_kw = cfg.name("unroll_kw") == "unroll";
   t.parallel_oh = cfg.name("parallel") == "n_oc_oh";
-  graph::schedule_conv2d_nchwc(a.schedule, a.stage, a.epilogue.defined() ? a.epilogue : a.stage, t);
+  return t;
 }
+
+void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg) {
+  graph::schedule_conv2d_nchwc(a.schedule, a.stage, a.epilogue.defined() ? a.epilogue : a.stage, conv_tile(cfg));
+}
+
+int64_t conv_default(const Workload& w) { return default_config_of(w, conv_space(w), graph::default_conv_tile, conv_tile); }
 
 }  // namespace
 
 void register_cpu_templates() {
-  register_template(Template{"matmul.cpu", "matmul", "cpu", gemm_space, gemm_apply, {}});
-  register_template(Template{"dense.cpu", "dense", "cpu", gemm_space, gemm_apply, {}});
-  register_template(Template{"matmul_packed.cpu", "matmul_packed", "cpu", gemm_packed_space, gemm_packed_apply, {}});
-  register_template(Template{"conv2d_nchwc.cpu", "conv2d", "cpu", conv_space, conv_apply, {}});
+  register_template(Template{"matmul.cpu", "matmul", "cpu", gemm_space, gemm_apply, {}, {}});
+  register_template(Template{"dense.cpu", "dense", "cpu", gemm_space, gemm_apply, {}, {}});
+  register_template(Template{"matmul_packed.cpu", "matmul_packed", "cpu", gemm_packed_space, gemm_packed_apply, {}, gemm_packed_default});
+  register_template(Template{"conv2d_nchwc.cpu", "conv2d", "cpu", conv_space, conv_apply, {}, conv_default});
 }
 
 }  // namespace kiln::tuner

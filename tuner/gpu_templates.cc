@@ -38,7 +38,7 @@ using ApplyFn = std::function<void(const graph::AnchorStage&, const Workload&, c
 // the GPU's schedules, `apply` scheduling the anchor.
 Template gpu_template(const std::string& op, const std::string& kind, std::function<ConfigSpace(const Workload&)> space,
                       ApplyFn apply) {
-  Template t{op + "." + kind, op, kind, std::move(space), apply, {}};
+  Template t{op + "." + kind, op, kind, std::move(space), apply, {}, {}};
   t.lower = [name = t.name, kind, apply](const Workload& w, const Config& c) {
     graph::NodeId node = -1;
     graph::Graph g = workload_graph(w, &node);

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "compiler/target/backend.h"
 #include "support/error.h"
 
 namespace kiln::tuner {
@@ -57,6 +58,22 @@ std::vector<std::string> template_names() {
   std::vector<std::string> r;
   for (const auto& t : registry()) r.push_back(t.name);
   return r;
+}
+
+void visit_default_anchor(const Workload& w, const std::function<void(const te::Tensor&, const target::MachineTraits&)>& visit) {
+  // The host's traits as compile() reads them for the plain "cpu" target.
+  const target::Target host = target::Target::parse("cpu").host_target();
+  const target::MachineTraits machine = target::make_backend(host.backend())->traits(host.str());
+  graph::NodeId node = -1;
+  graph::Graph g = workload_graph(w, &node);
+  bool seen = false;
+  graph::ScheduleHook hook = [&](const graph::AnchorStage& a) {
+    visit(a.stage, machine);
+    seen = true;
+    return false;
+  };
+  graph::lower_group(g, {node}, "default", {}, hook, machine);
+  if (!seen) throw std::logic_error("no anchor stage in the graph of " + w.key());
 }
 
 std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Workload& w, const Config& c) {

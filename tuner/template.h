@@ -32,6 +32,11 @@ struct Template {
   // candidate is exactly the kernel the compiler would make. A backend whose
   // candidates are not loop IR functions of that graph (VTA) provides its own.
   std::function<std::vector<schedule::LoweredFunc>(const Workload&, const Config&)> lower;
+  // The configuration that schedules the workload as the compiler's default does on
+  // this host (what `kiln run` does without records), or -1 where no configuration of
+  // the space does; tune() measures it first. Left empty: the default is not in the
+  // space.
+  std::function<int64_t(const Workload&)> default_config;
 };
 
 // Registers (or replaces) a template. The built-in CPU templates are registered on
@@ -42,6 +47,11 @@ const Template& find_template(const std::string& name);
 // The templates for a workload's op on a target ("cpu"), in registration order.
 std::vector<const Template*> templates_for(const std::string& op, const std::string& target);
 std::vector<std::string> template_names();
+
+// Calls `visit` with the anchor stage of the workload's one-node graph and the host's
+// machine traits: what the compiler's default schedule of it reads (for
+// Template::default_config).
+void visit_default_anchor(const Workload& w, const std::function<void(const te::Tensor&, const target::MachineTraits&)>& visit);
 
 // A candidate's lowered functions (Template::lower, or the default).
 std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Workload& w, const Config& c);

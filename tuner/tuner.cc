@@ -69,9 +69,38 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
   const int done = opt.resume ? static_cast<int>(task.earlier.size()) : 0;
   const int64_t left_in_space = space.size() - static_cast<int64_t>(measured.size());
   const int todo = static_cast<int>(std::min<int64_t>(std::max(0, opt.trials - done), left_in_space));
+  std::unique_ptr<RecordWriter> writer = opt.records.empty() ? nullptr : std::make_unique<RecordWriter>(opt.records);
+  int last_gain = 0;  // res.measured when the best last improved
+  auto note = [&](Record r) {
+    if (writer) writer->append(r);
+    measured.insert(r.config);
+    res.measured++;
+    if (!r.ok()) res.errors++;
+    if (r.ok() && (!res.best || r.cost < res.best->cost)) {
+      res.best = r;
+      last_gain = res.measured;
+    }
+    res.best_curve.push_back(res.best ? res.best->cost : 0);
+    res.records.push_back(std::move(r));
+  };
+
+  // The compiler's default schedule first (one of the trials), unless measured before:
+  // the best record is then never one that the default beats as the tuner measures,
+  // and the policy learns from it as from an earlier record.
+  const int64_t default_config = t.default_config ? t.default_config(w) : -1;
+  Record default_record;
+  if (default_config >= 0 && !measured.count(default_config) && todo > 0) {
+    std::vector<MeasureResult> r = m.measure({{t.name, w, default_config}});
+    if (r.size() != 1) throw std::logic_error(fmt::format("{} returned {} results for 1 candidate", m.describe(), r.size()));
+    default_record = record_of(t, w, space, target, default_config, r[0], done + 1, opt.tuner);
+    note(default_record);
+    task.earlier.push_back(&default_record);
+  }
+  for (const Record* r : task.earlier)
+    if (default_config >= 0 && r->config == default_config && r->ok()) res.default_record = *r;
+
   std::unique_ptr<Tuner> policy = make_tuner(opt.tuner, task);
   res.transfer_records = policy->transfer_records();
-  std::unique_ptr<RecordWriter> writer = opt.records.empty() ? nullptr : std::make_unique<RecordWriter>(opt.records);
   // Large batches until the policy is guided by what it learned, then batches small
   // enough that it learns often while it knows little.
   auto batch_size = [&] {
@@ -80,7 +109,6 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
     return std::max(res.measured < opt.grow_after ? opt.small_batch : 2 * opt.small_batch, m.parallelism());
   };
   const auto t0 = Clock::now();
-  int last_gain = 0;  // res.measured when the best last improved
 
   while (res.measured < todo && policy->has_next()) {
     if (opt.early_stopping > 0 && res.measured - last_gain >= opt.early_stopping) {
@@ -96,19 +124,8 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
     std::vector<MeasureResult> results = m.measure(inputs);
     if (results.size() != inputs.size())
       throw std::logic_error(fmt::format("{} returned {} results for {} candidates", m.describe(), results.size(), inputs.size()));
-    for (size_t k = 0; k < batch.size(); ++k) {
-      Record r = record_of(t, w, space, target, batch[k], results[k], done + res.measured + 1, opt.tuner);
-      if (writer) writer->append(r);
-      measured.insert(r.config);
-      res.measured++;
-      if (!r.ok()) res.errors++;
-      if (r.ok() && (!res.best || r.cost < res.best->cost)) {
-        res.best = r;
-        last_gain = res.measured;
-      }
-      res.best_curve.push_back(res.best ? res.best->cost : 0);
-      res.records.push_back(std::move(r));
-    }
+    for (size_t k = 0; k < batch.size(); ++k)
+      note(record_of(t, w, space, target, batch[k], results[k], done + res.measured + 1, opt.tuner));
     policy->update(inputs, results);
     if (!opt.on_progress) continue;
     TuneProgress p;

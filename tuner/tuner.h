@@ -76,6 +76,9 @@ struct TuneResult {
   std::vector<Record> records;  // this run's
   // Records of other workloads of the same template the model also trained on.
   int transfer_records = 0;
+  // The measurement of the compiler's default schedule (Template::default_config), in
+  // this run (its first trial) or an earlier one; empty where the template has none.
+  std::optional<Record> default_record;
 };
 
 // Tunes one task. Throws std::invalid_argument for bad options (unknown tuner,

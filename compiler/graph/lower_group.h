@@ -52,6 +52,7 @@ struct GemmTile {
   // Row tiles per cache block, the blocks outermost, so that a block's rows stay in L2
   // while every panel passes them (0, or not dividing the row tiles: panels outermost).
   int64_t row_block = 0;
+  bool operator==(const GemmTile&) const = default;
 };
 void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile);
 // The default without tuning: half the vector registers hold accumulators (4 x 64 with
@@ -84,6 +85,7 @@ struct ConvTile {
   int reduce_order = 0;
   bool unroll_kw = false;
   bool parallel_oh = false;
+  bool operator==(const ConvTile&) const = default;
 };
 void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out, const ConvTile& tile);
 ConvTile default_conv_tile(const te::Tensor& blocked, const target::MachineTraits& machine);

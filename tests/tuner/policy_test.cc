@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend-cpu/graph_backend.h"
 #include "tuner/policy.h"
 #include "tuner/tuner.h"
 #include "tuner/xgb_tuner.h"
@@ -286,6 +287,37 @@ TEST(Loop, RefusesAPolicyThatProposesAMeasuredConfiguration) {
   EXPECT_EQ(m.batches, (std::vector<int>{3}));
   log->repeat = 480;  // outside the space
   EXPECT_THROW(tune_topdown(m, 10, 3), std::logic_error);
+}
+
+
+// A template that names the compiler's default schedule (matmul_packed.cpu) has it
+// measured first, as trial 1 in a batch of its own; the policy never proposes it, and
+// the result carries its measurement.
+TEST(Loop, TheDefaultScheduleIsTheFirstTrial) {
+  cpu::register_graph_backend();
+  std::shared_ptr<TrialLog> log = register_trial();
+  const Template& t = find_template("matmul_packed.cpu");
+  Workload w = parse_workload("matmul_packed:M=16,N=64,K=32,block=32");
+  const int64_t d = t.default_config(w);
+  ASSERT_GE(d, 0);
+  FakeMeasurer m;
+  TuneOptions o;
+  o.tuner = "topdown";
+  o.trials = 5;
+  o.batch = 2;
+  TuneResult r = tune(t, w, m, o);
+  EXPECT_EQ(m.batches, (std::vector<int>{1, 2, 2}));
+  ASSERT_EQ(r.records.size(), 5u);
+  EXPECT_EQ(r.records[0].config, d);
+  EXPECT_EQ(r.records[0].trial, 1);
+  ASSERT_TRUE(r.default_record);
+  EXPECT_EQ(r.default_record->config, d);
+  for (const auto& batch : log->proposed) EXPECT_EQ(std::count(batch.begin(), batch.end(), d), 0);
+  // Not for a template without one (bench/gemm's matmul.cpu).
+  Task k;
+  FakeMeasurer plain;
+  EXPECT_FALSE(tune(k.t, k.w, plain, o).default_record);
+  EXPECT_EQ(plain.batches, (std::vector<int>{2, 2, 1}));
 }
 
 }  // namespace

@@ -23,9 +23,10 @@ fs::path temp_file(const std::string& name) {
   return p;
 }
 
-Record sample(int64_t config, double cost, const std::string& error = "") {
-  Workload w = parse_workload("matmul:M=64,N=64,K=64");
-  const Template& t = find_template("matmul.cpu");
+Record sample(int64_t config, double cost, const std::string& error = "", const std::string& tmpl = "matmul.cpu",
+              const std::string& key = "matmul:M=64,N=64,K=64") {
+  Workload w = parse_workload(key);
+  const Template& t = find_template(tmpl);
   ConfigSpace s = t.space(w);
   Record r;
   r.template_name = t.name;
@@ -210,6 +211,40 @@ TEST(Apply, RecordsScheduleAnchorsAndMissingOnesWarn) {
     for (int64_t i = 0; i < te.output_type(k).size(); ++i) ASSERT_NEAR(x1[i], x2[i], 1e-3) << "output " << k << " at " << i;
   }
   fs::remove(p);
+}
+
+
+// A record applies only where the tuner measured it at least kDefaultMargin faster than
+// the default schedule's record in the same file; within the margin the anchor keeps
+// the default, with a note.
+TEST(Apply, ARecordWithinTheMarginOfTheDefaultKeepsTheDefault) {
+  cpu::register_graph_backend();
+  const Template& t = find_template("matmul_packed.cpu");
+  Workload w = parse_workload("matmul_packed:M=16,N=64,K=32,block=32");
+  const int64_t d = t.default_config(w);
+  ASSERT_GE(d, 0);
+  const int64_t other = d == 0 ? 1 : 0;
+  graph::NodeId node = -1;
+  graph::Graph g = workload_graph(w, &node);
+  for (double gain : {0.02, 0.10}) {
+    fs::path p = temp_file("kiln-records-margin");
+    {
+      RecordWriter out(p.string());
+      out.append(sample(d, 1e-3, "", t.name, w.key()));
+      out.append(sample(other, 1e-3 / (1 + gain), "", t.name, w.key()));
+    }
+    std::ostringstream warn;
+    ApplyStats stats;
+    graph::CompileOptions o;
+    o.optimize = false;
+    o.schedule_hook = records_hook(p.string(), warn, &stats);
+    graph::compile(g, o);
+    bool kept = gain < kDefaultMargin;
+    EXPECT_EQ(stats.kept_default.count(w.key()), kept ? 1u : 0u) << gain;
+    EXPECT_EQ(stats.applied.count(w.key()), kept ? 0u : 1u) << gain;
+    EXPECT_EQ(warn.str().find("it keeps the default schedule") != std::string::npos, kept) << warn.str();
+    fs::remove(p);
+  }
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include "backend-cpu/graph_backend.h"
 #include "compiler/graph/executor.h"
+#include "compiler/ir/printer.h"
+#include "compiler/target/backend.h"
 #include "tuner/template.h"
 
 namespace kiln::tuner {
@@ -54,6 +56,35 @@ TEST(Templates, RandomConfigurationsMatchTheInterpreter) {
       check_config(t, w, s.get(i));
     }
   }
+}
+
+
+// Template::default_config names the configuration whose schedule is the compiler's own
+// default for the workload on this host: lowered with it, and lowered with no hook at
+// all, the loop nests print the same.
+TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
+  cpu::register_graph_backend();
+  const target::Target host = target::Target::parse("cpu").host_target();
+  const target::MachineTraits machine = target::make_backend(host.backend())->traits(host.str());
+  for (auto [name, key] : std::vector<std::pair<std::string, std::string>>{
+           {"conv2d_nchwc.cpu", "conv2d:N=1,C=32,H=14,W=14,O=64,KH=3,KW=3,stride=1,pad=1,block=16,in_block=16"},
+           {"conv2d_nchwc.cpu", "conv2d:N=1,C=144,H=56,W=56,O=32,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16"},
+           {"conv2d_nchwc.cpu", "conv2d:N=1,C=3,H=32,W=32,O=32,KH=3,KW=3,stride=2,pad=1,block=16"},
+           {"matmul_packed.cpu", "matmul_packed:M=128,N=768,K=768,block=64"},
+           {"matmul_packed.cpu", "matmul_packed:M=1,N=1000,K=1280,block=40"}}) {
+    const Template& t = find_template(name);
+    ASSERT_TRUE(t.default_config) << name;
+    Workload w = parse_workload(key);
+    int64_t d = t.default_config(w);
+    ASSERT_GE(d, 0) << key;
+    std::vector<schedule::LoweredFunc> tuned = lower_candidate(t, w, t.space(w).get(d));
+    graph::NodeId node = -1;
+    graph::Graph g = workload_graph(w, &node);
+    graph::LoweredGroup plain = graph::lower_group(g, {node}, "candidate", {}, {}, machine);
+    ASSERT_EQ(tuned.size(), 1u);
+    EXPECT_EQ(ir::to_string(tuned[0].body), ir::to_string(plain.func.body)) << key;
+  }
+  EXPECT_FALSE(find_template("matmul.cpu").default_config) << "bench/gemm's schedule is not the compiler's default";
 }
 
 }  // namespace

@@ -162,6 +162,14 @@ tuner::TuneOptions tune_options(const TuneArgs& a, const TuneTarget& tt) {
   return o;
 }
 
+// How the best compares with the compiler's default schedule, where it was measured.
+std::string against_default(const tuner::TuneResult& r) {
+  if (!r.default_record) return "";
+  if (r.default_record->config == r.best->config) return ", the default schedule";
+  return fmt::format(", {:.2f}x the default schedule's speed ({:.4g} ms, config {})", r.default_record->cost / r.best->cost,
+                     r.default_record->cost * 1e3, r.default_record->config);
+}
+
 void print_result(const tuner::Workload& w, const std::string& where, const tuner::TuneResult& r, const TuneTarget& tt) {
   if (r.stopped_early) fmt::print("{} ({}): stopped early, no better configuration in the last trials\n", w.key(), where);
   if (!r.best) {
@@ -174,8 +182,9 @@ void print_result(const tuner::Workload& w, const std::string& where, const tune
     fmt::print("{} ({}): best {:.0f} cycles on {} ({}), config {} [{}]; {} measured now, {} errors\n", w.key(), where,
                r.best->cost, tt.device, tt.records_key, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
   else
-    fmt::print("{} ({}): best {:.4g} ms, {:.1f} GFLOP/s, config {} [{}]; {} measured now, {} errors\n", w.key(), where,
-               r.best->cost * 1e3, w.flops() / r.best->cost / 1e9, r.best->config, fmt::join(knobs, " "), r.measured, r.errors);
+    fmt::print("{} ({}): best {:.4g} ms, {:.1f} GFLOP/s, config {} [{}]{}; {} measured now, {} errors\n", w.key(), where,
+               r.best->cost * 1e3, w.flops() / r.best->cost / 1e9, r.best->config, fmt::join(knobs, " "), against_default(r),
+               r.measured, r.errors);
 }
 
 void tune_main(const TuneArgs& a) {
