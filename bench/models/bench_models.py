@@ -7,7 +7,7 @@ the same number of threads; prints the latencies and the ratios Kiln / peer.
 Usage: /usr/bin/python3 bench/models/bench_models.py --kiln PATH_TO_KILN
            [--threads 1,2] [--repeat N] [--rounds R]
            [--models resnet18,mobilenet_v2,bert_tiny,bert_base,matmul1024,matmul4096]
-           [--ort PREFIX] [--no-ort] [--gemm-bench PATH] [--records MODEL=FILE ...] [--json]
+           [--ort PREFIX] [--no-ort] [--gemm-bench PATH] [--records MODEL=FILE ...] [--layers] [--json]
 
 PATH_TO_KILN: the `kiln` program, build/tools/kiln/kiln. The models are exported with
 random weights by examples/models/export_models.py into a temporary directory
@@ -21,10 +21,15 @@ R rounds (default 3) that take Kiln, PyTorch and ONNX Runtime in turn; the best 
 counts for each, so a slow minute of a shared machine does not fall on one side only.
 --records MODEL=FILE: Kiln also runs MODEL with these `kiln tune` records (in the same
 rounds), reported with its gain over the default schedules.
+--layers: also layer by layer against ONNX Runtime: Kiln's per-kernel medians (`kiln run
+--json`'s profile) next to ONNX Runtime's own per-node times (its profiler), the
+convolutions and matrix products lined up in the order they run where both have as
+many (each fused with its bias and activation on both sides), else their sums.
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -118,6 +123,28 @@ def kiln_latency(kiln, onnx_path, x_path, threads, repeat, records=None):
     return r["latency_ms"], r["kernels"], r["compile_ms"]
 
 
+ANCHOR_KERNEL = re.compile(r"^k\d+_(conv2d|matmul|dense|batch_matmul)")
+ANCHOR_NODE = {"Conv", "FusedConv", "Gemm", "FusedGemm", "MatMul", "FusedMatMul", "NchwcConv"}
+
+
+def layers(kiln, onnx_path, x_path, threads, repeat, node_modules, inputs):
+    """Kiln's convolutions and products against ONNX Runtime's, one by one where they pair up."""
+    env = dict(os.environ, KILN_NUM_THREADS=str(threads))
+    out = subprocess.run([kiln, "run", onnx_path, "--target", "cpu", "--input", f"input={x_path}", "--repeat", str(repeat),
+                          "--json"], env=env, check=True, capture_output=True, text=True).stdout
+    kernels = json.loads(out)["profile"]
+    nodes = ort_peer.node_profile(node_modules, onnx_path, threads, repeat, inputs)
+    k_anchor = [(k["kernel"], k["median_ms"]) for k in kernels if ANCHOR_KERNEL.match(k["kernel"])]
+    o_anchor = [(n, op, ms) for n, op, ms in nodes if op in ANCHOR_NODE]
+    r = {"kiln_kernels_ms": sum(k["median_ms"] for k in kernels), "ort_nodes_ms": sum(ms for _, _, ms in nodes),
+         "kiln_anchors": len(k_anchor), "ort_anchors": len(o_anchor),
+         "kiln_anchors_ms": sum(ms for _, ms in k_anchor), "ort_anchors_ms": sum(ms for _, _, ms in o_anchor)}
+    if len(k_anchor) == len(o_anchor):
+        r["pairs"] = [{"kiln_kernel": k, "kiln_ms": kms, "ort_node": n, "ort_op": op, "ort_ms": oms, "ratio": kms / oms if oms else None}
+                      for (k, kms), (n, op, oms) in zip(k_anchor, o_anchor)]
+    return r
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kiln", required=True)
@@ -130,8 +157,11 @@ def main():
     ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
     ap.add_argument("--records", action="append", default=[], metavar="MODEL=FILE",
                     help="also time Kiln with these `kiln tune` records for MODEL (repeatable)")
+    ap.add_argument("--layers", action="store_true", help="also layer by layer against ONNX Runtime's profiler")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    if a.layers and a.no_ort:
+        ap.error("--layers compares with ONNX Runtime: leave out --no-ort")
     records = {}
     for r in a.records:
         model, sep, path = r.partition("=")
@@ -183,6 +213,8 @@ def main():
                         row["ratio_" + peer] = k["median"] / row[peer + "_ms"]["median"]
                         if "kiln_tuned_ms" in row:
                             row["ratio_tuned_" + peer] = row["kiln_tuned_ms"]["median"] / row[peer + "_ms"]["median"]
+                if a.layers:
+                    row["layers"] = layers(a.kiln, path, x_path, t, a.repeat, node_modules, {input_name: x})
                 rows.append(row)
                 done += 1
                 left = (time.time() - started) / done * (steps - done)  # progress on stderr, with --json too
@@ -208,6 +240,14 @@ def main():
         for r in tuned:
             print(f"{r['model']:<14}{r['threads']:>8}{r['kiln_ms']['median']:>12.2f}{r['kiln_tuned_ms']['median']:>10.2f}"
                   f"{r['kiln_ms']['median'] / r['kiln_tuned_ms']['median']:>7.2f}{cell(r, 'ratio_tuned_ort', 7)}")
+    for r in (r for r in rows if "layers" in r):
+        L = r["layers"]
+        print(f"{r['model']}, {r['threads']} thread(s), layer by layer: kernels {L['kiln_kernels_ms']:.2f} ms in Kiln, "
+              f"nodes {L['ort_nodes_ms']:.2f} ms in ONNX Runtime; convolutions and products {L['kiln_anchors']} / "
+              f"{L['ort_anchors']}: {L['kiln_anchors_ms']:.2f} / {L['ort_anchors_ms']:.2f} ms")
+        for p in L.get("pairs", []):
+            print(f"  {p['kiln_kernel']:<36}{p['kiln_ms']:>9.3f}  {p['ort_node'][:44]:<46}{p['ort_ms']:>9.3f}"
+                  f"{p['ratio'] if p['ratio'] is not None else float('nan'):>7.2f}")
     blas = [r for r in rows if "openblas_kernel" in r]
     if blas:
         print(f"OpenBLAS: {blas[0]['openblas_kernel']}, the fastest of: {blas[0]['openblas_probe']}")
