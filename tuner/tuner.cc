@@ -68,7 +68,7 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
   }
   const int done = opt.resume ? static_cast<int>(task.earlier.size()) : 0;
   const int64_t left_in_space = space.size() - static_cast<int64_t>(measured.size());
-  const int todo = static_cast<int>(std::min<int64_t>(std::max(0, opt.trials - done), left_in_space));
+  const int to_measure = static_cast<int>(std::min<int64_t>(std::max(0, opt.trials - done), left_in_space));
   std::unique_ptr<RecordWriter> writer = opt.records.empty() ? nullptr : std::make_unique<RecordWriter>(opt.records);
   int last_gain = 0;  // res.measured when the best last improved
   auto note = [&](Record r) {
@@ -89,7 +89,7 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
   // and the policy learns from it as from an earlier record.
   const int64_t default_config = t.default_config ? t.default_config(w) : -1;
   Record default_record;
-  if (default_config >= 0 && !measured.count(default_config) && todo > 0) {
+  if (default_config >= 0 && !measured.count(default_config) && to_measure > 0) {
     std::vector<MeasureResult> r = m.measure({{t.name, w, default_config}});
     if (r.size() != 1) throw std::logic_error(fmt::format("{} returned {} results for 1 candidate", m.describe(), r.size()));
     default_record = record_of(t, w, space, target, default_config, r[0], done + 1, opt.tuner);
@@ -110,12 +110,12 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
   };
   const auto t0 = Clock::now();
 
-  while (res.measured < todo && policy->has_next()) {
+  while (res.measured < to_measure && policy->has_next()) {
     if (opt.early_stopping > 0 && res.measured - last_gain >= opt.early_stopping) {
       res.stopped_early = true;
       break;
     }
-    const int want = std::min(batch_size(), todo - res.measured);
+    const int want = std::min(batch_size(), to_measure - res.measured);
     std::vector<int64_t> batch = policy->next_batch(want);
     check_batch(batch, want, measured, space, opt.tuner);
     if (batch.empty()) break;
@@ -131,12 +131,12 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
     TuneProgress p;
     p.task = t.name + " " + w.key();
     p.done = done + res.measured;
-    p.total = done + todo;
+    p.total = done + to_measure;
     p.errors = res.errors;
     p.best_cost = res.best ? res.best->cost : 0;
     p.best_gflops = res.best && res.best->unit == "s" ? w.flops() / res.best->cost / 1e9 : 0;
     p.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    p.eta_s = p.elapsed_s / res.measured * (todo - res.measured);
+    p.eta_s = p.elapsed_s / res.measured * (to_measure - res.measured);
     opt.on_progress(p);
   }
   return res;
