@@ -574,6 +574,7 @@ llvm::Value* CodeGen::double_libcall(const char* name, llvm::Value* x, llvm::Val
 
 // Calls that tensor intrinsics use to reach the machine (as TVM's call_llvm_intrin):
 //   address_of(Load)          the element's address (handle)
+//   prefetch(Load)            brings the element's cache line in, for reading (int32 0)
 //   vload(handle)             a value of the call's type read from an address
 //   vstore(handle, value)     writes it (returns int32 0)
 //   reinterpret(value)        the same bits as the call's type
@@ -589,6 +590,15 @@ llvm::Value* CodeGen::emit_low_level_call(const ir::CallNode* op) {
     const auto* ld = op->args[0].as<ir::LoadNode>();
     if (!ld || ld->dtype.lanes() != 1) fail("address_of needs a scalar load: " + ir::to_string(op->args[0]));
     return element_ptr(buffer(ld->buffer_var), ld->dtype, index_value(ld->index));
+  }
+  if (name == "prefetch") {
+    need(1);
+    const auto* ld = op->args[0].as<ir::LoadNode>();
+    if (!ld || ld->dtype.lanes() != 1) fail("prefetch needs a scalar load: " + ir::to_string(op->args[0]));
+    llvm::Value* p = element_ptr(buffer(ld->buffer_var), ld->dtype, index_value(ld->index));
+    // Read, keep in every cache level (locality 3), data.
+    b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()}, {p, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+    return b_.getInt32(0);
   }
   if (name == "vload") {
     need(1);

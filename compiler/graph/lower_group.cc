@@ -305,10 +305,32 @@ void schedule_winograd_output(schedule::Schedule& s, const te::Tensor& y) {
   st.parallel(st.fuse(st.fuse(ax[0], yo), ax[1]));
 }
 
+// Panels outermost, row tiles inside: a panel of the packed weight ([K, nr]; in a model
+// it comes from memory, the weights of the other layers having pushed it out of cache)
+// would be read by the first row tile as fast as the FMAs go, faster than one core's
+// share of memory bandwidth, and by the others from L2. So each step of the reduction
+// also fetches one line of the next panel, the lines spread over the panel's first row
+// tiles. Measured at one thread: a 768 x 768 product with its bias in a chain of 40
+// (94 MB of weights) 0.78 -> 0.69 ms, what it takes alone with the weight in cache;
+// BERT-base 4-8% faster in alternating runs.
+void prefetch_next_panel(schedule::Stage& as, const te::Tensor& w, const ir::IterVar& ko, const ir::IterVar& jo,
+                         const ir::IterVar& io, const GemmTile& tile) {
+  // w: the packed weight, [N / nr, K, nr].
+  int64_t panels = *ir::as_const_int(w->shape[0]), k = *ir::as_const_int(w->shape[1]), nr = *ir::as_const_int(w->shape[2]);
+  int64_t per_line = std::max<int64_t>(1, 64 / (w->dtype.bits() / 8));  // elements in a 64-byte line
+  int64_t lines = (k * nr + per_line - 1) / per_line, steps = (k + tile.k_unroll - 1) / tile.k_unroll;
+  auto c = [&](int64_t v) { return ir::make_int(v, io->var.dtype()); };
+  ir::Expr line = ir::min(io->var * c(steps) + ko->var, c(lines - 1));
+  ir::Expr e = line * c(per_line);
+  ir::Expr next = ir::min(jo->var + c(1), c(panels - 1));
+  as.pragma(ko, "prefetch", w(next, e / c(nr), e % c(nr)));
+}
+
 }  // namespace
 
 void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile) {
-  int64_t nr = *ir::as_const_int(mm->input_tensors().at(1)->shape[2]);
+  te::Tensor w = mm->input_tensors().at(1);  // before cache_write makes mm a copy of the accumulator
+  int64_t nr = *ir::as_const_int(w->shape[2]);
   te::Tensor acc = accumulator(s, mm, out);
   schedule::Stage os = s[out];
   const auto& ax = os->op->axis;
@@ -338,6 +360,8 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
   if (tile.k_unroll > 1) as.unroll(ki);
   as.unroll(la[0]);
   as.vectorize(la[1]);
+  bool panel_outer = !(tile.row_block > 0 && tile.row_block < row_tiles && row_tiles % tile.row_block == 0);
+  if (panel_outer && !tile.parallel_rows && row_tiles >= 4) prefetch_next_panel(as, w, ko, t[1], t[0], tile);
 }
 
 LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const std::string& name, std::vector<NodeId> outputs,

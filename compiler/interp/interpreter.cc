@@ -728,9 +728,13 @@ class Compiler {
         return r;
       }
       case NodeKind::Attr: return stmt(s.as<ir::AttrNode>()->body);
-      case NodeKind::Evaluate:
+      case NodeKind::Evaluate: {
         if (passes::is_barrier(s)) return std::make_unique<BarrierS>();
+        // A prefetch is a hint to the cache: nothing to do here.
+        const auto* c = s.as<ir::EvaluateNode>()->value.as<ir::CallNode>();
+        if (c && c->name == "prefetch") return std::make_unique<EvalS>(expr(ir::make_int(0, DataType::Int(32))));
         return std::make_unique<EvalS>(expr(s.as<ir::EvaluateNode>()->value));
+      }
       default:
         throw InterpError(std::string("the interpreter runs lowered IR; found a ") + ir::kind_name(s.kind()) + " statement");
     }

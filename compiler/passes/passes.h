@@ -11,6 +11,8 @@ namespace kiln::passes {
 ir::Stmt storage_flatten(const ir::Stmt& s, const std::vector<ir::Buffer>& args);
 // Constant folding, canonical index arithmetic, dead branches, extent-1 loops.
 ir::Stmt simplify(const ir::Stmt& s);
+// pragma_prefetch loops -> a prefetch of the pragma's element at every iteration's start.
+ir::Stmt inject_prefetch(const ir::Stmt& s);
 // Splits loops so that likely(...) conditions are dropped where they always hold.
 ir::Stmt loop_partition(const ir::Stmt& s);
 // Vectorized loops -> ramps, broadcasts and vector loads/stores (else a serial loop).

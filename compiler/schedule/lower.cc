@@ -50,6 +50,7 @@ LoweredFunc lower(const Schedule& s, const std::vector<te::Tensor>& args, const 
   ir::Stmt body = log_pass("schedule_ops", sb.body);
   body = log_pass("storage_flatten", passes::storage_flatten(body, buffers));
   body = log_pass("simplify", passes::simplify(body));
+  body = log_pass("inject_prefetch", passes::inject_prefetch(body));
   body = log_pass("loop_partition", passes::loop_partition(body));
   body = log_pass("vectorize_loop", passes::vectorize_loop(body));
   body = log_pass("inject_virtual_thread", passes::inject_virtual_thread(body));

@@ -105,7 +105,8 @@ class OpsBuilder {
     Stmt loop = ir::make_for(leaf->var, ir::make_int(0, leaf->var.dtype()), r.extent, kind, body, tag);
     if (attr) {
       for (auto it = attr->pragmas.rbegin(); it != attr->pragmas.rend(); ++it) {
-        loop = ir::make_attr("pragma_" + it->first, leaf->var, it->second, loop);
+        // A value naming a tensor element (a prefetch) reads its buffer, as the body does.
+        loop = ir::make_attr("pragma_" + it->first, leaf->var, lower_expr(it->second, {}), loop);
       }
     }
     return loop;

@@ -72,6 +72,22 @@ TEST(Passes, UnrollAndRemoveNoOp) {
   EXPECT_EQ(ir::to_string(remove_no_op(dead)), "A[0] = 1\n");
 }
 
+TEST(Passes, InjectPrefetchFetchesAtEveryIterationsStart) {
+  Var k("k"), a = buf("A"), b = buf("B");
+  Stmt loop = ir::make_for(k, 0, 4, ForKind::Serial, ir::make_store(a, ir::make_load(DataType::Float(32), b, k), k));
+  Stmt s = ir::make_attr("pragma_prefetch", k, ir::make_load(DataType::Float(32), b, k * 16 + 64), loop);
+  EXPECT_EQ(ir::to_string(inject_prefetch(s)), "for (k, 0, 4) {\n  prefetch(B[k*16 + 64])\n  A[k] = B[k]\n}\n");
+  // A pragma whose value names no element, or that sits on no loop, is an error that says so.
+  try {
+    inject_prefetch(ir::make_attr("pragma_prefetch", k, ir::make_int(1), loop));
+    ADD_FAILURE() << "a prefetch of no element was accepted";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("one element of a tensor"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(inject_prefetch(ir::make_attr("pragma_prefetch", k, ir::make_load(DataType::Float(32), b, k), ir::make_no_op())),
+               CompileError);
+}
+
 TEST(Passes, VirtualThreadCopiesBuffersAndInterleaves) {
   Var v("vt"), k("k"), t = buf("T"), a = buf("A");
   Stmt body = ir::make_allocate(
