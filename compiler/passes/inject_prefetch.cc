@@ -10,8 +10,9 @@ namespace kiln::passes {
 namespace {
 
 // Stage::pragma(iv, "prefetch", tensor(indices)) wraps iv's loop in
-// attr pragma_prefetch = Load; the load's element is fetched into cache at the start
-// of every iteration (its indices may use the loop's variable).
+// attr pragma_prefetch = Load (one attr per pragma, stacked); each load's element is
+// fetched into cache at the start of every iteration (its indices may use the loop's
+// variable).
 class PrefetchInjector : public ir::IRMutator {
  public:
   using IRMutator::mutate;
@@ -19,15 +20,22 @@ class PrefetchInjector : public ir::IRMutator {
  protected:
   ir::Stmt mutate_(const ir::AttrNode* op, const ir::Stmt& self) override {
     if (op->key != "pragma_prefetch") return IRMutator::mutate_(op, self);
-    const auto* loop = op->body.as<ir::ForNode>();
-    const auto* load = op->value.as<ir::LoadNode>();
-    if (!loop || !load || load->dtype.lanes() != 1) {
-      throw CompileError("inject_prefetch: a prefetch pragma needs a loop and one element of a tensor; found " +
-                         ir::to_string(op->value));
+    std::vector<ir::Stmt> fetches;
+    const ir::AttrNode* a = op;
+    for (;;) {
+      const auto* load = a->value.as<ir::LoadNode>();
+      if (!load || load->dtype.lanes() != 1) {
+        throw CompileError("inject_prefetch: a prefetch pragma needs one element of a tensor; found " + ir::to_string(a->value));
+      }
+      fetches.push_back(ir::make_evaluate(ir::make_call(ir::DataType::Int(32), "prefetch", {a->value})));
+      const auto* next = a->body.as<ir::AttrNode>();
+      if (!next || next->key != "pragma_prefetch") break;
+      a = next;
     }
-    ir::Stmt body = mutate(loop->body);
-    ir::Stmt fetch = ir::make_evaluate(ir::make_call(ir::DataType::Int(32), "prefetch", {op->value}));
-    return ir::make_for(loop->var, loop->min, loop->extent, loop->for_kind, ir::make_seq({fetch, body}), loop->thread_tag);
+    const auto* loop = a->body.as<ir::ForNode>();
+    if (!loop) throw CompileError("inject_prefetch: a prefetch pragma is not on a loop: " + ir::to_string(a->body));
+    fetches.push_back(mutate(loop->body));
+    return ir::make_for(loop->var, loop->min, loop->extent, loop->for_kind, ir::make_seq(std::move(fetches)), loop->thread_tag);
   }
 };
 

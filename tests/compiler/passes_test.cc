@@ -77,6 +77,11 @@ TEST(Passes, InjectPrefetchFetchesAtEveryIterationsStart) {
   Stmt loop = ir::make_for(k, 0, 4, ForKind::Serial, ir::make_store(a, ir::make_load(DataType::Float(32), b, k), k));
   Stmt s = ir::make_attr("pragma_prefetch", k, ir::make_load(DataType::Float(32), b, k * 16 + 64), loop);
   EXPECT_EQ(ir::to_string(inject_prefetch(s)), "for (k, 0, 4) {\n  prefetch(B[k*16 + 64])\n  A[k] = B[k]\n}\n");
+  // Two pragmas on one loop: both fetches, in order.
+  Stmt two = ir::make_attr("pragma_prefetch", k, ir::make_load(DataType::Float(32), b, k * 16 + 64),
+                           ir::make_attr("pragma_prefetch", k, ir::make_load(DataType::Float(32), b, k * 16 + 80), loop));
+  EXPECT_EQ(ir::to_string(inject_prefetch(two)),
+            "for (k, 0, 4) {\n  prefetch(B[k*16 + 64])\n  prefetch(B[k*16 + 80])\n  A[k] = B[k]\n}\n");
   // A pragma whose value names no element, or that sits on no loop, is an error that says so.
   try {
     inject_prefetch(ir::make_attr("pragma_prefetch", k, ir::make_int(1), loop));

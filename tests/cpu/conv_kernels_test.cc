@@ -74,6 +74,37 @@ TEST_P(ConvKernels, MatchTheInterpreter) {
   }
 }
 
+// Many channel blocks, each block's weight read by every tile of its rows: each step of
+// the channel reduction fetches a line of the next block's weight, never outside the
+// weight (the last block fetches its own); 1x1 and strided 3x3 convolutions, the results
+// those of the interpreter.
+TEST_P(ConvKernels, ABlockFetchesTheNextBlocksWeight) {
+  const std::string target = GetParam();
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 64, 9, 9}});
+  NodeId c1 = g.add_op("conv2d", {x, g.add_constant("w1", random_constant({256, 64, 1, 1}, 5))},
+                       {{"pads", std::vector<int64_t>{0, 0, 0, 0}}, {"strides", std::vector<int64_t>{1, 1}}});
+  NodeId c15 = g.add_op("conv2d", {g.add_op("relu", {c1}), g.add_constant("w15", random_constant({256, 256, 1, 1}, 7))},
+                        {{"pads", std::vector<int64_t>{0, 0, 0, 0}}, {"strides", std::vector<int64_t>{1, 1}}});
+  NodeId c2 = g.add_op("conv2d", {g.add_op("relu", {c15}), g.add_constant("w2", random_constant({256, 256, 3, 3}, 6))},
+                       {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 2}}});  // not Winograd
+  g.add_output(c2, "y");
+  auto in = test::random_floats(64 * 9 * 9, 3);
+  CompiledModel m;
+  std::vector<float> got = test_util::run_graph(g, in, "cpu", target, 0, &m);
+  int fetching = 0;
+  for (const auto& k : m.kernels) {
+    test_util::PrefetchReach r = test_util::prefetch_reach(k.func);
+    if (r.count == 0) continue;
+    fetching++;
+    EXPECT_GE(r.lowest, 0) << k.func.name;
+    EXPECT_GT(r.size, 0) << k.func.name << ": the prefetch reads a kernel argument";
+    EXPECT_LT(r.highest, r.size) << k.func.name;
+  }
+  EXPECT_EQ(fetching, 2) << "the two convolutions on NCHWc data (the first reads NCHW) on " << target;
+  EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << target;
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, ConvKernels, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);
 
 }  // namespace

@@ -14,8 +14,7 @@
 #include "backend-cpu/graph_backend.h"
 #include "compiler/graph/executor.h"
 #include "compiler/graph/passes/passes.h"
-#include "compiler/ir/analyzer.h"
-#include "compiler/ir/functor.h"
+#include "tests/cpu/kernel_test_util.h"
 
 namespace kiln::graph {
 namespace {
@@ -197,50 +196,6 @@ INSTANTIATE_TEST_SUITE_P(Targets, GemmKernels,
                                            "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64", "llvm -l2-cache=64K"),
                          target_name);
 
-// The lowest and highest element each prefetch of a kernel can name, and its buffer's
-// size, with every loop variable over its range.
-struct PrefetchReach {
-  int count = 0;
-  int64_t lowest = INT64_MAX, highest = INT64_MIN, size = 0;
-};
-
-PrefetchReach prefetch_reach(const schedule::LoweredFunc& f) {
-  class Walk : public ir::IRVisitor {
-   public:
-    Walk(const schedule::LoweredFunc& f, PrefetchReach* r) : f_(f), r_(r) {}
-    using IRVisitor::visit;
-
-   protected:
-    void visit_(const ir::ForNode* op) override {
-      an_.bind(op->var, ir::Range(op->min, op->extent));
-      IRVisitor::visit_(op);
-    }
-    void visit_(const ir::CallNode* op) override {
-      IRVisitor::visit_(op);
-      if (op->name != "prefetch") return;
-      const auto* ld = op->args.at(0).as<ir::LoadNode>();
-      ASSERT_NE(ld, nullptr);
-      ir::ConstBound b = an_.const_bound(ld->index);
-      r_->count++;
-      r_->lowest = std::min(r_->lowest, b.min);
-      r_->highest = std::max(r_->highest, b.max);
-      for (const ir::Buffer& a : f_.args) {
-        if (a->data.get() != ld->buffer_var.get()) continue;
-        r_->size = 1;
-        for (const ir::Expr& d : a->shape) r_->size *= *ir::as_const_int(d);
-      }
-    }
-
-   private:
-    const schedule::LoweredFunc& f_;
-    PrefetchReach* r_;
-    ir::Analyzer an_;
-  };
-  PrefetchReach r;
-  Walk(f, &r).visit(f.body);
-  return r;
-}
-
 // Panels outermost with enough row tiles: each step of the reduction fetches a line of
 // the next panel of the packed weight, never outside it (the last panel fetches its own
 // lines); no prefetch where rows and panels run fused in parallel or rows are few.
@@ -259,7 +214,7 @@ TEST(GemmKernels, APanelFetchesTheNextPanelOfTheWeight) {
     std::string what = ::testing::PrintToString(std::vector<int64_t>{c.s.m, c.s.n, c.s.k});
     int fetches = 0;
     for (const auto& k : m.kernels) {
-      PrefetchReach r = prefetch_reach(k.func);
+      test_util::PrefetchReach r = test_util::prefetch_reach(k.func);
       fetches += r.count;
       if (r.count == 0) continue;
       EXPECT_GE(r.lowest, 0) << what;

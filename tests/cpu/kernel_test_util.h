@@ -1,14 +1,18 @@
 #pragma once
-// What the CPU's kernel suites share (conv_kernels_test, winograd_test): random
+// What the CPU's kernel suites share (conv_kernels_test, gemm_kernels_test, winograd_test): random
 // constant weights, a graph compiled and run on one input, and the targets they compile
-// for: the host, AVX2's 16 registers and SSE.
+// for: the host, AVX2's 16 registers and SSE; where a kernel's prefetches reach.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "compiler/graph/executor.h"
+#include "compiler/ir/analyzer.h"
+#include "compiler/ir/functor.h"
 #include "tests/e2e/test_util.h"
 
 namespace kiln::graph::test_util {
@@ -43,6 +47,50 @@ inline const std::vector<std::string> kKernelTargets = {"llvm", "llvm -mtriple=x
 inline std::string kernel_target_name(const ::testing::TestParamInfo<std::string>& i) {
   static const char* const names[] = {"host", "avx2", "sse"};
   return names[i.index];
+}
+
+// The lowest and highest element each prefetch of a kernel can name, and its buffer's
+// size, with every loop variable over its range.
+struct PrefetchReach {
+  int count = 0;
+  int64_t lowest = INT64_MAX, highest = INT64_MIN, size = 0;
+};
+
+inline PrefetchReach prefetch_reach(const schedule::LoweredFunc& f) {
+  class Walk : public ir::IRVisitor {
+   public:
+    Walk(const schedule::LoweredFunc& f, PrefetchReach* r) : f_(f), r_(r) {}
+    using IRVisitor::visit;
+
+   protected:
+    void visit_(const ir::ForNode* op) override {
+      an_.bind(op->var, ir::Range(op->min, op->extent));
+      IRVisitor::visit_(op);
+    }
+    void visit_(const ir::CallNode* op) override {
+      IRVisitor::visit_(op);
+      if (op->name != "prefetch") return;
+      const auto* ld = op->args.at(0).as<ir::LoadNode>();
+      ASSERT_NE(ld, nullptr);
+      ir::ConstBound b = an_.const_bound(ld->index);
+      r_->count++;
+      r_->lowest = std::min(r_->lowest, b.min);
+      r_->highest = std::max(r_->highest, b.max);
+      for (const ir::Buffer& a : f_.args) {
+        if (a->data.get() != ld->buffer_var.get()) continue;
+        r_->size = 1;
+        for (const ir::Expr& d : a->shape) r_->size *= *ir::as_const_int(d);
+      }
+    }
+
+   private:
+    const schedule::LoweredFunc& f_;
+    PrefetchReach* r_;
+    ir::Analyzer an_;
+  };
+  PrefetchReach r;
+  Walk(f, &r).visit(f.body);
+  return r;
 }
 
 }  // namespace kiln::graph::test_util
