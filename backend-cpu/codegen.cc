@@ -585,17 +585,16 @@ llvm::Value* CodeGen::emit_low_level_call(const ir::CallNode* op) {
   auto need = [&](size_t n) {
     if (op->args.size() != n) fail("intrinsic '" + name + "' takes " + std::to_string(n) + " arguments");
   };
-  if (name == "address_of") {
+  // The address of the element a scalar load (the call's one argument) reads.
+  auto loaded_address = [&] {
     need(1);
     const auto* ld = op->args[0].as<ir::LoadNode>();
-    if (!ld || ld->dtype.lanes() != 1) fail("address_of needs a scalar load: " + ir::to_string(op->args[0]));
+    if (!ld || ld->dtype.lanes() != 1) fail(name + " needs a scalar load: " + ir::to_string(op->args[0]));
     return element_ptr(buffer(ld->buffer_var), ld->dtype, index_value(ld->index));
-  }
+  };
+  if (name == "address_of") return loaded_address();
   if (name == "prefetch") {
-    need(1);
-    const auto* ld = op->args[0].as<ir::LoadNode>();
-    if (!ld || ld->dtype.lanes() != 1) fail("prefetch needs a scalar load: " + ir::to_string(op->args[0]));
-    llvm::Value* p = element_ptr(buffer(ld->buffer_var), ld->dtype, index_value(ld->index));
+    llvm::Value* p = loaded_address();
     // Read, keep in every cache level (locality 3), data.
     b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()}, {p, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
     return b_.getInt32(0);

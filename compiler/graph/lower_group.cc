@@ -133,7 +133,8 @@ interp::HostBuffer te_buffer(const TensorType& t) {
 // cache hit). Measured at one thread: a 768 x 768 product with its bias in a chain of
 // 40 (94 MB of weights) 0.78 -> 0.69 ms, what it takes alone with the weight in cache;
 // BERT-base 4-8% faster in alternating runs. The prefetch asks for every cache level
-// (T0): for L2 only (T1), MobileNetV2 and the GEMMs gained less.
+// (T0): for L2 only (T1), MobileNetV2 gained less, and so did a hand-written C kernel
+// of the GEMM's tile.
 
 // The indices of w's element at row-major offset `flat`.
 std::vector<ir::Expr> unflatten(const te::Tensor& w, const ir::Expr& flat) {
@@ -153,7 +154,8 @@ std::vector<ir::Expr> unflatten(const te::Tensor& w, const ir::Expr& flat) {
 // block's. False (and nothing fetched) where that would take more than 4 per step.
 bool prefetch_next_block(schedule::Stage& st, const te::Tensor& w, const ir::IterVar& at, const ir::Expr& start, int64_t region,
                          const ir::Expr& step, int64_t steps) {
-  int64_t per_line = std::max<int64_t>(1, 64 / std::max(1, w->dtype.bits() / 8));  // elements in a 64-byte line
+  constexpr int64_t kLineBytes = 64;  // x86-64's and AArch64's cache line
+  int64_t per_line = std::max<int64_t>(1, kLineBytes / std::max(1, w->dtype.bits() / 8));
   int64_t lines = (region + per_line - 1) / per_line;
   int64_t per_step = (lines + steps - 1) / std::max<int64_t>(steps, 1);
   if (steps < 1 || per_step > 4) return false;
