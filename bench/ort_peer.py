@@ -23,21 +23,33 @@ import numpy as np
 
 VERSION = "1.30.0"
 
-_JS = r"""
+# What both node scripts begin with: the session on `threads` intra-op threads, one
+# inter-op thread, sequential (plus `extra` options), and the feeds read from the
+# files _feeds wrote. Defines `s` and `feeds` inside the async main.
+def _session_js(extra=""):
+    return r"""
 const fs = require('fs');
-const [mod, path, threadArg, repeatArg, feedsArg] = process.argv.slice(1);
+const [mod, path, threadArg, repeatArg, feedsArg, prefix] = process.argv.slice(1);
 const ort = require(mod);
 const [threads, repeat] = [+threadArg, +repeatArg];
 const arrays = {float32: Float32Array, int64: BigInt64Array, int32: Int32Array, int8: Int8Array, uint8: Uint8Array};
 (async () => {
   const s = await ort.InferenceSession.create(path, {intraOpNumThreads: threads, interOpNumThreads: 1,
-                                                     executionMode: 'sequential'});
+                                                     executionMode: 'sequential'""" + extra + r"""});
   const feeds = {};
   for (const [name, f] of Object.entries(JSON.parse(fs.readFileSync(feedsArg, 'utf8')))) {
     const b = fs.readFileSync(f.file);
     const data = new arrays[f.type](b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
     feeds[name] = new ort.Tensor(f.type, data, f.dims);
   }
+"""
+
+
+_END_JS = r"""
+})().catch(e => { console.error(String(e)); process.exit(1); });
+"""
+
+_JS = _session_js() + r"""
   for (let i = 0; i < 3; i++) await s.run(feeds);
   const t = [];
   for (let i = 0; i < repeat; i++) {
@@ -47,29 +59,13 @@ const arrays = {float32: Float32Array, int64: BigInt64Array, int32: Int32Array, 
   }
   t.sort((a, b) => a - b);
   console.log(JSON.stringify({median: t[Math.floor(t.length / 2)], min: t[0], max: t[t.length - 1]}));
-})().catch(e => { console.error(String(e)); process.exit(1); });
-"""
+""" + _END_JS
 
 
-_PROFILE_JS = r"""
-const fs = require('fs');
-const [mod, path, threadArg, repeatArg, feedsArg, prefix] = process.argv.slice(1);
-const ort = require(mod);
-const arrays = {float32: Float32Array, int64: BigInt64Array, int32: Int32Array, int8: Int8Array, uint8: Uint8Array};
-(async () => {
-  const s = await ort.InferenceSession.create(path, {intraOpNumThreads: +threadArg, interOpNumThreads: 1,
-                                                     executionMode: 'sequential', enableProfiling: true,
-                                                     profileFilePrefix: prefix});
-  const feeds = {};
-  for (const [name, f] of Object.entries(JSON.parse(fs.readFileSync(feedsArg, 'utf8')))) {
-    const b = fs.readFileSync(f.file);
-    const data = new arrays[f.type](b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
-    feeds[name] = new ort.Tensor(f.type, data, f.dims);
-  }
-  for (let i = 0; i < 3 + +repeatArg; i++) await s.run(feeds);
+_PROFILE_JS = _session_js(", enableProfiling: true, profileFilePrefix: prefix") + r"""
+  for (let i = 0; i < 3 + repeat; i++) await s.run(feeds);
   s.endProfiling();
-})().catch(e => { console.error(String(e)); process.exit(1); });
-"""
+""" + _END_JS
 
 
 def _feeds(d, inputs):
