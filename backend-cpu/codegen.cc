@@ -172,8 +172,12 @@ class CodeGen {
   llvm::Value* element_ptr(llvm::Value* base, DataType elem, llvm::Value* index) {
     return b_.CreateInBoundsGEP(storage_type(elem), base, index);
   }
+  // A buffer index is in bounds, so its signed arithmetic cannot wrap: emitted with nsw,
+  // LLVM widens it to 64 bits once per loop instead of sign-extending every address.
   llvm::Value* index_value(const Expr& index) {
+    ++index_depth_;
     llvm::Value* v = emit(index);
+    --index_depth_;
     return to_i64(v, index.dtype());
   }
   llvm::Value* buffer(const ir::Var& v) {
@@ -219,6 +223,7 @@ class CodeGen {
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars_;  // scalars, vectors and buffer pointers
   std::string func_name_;
   int parallel_count_ = 0;
+  int index_depth_ = 0;  // > 0 while an index expression is emitted (index_value)
 };
 
 // ---------------------------------------------------------------- functions
@@ -394,9 +399,9 @@ llvm::Value* CodeGen::emit_binary(NodeKind kind, const Expr& ea, const Expr& eb,
   if (at.is_handle()) fail(std::string(ir::kind_name(kind)) + " on handles");
   bool s = at.is_int();
   switch (kind) {
-    case NodeKind::Add: return b_.CreateAdd(a, b);
-    case NodeKind::Sub: return b_.CreateSub(a, b);
-    case NodeKind::Mul: return b_.CreateMul(a, b);
+    case NodeKind::Add: return b_.CreateAdd(a, b, "", false, s && index_depth_ > 0);
+    case NodeKind::Sub: return b_.CreateSub(a, b, "", false, s && index_depth_ > 0);
+    case NodeKind::Mul: return b_.CreateMul(a, b, "", false, s && index_depth_ > 0);
     case NodeKind::Div: return emit_int_divmod(true, ea, eb, a, b, et);
     case NodeKind::Mod: return emit_int_divmod(false, ea, eb, a, b, et);
     case NodeKind::Min: return b_.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a, b);
@@ -949,7 +954,7 @@ void CodeGen::emit_for(const ir::ForNode* op) {
   }
   llvm::Value* begin = emit(op->min);
   llvm::Value* extent = emit(op->extent);
-  emit_loop(op->var, begin, b_.CreateAdd(begin, extent), op->for_kind, op->body);
+  emit_loop(op->var, begin, b_.CreateAdd(begin, extent, "", false, /*HasNSW=*/op->var.dtype().is_int()), op->for_kind, op->body);
 }
 
 void CodeGen::emit_loop(const ir::Var& var, llvm::Value* begin, llvm::Value* end, ir::ForKind kind, const Stmt& body) {

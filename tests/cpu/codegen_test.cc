@@ -5,6 +5,8 @@
 // (the default) floats agree within a tolerance.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "compiler/ir/op.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/support/error.h"
@@ -365,6 +367,24 @@ TEST(Codegen, NumCoresSetsTheTaskCount) {
   std::string pool = cpu::build({f}, "llvm").llvm_ir();
   EXPECT_NE(pool.find("@kiln_parallel_launch(ptr nonnull @f_parallel_0, ptr nonnull %closure, i32 0)"), std::string::npos) << pool;
   EXPECT_TRUE(test::jit_matches_interpreter(f, {a, b}, 1, "llvm -num-cores=3", true));
+}
+
+// A value's int32 arithmetic wraps as in the interpreter (only index arithmetic, which
+// is in bounds, is emitted with nsw).
+TEST(Codegen, IntegerValuesWrap) {
+  auto x = te::placeholder({4}, DataType::Int(32), "X");
+  auto y = te::compute({4}, [&](ir::Var i) { return x(i) * 3 + x(i); }, "Y");
+  cpu::Module m = cpu::build(create_schedule({y}), {x, y});
+  EXPECT_EQ(m.llvm_ir().find(" nsw "), std::string::npos) << m.llvm_ir();
+  auto in = cpu::NDArray::zeros({4}, DataType::Int(32));
+  auto out = cpu::NDArray::zeros({4}, DataType::Int(32));
+  const int32_t big[4] = {std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(), 1 << 30, -7};
+  for (int i = 0; i < 4; ++i) in.data_as<int32_t>()[i] = big[i];
+  m({in, out});
+  for (int i = 0; i < 4; ++i) {
+    uint32_t wrapped = static_cast<uint32_t>(big[i]) * 4u;
+    EXPECT_EQ(out.data_as<int32_t>()[i], static_cast<int32_t>(wrapped)) << big[i];
+  }
 }
 
 TEST(Codegen, VectorInstructionsFollowTheTarget) {

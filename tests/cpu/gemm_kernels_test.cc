@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "backend-cpu/graph_backend.h"
+#include "backend-cpu/module.h"
 #include "compiler/graph/executor.h"
 #include "compiler/graph/passes/passes.h"
 #include "tests/cpu/kernel_test_util.h"
@@ -226,6 +228,33 @@ TEST(GemmKernels, APanelFetchesTheNextPanelOfTheWeight) {
     std::vector<std::vector<float>> in{random_floats(c.s.m * c.s.k, 3)};
     EXPECT_LT(max_error(run(g, in, "cpu", "llvm"), run(g, in, "interp", "")), 1e-5) << what;
   }
+}
+
+// The reduction loop's addresses are 64-bit (the codegen emits index arithmetic with
+// nsw, so LLVM widens it): no sign extension per step, except the prefetch's, whose
+// index is clamped by a min.
+TEST(GemmKernels, TheReductionLoopWalksAddressesIn64Bits) {
+  cpu::register_graph_backend();
+  const char* target = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
+  Graph g = gemm_graph(128, 768, 768, false, Epilogue::BiasRelu);
+  CompileOptions o;
+  o.target = target::Target::parse(target);
+  CompiledModel m = compile(g, o);
+  ASSERT_EQ(m.kernels.size(), 1u);
+  std::istringstream ir(cpu::build({m.kernels[0].func}, target).llvm_ir());
+  std::string line, block;
+  int reduction_blocks = 0, sext = 0, prefetch = 0;
+  while (std::getline(ir, line)) {
+    size_t colon = line.find(':');  // a block label: "name:   ; preds = ..."
+    bool label = colon != std::string::npos && colon > 0 && line.find_first_of(" ;=") > colon;
+    if (label) block = line.substr(0, colon);
+    if (block.rfind("body_k", 0) != 0) continue;
+    reduction_blocks += label;
+    sext += line.find(" = sext i32 ") != std::string::npos;
+    prefetch += line.find("@llvm.prefetch") != std::string::npos;
+  }
+  EXPECT_GE(reduction_blocks, 1) << "no reduction loop in\n" << cpu::build({m.kernels[0].func}, target).llvm_ir();
+  EXPECT_LE(sext, prefetch) << cpu::build({m.kernels[0].func}, target).llvm_ir();
 }
 
 TEST(GemmKernels, LongReductionsAreSplitInChunks) {
