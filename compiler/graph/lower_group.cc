@@ -89,7 +89,11 @@ te::Tensor accumulator(schedule::Schedule& s, const te::Tensor& product, const t
 // rx; for int8, AlterLayoutInt8's words with one dot_u8s8x4 per lane): a register tile of up to 8 output pixels times one channel block accumulates
 // in a local buffer (kept in registers) while the reduction runs around it; the block
 // is the vector, the pixels are unrolled; rows and channel blocks run in parallel.
-void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out_t) {
+// With `at` defined, the stage is computed inside `at` of `consumer` (a depthwise
+// convolution fused before a pointwise one: its rows for the pointwise's row tile),
+// serially there.
+void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out_t,
+                         const te::Tensor& consumer = te::Tensor(), const ir::IterVar& at = ir::IterVar()) {
   int64_t ow = extent_of(conv->axis[3]);
   int xb = static_cast<int>(fit(ow, 8));
   te::Tensor local = accumulator(s, conv, out_t);
@@ -98,8 +102,12 @@ void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te
   auto [xo, xi] = out.split(ax[3], xb);
   out.reorder({ax[0], ax[1], ax[2], xo, xi, ax[4]});
   out.vectorize(ax[4]);
-  ir::IterVar par = out.fuse(out.fuse(ax[0], ax[1]), ax[2]);
-  out.parallel(par);
+  if (at.defined()) {
+    out.compute_at(s[consumer], at);
+  } else {
+    ir::IterVar par = out.fuse(out.fuse(ax[0], ax[1]), ax[2]);
+    out.parallel(par);
+  }
   schedule::Stage ls = s[local];
   ls.compute_at(out, xo);
   const auto& la = local->axis;
@@ -217,7 +225,7 @@ ConvTile default_conv_tile(const te::Tensor& t, const target::MachineTraits& mac
   return c;
 }
 
-void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out_t, const ConvTile& c) {
+ir::IterVar schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out_t, const ConvTile& c) {
   te::Tensor w = conv->input_tensors().back();  // [O/b, C, KH, KW, b]; before cache_write makes conv a copy
   te::Tensor local = accumulator(s, conv, out_t);
   schedule::Stage out = s[out_t];
@@ -293,6 +301,8 @@ void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const 
     ir::Expr next = ir::min(par->var % k(groups) + k(1), k(groups - 1));
     prefetch_next_block(ls, w, outer[1], next * k(c.oc * per_block), c.oc * per_block, step, yo_n * xo_n * rc_n * rcio);
   }
+  if (groups != 1) return ir::IterVar();
+  return c.parallel_oh ? par : yo;
 }
 
 bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const target::MachineTraits& machine,
@@ -508,6 +518,35 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
         bool depthwise_pad = st->op->tag == "conv2d_nchwc" && st->op->reduce_axis.size() == 2 && in->name == "pad";
         if (!depthwise_pad) keep_root.insert(in.get());
       }
+  // A depthwise convolution fused before a pointwise one (fuse_depthwise_pointwise): its
+  // activation (bias, clip) is a stage of its own (kept, below), computed with it into a
+  // row tile's buffer at the pointwise convolution's loop over row tiles, so the
+  // expanded channels never go to memory; the pointwise one reads each element once.
+  te::Tensor fused_dw, fused_mid, fused_pw;
+  for (const schedule::Stage& st : s->stages) {
+    if (st->op->tag != "conv2d_nchwc" || st->op->reduce_axis.size() != 4) continue;
+    te::Tensor mid = st->op->input_tensors().at(0);
+    if (mid->is_placeholder() || !mid->reduce_axis.empty() || mid->shape.size() != 5) continue;
+    // Back from the pointwise's data through elementwise stages to a depthwise product.
+    std::vector<te::Tensor> todo{mid};
+    te::Tensor dw;
+    while (!todo.empty() && !dw.defined()) {
+      te::Tensor t = todo.back();
+      todo.pop_back();
+      for (const te::Tensor& in : t->input_tensors()) {
+        if (in->tag == "conv2d_nchwc" && in->reduce_axis.size() == 2 && in->shape.size() == 5) dw = in;
+        else if (!in->is_placeholder() && in->reduce_axis.empty()) todo.push_back(in);
+      }
+    }
+    if (!dw.defined()) continue;
+    fused_dw = dw;
+    fused_mid = mid;
+    fused_pw = st->op;
+  }
+  // Inlining rewrites a consumer's operation: a stage is known by the one it was made for.
+  auto made_for = [](const schedule::Stage& st, const te::Tensor& t) {
+    return t.defined() && (st->op.get() == t.get() || st->origin_op.get() == t.get());
+  };
   // A Winograd convolution's stages are each computed once: the padded data, the
   // tiles' transforms and the output's (ahead of a fused epilogue).
   for (const schedule::Stage& st : s->stages)
@@ -522,7 +561,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     if (st->op->name == "softmax.exp") keep_root.insert(st->op.get());
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     const te::Tensor& t = st->op;
-    if (t->is_placeholder() || keep_root.count(t.get())) continue;
+    if (t->is_placeholder() || keep_root.count(t.get()) || made_for(st, fused_mid)) continue;
     if (!st->is_output && t->reduce_axis.empty()) st.compute_inline();
   }
   // A matrix product or a blocked convolution whose only consumer is the group's one
@@ -533,7 +572,8 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   if (outs.size() == 1 && !is_product(outs[0]) && outs[0]->reduce_axis.empty()) {
     std::vector<const te::OperationNode*> products;
     for (const schedule::Stage& st : s->stages)
-      if (is_product(st->op) && st->attach_type != schedule::AttachType::Inline) products.push_back(st->op.get());
+      if (is_product(st->op) && st->attach_type != schedule::AttachType::Inline && !made_for(st, fused_dw))
+        products.push_back(st->op.get());
     bool same_shape = products.size() == 1 && products[0]->shape.size() == outs[0]->shape.size();
     for (size_t d = 0; same_shape && d < outs[0]->shape.size(); ++d)
       same_shape = ir::as_const_int(products[0]->shape[d]) && ir::as_const_int(outs[0]->shape[d]) &&
@@ -541,8 +581,10 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     if (same_shape) epilogue_of[products[0]] = outs[0];
   }
   std::set<const schedule::StageNode*> scheduled;  // epilogues scheduled with their product
+  if (fused_dw.defined()) scheduled.insert(s[fused_mid].get());
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline || scheduled.count(st.get())) continue;
+    if (made_for(st, fused_dw)) continue;  // with the pointwise convolution, below
     auto anchor = anchors.find(st->op.get());
     auto e = epilogue_of.find(st->op.get());
     te::Tensor epilogue = e != epilogue_of.end() ? e->second : te::Tensor();
@@ -579,8 +621,13 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     }
     if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8") {
       te::Tensor out = epilogue.defined() ? epilogue : st->op;
-      if (is_tiled_conv(st->op)) schedule_conv2d_nchwc(s, st->op, out, default_conv_tile(st->op, machine));
+      ir::IterVar rows;
+      if (is_tiled_conv(st->op)) rows = schedule_conv2d_nchwc(s, st->op, out, default_conv_tile(st->op, machine));
       else schedule_conv_nchwc(s, st->op, out);
+      if (made_for(st, fused_pw) && rows.defined()) {
+        schedule_conv_nchwc(s, fused_dw, fused_mid, out, rows);
+        fused_dw = te::Tensor();
+      }
       scheduled.insert(s[out].get());
       continue;
     }
@@ -595,6 +642,10 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     // Packing int8 data into words reads 4 channels per word: gathers if vectorized.
     schedule_root(s, st->op, st->op->tag != "pack_int8_data");
   }
+  // Where the pointwise convolution has no loop over row tiles that covers all its
+  // channel blocks (several tile groups, or a tuned schedule), the depthwise one is
+  // computed whole first, in parallel, as it would be in a kernel of its own.
+  if (fused_dw.defined()) schedule_conv_nchwc(s, fused_dw, fused_mid);
   r.func = schedule::lower(s, args, name);
   r.outputs = outputs;
   return r;

@@ -79,7 +79,9 @@ bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tens
 // split); a channel block is one vector, the rest unrolled. Batch and channel-block
 // tiles run in parallel (with rows too when `parallel_oh`). `out`: the stage that
 // writes memory, the convolution itself or its epilogue (AnchorStage::epilogue, NCHWc
-// out), which then reads the tile from registers.
+// out), which then reads the tile from registers. Returns the loop over row tiles whose
+// body computes every channel block of them (where the channel blocks are one tile
+// group), undefined otherwise: a fused depthwise convolution is computed there.
 struct ConvTile {
   int64_t oh = 1, ow = 8, oc = 1, rc = 1;
   int reduce_order = 0;
@@ -87,7 +89,7 @@ struct ConvTile {
   bool parallel_oh = false;
   bool operator==(const ConvTile&) const = default;
 };
-void schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out, const ConvTile& tile);
+ir::IterVar schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out, const ConvTile& tile);
 ConvTile default_conv_tile(const te::Tensor& blocked, const target::MachineTraits& machine);
 
 // `nodes`: operator nodes of `g` in topological order. Outputs are the nodes used

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend-cpu/graph_backend.h"
+#include "compiler/target/backend.h"
 #include "tests/cpu/kernel_test_util.h"
 
 namespace kiln::graph {
@@ -103,6 +104,61 @@ TEST_P(ConvKernels, ABlockFetchesTheNextBlocksWeight) {
   }
   EXPECT_EQ(fetching, 2) << "the two convolutions on NCHWc data (the first reads NCHW) on " << target;
   EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << target;
+}
+
+// Where a depthwise convolution's one user is a 1x1 convolution, one kernel computes
+// both: the depthwise rows of each pointwise row tile go to a buffer inside the parallel
+// loop (a few rows, not the whole tensor) when the pointwise output is one tile group,
+// else the depthwise result is computed whole first; stride 1 and 2, with and without a
+// residual add, against the interpreter.
+TEST_P(ConvKernels, ADepthwiseConvolutionFeedsThePointwiseRowTiles) {
+  const std::string target = GetParam();
+  const target::MachineTraits machine = target::make_backend("cpu")->traits(target);
+  struct Case {
+    int64_t channels, expanded, out, stride, hw;
+  };
+  for (Case c : {Case{32, 96, 32, 1, 14}, Case{32, 96, 24, 2, 15}, Case{16, 96, 96, 1, 9}}) {
+    Graph g;
+    uint32_t seed = 40;
+    NodeId x = g.add_input("x", {f32, {1, c.channels, c.hw, c.hw}});
+    auto conv = [&](NodeId t, int64_t out, int64_t in, int64_t k, int64_t stride, int64_t groups) {
+      Attrs a{{"pads", std::vector<int64_t>(4, k / 2)}, {"strides", std::vector<int64_t>{stride, stride}}};
+      if (groups > 1) a.set("groups", groups);
+      NodeId y = g.add_op("conv2d", {t, g.add_constant("w", random_constant({out, in / groups, k, k}, seed++))}, a);
+      return g.add_op("add", {y, g.add_constant("b", random_constant({out, 1, 1}, seed++))});
+    };
+    auto relu6 = [&](NodeId t) { return g.add_op("clip", {t}, {{"min", 0.0}, {"max", 6.0}}); };
+    NodeId head = conv(x, c.channels, c.channels, 1, 1, 1);  // NCHWc from here on
+    NodeId e = relu6(conv(head, c.expanded, c.channels, 1, 1, 1));
+    NodeId d = relu6(conv(e, c.expanded, c.expanded, 3, c.stride, c.expanded));
+    NodeId p = conv(d, c.out, c.expanded, 1, 1, 1);
+    if (c.out == c.channels && c.stride == 1) p = g.add_op("add", {p, head});
+    g.add_output(g.add_op("relu", {p}), "y");
+    auto in = test::random_floats(c.channels * c.hw * c.hw, 5);
+    std::string what = ::testing::PrintToString(std::vector<int64_t>{c.channels, c.expanded, c.out, c.stride, c.hw}) + " on " + target;
+    CompiledModel m;
+    std::vector<float> got = test_util::run_graph(g, in, "cpu", target, 0, &m);
+    EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << what;
+    int64_t oh = (c.hw - 1) / c.stride + 1, whole = c.expanded * oh * oh;
+    int fused = 0;
+    for (const auto& k : m.kernels) {
+      test_util::Allocation a = test_util::allocation(k.func, "depthwise_conv2d_nchwc");
+      test_util::Allocation mid = test_util::allocation(k.func, "clip");
+      if (a.elements == 0 || test_util::allocation(k.func, "conv2d_nchwc").elements == 0) continue;
+      fused++;
+      ASSERT_GT(mid.elements, 0) << what << ": the depthwise result's buffer in " << k.func.name;
+      // A tile of two blocks of 16 channels where there are 32 vector registers of 16
+      // lanes (24 and 32 outputs are one tile group there); one block per tile on AVX2 and SSE.
+      bool one_group = machine.vector_registers >= 32 && machine.lanes(32) == 16 && c.out <= 32;
+      if (one_group) {
+        EXPECT_TRUE(mid.in_parallel_loop) << what;
+        EXPECT_LT(mid.elements, whole / 2) << what << ": a few rows, not the whole tensor";
+      } else {
+        EXPECT_EQ(mid.elements, whole) << what;
+      }
+    }
+    EXPECT_EQ(fused, 1) << what << ": the depthwise and pointwise convolutions in one kernel";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, ConvKernels, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);

@@ -93,4 +93,42 @@ inline PrefetchReach prefetch_reach(const schedule::LoweredFunc& f) {
   return r;
 }
 
+// The allocation of a kernel's buffer named `name` (elements 0 if none), and whether it
+// sits inside a parallel loop.
+struct Allocation {
+  int64_t elements = 0;
+  bool in_parallel_loop = false;
+};
+
+inline Allocation allocation(const schedule::LoweredFunc& f, const std::string& name) {
+  class Walk : public ir::IRVisitor {
+   public:
+    Walk(const std::string& name, Allocation* a) : name_(name), a_(a) {}
+    using IRVisitor::visit;
+
+   protected:
+    void visit_(const ir::ForNode* op) override {
+      bool parallel = op->for_kind == ir::ForKind::Parallel;
+      parallel_ += parallel;
+      IRVisitor::visit_(op);
+      parallel_ -= parallel;
+    }
+    void visit_(const ir::AllocateNode* op) override {
+      if (op->buffer_var.name() == name_ && ir::as_const_int(op->extent)) {
+        a_->elements = *ir::as_const_int(op->extent);
+        a_->in_parallel_loop = parallel_ > 0;
+      }
+      IRVisitor::visit_(op);
+    }
+
+   private:
+    const std::string& name_;
+    Allocation* a_;
+    int parallel_ = 0;
+  };
+  Allocation a;
+  Walk(name, &a).visit(f.body);
+  return a;
+}
+
 }  // namespace kiln::graph::test_util

@@ -135,6 +135,46 @@ TEST(Passes, FuseOpsRules) {
             1e-6);
 }
 
+// A depthwise convolution's group joins the group of its one user when that is a 1x1,
+// stride 1, unpadded convolution over NCHWc data; not when it has two users, nor when
+// its user is a 3x3 convolution.
+TEST(Passes, FuseDepthwisePointwiseRules) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 32, 8, 8}});
+  uint32_t seed = 20;
+  auto conv = [&](NodeId t, int64_t out, int64_t in, int64_t k, int64_t groups, const std::string& name) {
+    Attrs a{{"pads", std::vector<int64_t>(4, k / 2)}, {"strides", std::vector<int64_t>{1, 1}}};
+    if (groups > 1) a.set("groups", groups);
+    return g.add_op("conv2d", {t, g.add_constant(name + ".w", const_f32({out, in / groups, k, k}, seed++))}, a, name);
+  };
+  auto relu6 = [&](NodeId t) { return g.add_op("clip", {t}, {{"min", 0.0}, {"max", 6.0}}); };
+  NodeId head = conv(x, 32, 32, 1, 1, "head");
+  NodeId d1 = relu6(conv(head, 32, 32, 3, 32, "dw1"));
+  NodeId p1 = conv(d1, 32, 32, 1, 1, "pw1");                       // fused with dw1
+  NodeId d2 = conv(p1, 32, 32, 3, 32, "dw2");                      // two users: alone
+  NodeId a = conv(d2, 16, 32, 1, 1, "pw2a"), b = conv(d2, 16, 32, 1, 1, "pw2b");
+  NodeId d3 = conv(g.add_op("add", {a, b}), 16, 16, 3, 16, "dw3");  // a 3x3 user: alone
+  g.add_output(conv(d3, 16, 16, 3, 1, "c3"));
+  Graph o = optimize(g, target::MachineTraits{512, 32, 48 << 10, 1 << 20});
+  std::vector<FusedGroup> plain = fuse_ops(o), fused = fuse_depthwise_pointwise(o, plain);
+  ASSERT_EQ(fused.size(), plain.size() - 1) << o;
+  auto group_of = [&](const std::string& name) -> const FusedGroup& {
+    for (const FusedGroup& grp : fused)
+      for (NodeId id : grp.nodes)
+        if (o.node(id).name == name) return grp;
+    ADD_FAILURE() << "no node " << name;
+    return fused.front();
+  };
+  const FusedGroup& g1 = group_of("dw1");
+  EXPECT_EQ(o.node(g1.nodes.front()).name, "dw1");
+  EXPECT_EQ(&group_of("pw1"), &g1);
+  EXPECT_EQ(o.node(g1.root()).name, "pw1");
+  EXPECT_NE(&group_of("pw2a"), &group_of("dw2"));
+  EXPECT_NE(&group_of("c3"), &group_of("dw3"));
+  for (const FusedGroup& grp : fused)
+    for (size_t i = 1; i < grp.nodes.size(); ++i) EXPECT_LT(grp.nodes[i - 1], grp.nodes[i]) << "topological order";
+}
+
 TEST(Passes, AlterLayoutBlocksConvolutions) {
   for (int64_t o : {16, 24, 4}) {
     Graph g;

@@ -12,6 +12,7 @@
 
 #include "compiler/graph/op.h"
 #include "compiler/graph/passes/passes.h"
+#include "compiler/graph/strategy.h"
 
 namespace kiln::graph {
 
@@ -92,6 +93,59 @@ std::vector<FusedGroup> fuse_ops(const Graph& g) {
   std::vector<FusedGroup> out;
   for (NodeId id = 0; id < g.size(); ++id)
     if (!members[id].empty()) out.push_back(FusedGroup{members[id]});
+  return out;
+}
+
+namespace {
+
+// Float conv2d_nchwc nodes on the host: a depthwise one, and a 1x1 one with stride 1
+// and no padding over blocked (NCHWc) data.
+bool is_depthwise_nchwc(const Node& n) {
+  return n.op == "conv2d_nchwc" && n.attrs.get_int("depthwise", 0) && n.type.dtype == DataType::Float(32) &&
+         node_target(n).empty();
+}
+bool is_pointwise_nchwc(const Graph& g, const Node& n) {
+  if (n.op != "conv2d_nchwc" || n.attrs.get_int("depthwise", 0) || n.type.dtype != DataType::Float(32) || !node_target(n).empty())
+    return false;
+  const auto& w = g.type(n.inputs[1]).shape;
+  auto all = [&](const char* key, int64_t v) {
+    for (int64_t x : n.attrs.get_ints(key)) if (x != v) return false;
+    return true;
+  };
+  return g.type(n.inputs[0]).ndim() == 5 && w.size() == 5 && w[2] == 1 && w[3] == 1 && all("pads", 0) && all("strides", 1);
+}
+
+}  // namespace
+
+std::vector<FusedGroup> fuse_depthwise_pointwise(const Graph& g, std::vector<FusedGroup> groups) {
+  std::vector<int> uses = g.use_counts();
+  for (NodeId o : g.outputs()) uses[o]++;
+  std::vector<int> group_of(g.size(), -1);
+  for (size_t k = 0; k < groups.size(); ++k)
+    for (NodeId id : groups[k].nodes) group_of[id] = static_cast<int>(k);
+  std::vector<bool> merged(groups.size(), false);
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const Node& pw = g.node(groups[k].nodes.front());
+    if (!is_pointwise_nchwc(g, pw)) continue;
+    NodeId data = pw.inputs[0];
+    int d = group_of[data];
+    if (d < 0 || merged[d] || groups[d].root() != data || uses[data] != 1) continue;
+    // The depthwise group: the convolution, then elementwise ops only (bias, activation).
+    const FusedGroup& dg = groups[d];
+    bool ok = is_depthwise_nchwc(g.node(dg.nodes.front()));
+    for (size_t i = 1; ok && i < dg.nodes.size(); ++i) {
+      const Node& n = g.node(dg.nodes[i]);
+      ok = op_def(n.op).pattern <= OpPattern::Broadcast && n.type.shape == g.type(dg.nodes.front()).shape && node_target(n).empty();
+    }
+    if (!ok) continue;
+    std::vector<NodeId> nodes = dg.nodes;
+    nodes.insert(nodes.end(), groups[k].nodes.begin(), groups[k].nodes.end());
+    groups[k].nodes = std::move(nodes);
+    merged[d] = true;
+  }
+  std::vector<FusedGroup> out;
+  for (size_t k = 0; k < groups.size(); ++k)
+    if (!merged[k]) out.push_back(std::move(groups[k]));
   return out;
 }
 
