@@ -233,10 +233,11 @@ ir::IterVar schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv,
   auto [yo, yi] = out.split(ax[2], static_cast<int>(c.oh));
   auto [xo, xi] = out.split(ax[3], static_cast<int>(c.ow));
   auto [oco, oci] = out.split(ax[1], static_cast<int>(c.oc));
-  out.reorder({ax[0], oco, yo, xo, oci, yi, xi, ax[4]});
+  if (c.rows_outer) out.reorder({ax[0], yo, oco, xo, oci, yi, xi, ax[4]});
+  else out.reorder({ax[0], oco, yo, xo, oci, yi, xi, ax[4]});
   out.vectorize(ax[4]);
-  ir::IterVar par = out.fuse(ax[0], oco);
-  if (c.parallel_oh) par = out.fuse(par, yo);
+  ir::IterVar par = c.rows_outer ? out.fuse(ax[0], yo) : out.fuse(ax[0], oco);
+  if (c.parallel_oh && !c.rows_outer) par = out.fuse(par, yo);
   out.parallel(par);
   schedule::Stage ls = s[local];
   ls.compute_at(out, xo);
@@ -291,7 +292,7 @@ ir::IterVar schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv,
   // 35% slower with it, at one thread and two).
   int64_t rcio = blocked ? extent_of(ra[3]) / c.rc : 0, groups = extent_of(ax[1]) / c.oc;
   bool floats = w->dtype.is_float() && w->shape.size() == 5;
-  if (blocked && floats && !c.parallel_oh && groups > 1 && std::clamp(c.reduce_order, 0, 2) == 2 && rcio > 1) {
+  if (blocked && floats && !c.parallel_oh && !c.rows_outer && groups > 1 && std::clamp(c.reduce_order, 0, 2) == 2 && rcio > 1) {
     int64_t yo_n = (extent_of(ax[2]) + c.oh - 1) / c.oh, xo_n = (extent_of(ax[3]) + c.ow - 1) / c.ow;
     int64_t rc_n = extent_of(ra[0]), per_block = 1;
     for (size_t d = 1; d < 5; ++d) per_block *= *ir::as_const_int(w->shape[d]);
@@ -301,6 +302,7 @@ ir::IterVar schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv,
     ir::Expr next = ir::min(par->var % k(groups) + k(1), k(groups - 1));
     prefetch_next_block(ls, w, outer[1], next * k(c.oc * per_block), c.oc * per_block, step, yo_n * xo_n * rc_n * rcio);
   }
+  if (c.rows_outer) return par;
   if (groups != 1) return ir::IterVar();
   return c.parallel_oh ? par : yo;
 }
@@ -622,7 +624,17 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     if (st->op->tag == "conv2d_nchwc" || st->op->tag == "conv2d_nchwc_int8") {
       te::Tensor out = epilogue.defined() ? epilogue : st->op;
       ir::IterVar rows;
-      if (is_tiled_conv(st->op)) rows = schedule_conv2d_nchwc(s, st->op, out, default_conv_tile(st->op, machine));
+      if (is_tiled_conv(st->op)) {
+        // A pointwise convolution with a fused depthwise input and several channel
+        // groups takes its row tiles outermost (where there are enough to share), so
+        // each thread computes the depthwise rows of its own row tiles once, for all
+        // groups: MobileNetV2's 14x14 blocks 10-25% faster at two threads (7x7 ones,
+        // 7 row tiles, 7-19% slower so).
+        ConvTile tile = default_conv_tile(st->op, machine);
+        int64_t row_tiles = extent_of(st->op->axis[2]) / tile.oh, groups = extent_of(st->op->axis[1]) / tile.oc;
+        tile.rows_outer = made_for(st, fused_pw) && groups > 1 && row_tiles >= 8;
+        rows = schedule_conv2d_nchwc(s, st->op, out, tile);
+      }
       else schedule_conv_nchwc(s, st->op, out);
       if (made_for(st, fused_pw) && rows.defined()) {
         schedule_conv_nchwc(s, fused_dw, fused_mid, out, rows);

@@ -79,14 +79,16 @@ bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tens
 // split); a channel block is one vector, the rest unrolled. Batch and channel-block
 // tiles run in parallel (with rows too when `parallel_oh`). `out`: the stage that
 // writes memory, the convolution itself or its epilogue (AnchorStage::epilogue, NCHWc
-// out), which then reads the tile from registers. Returns the loop over row tiles whose
-// body computes every channel block of them (where the channel blocks are one tile
-// group), undefined otherwise: a fused depthwise convolution is computed there.
+// out), which then reads the tile from registers. `rows_outer`: row tiles outside the
+// channel groups, in parallel. Returns the loop over row tiles whose body computes
+// every channel block of them (with one tile group or `rows_outer`), undefined
+// otherwise: a fused depthwise convolution is computed there.
 struct ConvTile {
   int64_t oh = 1, ow = 8, oc = 1, rc = 1;
   int reduce_order = 0;
   bool unroll_kw = false;
   bool parallel_oh = false;
+  bool rows_outer = false;  // row tiles outside the channel groups, rows in parallel
   bool operator==(const ConvTile&) const = default;
 };
 ir::IterVar schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out, const ConvTile& tile);

@@ -108,16 +108,16 @@ TEST_P(ConvKernels, ABlockFetchesTheNextBlocksWeight) {
 
 // Where a depthwise convolution's one user is a 1x1 convolution, one kernel computes
 // both: the depthwise rows of each pointwise row tile go to a buffer inside the parallel
-// loop (a few rows, not the whole tensor) when the pointwise output is one tile group,
-// else the depthwise result is computed whole first; stride 1 and 2, with and without a
-// residual add, against the interpreter.
+// loop (a few rows, not the whole tensor) when the pointwise output is one tile group or
+// has enough row tiles to go outermost, else the depthwise result is computed whole
+// first; stride 1 and 2, with and without a residual add, against the interpreter.
 TEST_P(ConvKernels, ADepthwiseConvolutionFeedsThePointwiseRowTiles) {
   const std::string target = GetParam();
   const target::MachineTraits machine = target::make_backend("cpu")->traits(target);
   struct Case {
     int64_t channels, expanded, out, stride, hw;
   };
-  for (Case c : {Case{32, 96, 32, 1, 14}, Case{32, 96, 24, 2, 15}, Case{16, 96, 96, 1, 9}}) {
+  for (Case c : {Case{32, 96, 32, 1, 14}, Case{32, 96, 24, 2, 15}, Case{16, 96, 96, 1, 9}, Case{16, 96, 64, 1, 16}}) {
     Graph g;
     uint32_t seed = 40;
     NodeId x = g.add_input("x", {f32, {1, c.channels, c.hw, c.hw}});
@@ -147,14 +147,14 @@ TEST_P(ConvKernels, ADepthwiseConvolutionFeedsThePointwiseRowTiles) {
       if (a.elements == 0 || test_util::allocation(k.func, "conv2d_nchwc").elements == 0) continue;
       fused++;
       ASSERT_GT(mid.elements, 0) << what << ": the depthwise result's buffer in " << k.func.name;
-      // A tile of two blocks of 16 channels where there are 32 vector registers of 16
-      // lanes (24 and 32 outputs are one tile group there); one block per tile on AVX2 and SSE.
-      bool one_group = machine.vector_registers >= 32 && machine.lanes(32) == 16 && c.out <= 32;
-      if (one_group) {
-        EXPECT_TRUE(mid.in_parallel_loop) << what;
-        EXPECT_LT(mid.elements, whole / 2) << what << ": a few rows, not the whole tensor";
-      } else {
-        EXPECT_EQ(mid.elements, whole) << what;
+      // With AVX-512 (32 registers of 16 lanes) a tile takes two blocks of 16 channels:
+      // 24 and 32 outputs are one tile group; 64 are two, with 16 row tiles, so the rows
+      // go outermost; 96 at 9x9 are three with 3 row tiles: the depthwise result whole.
+      bool avx512 = machine.vector_registers >= 32 && machine.lanes(32) == 16;
+      bool by_rows = mid.in_parallel_loop && mid.elements < whole / 2;
+      EXPECT_TRUE(by_rows || mid.elements == whole) << what << ": " << mid.elements << " of " << whole;
+      if (avx512) {
+        EXPECT_EQ(by_rows, c.out != 96) << what << ": " << mid.elements << " of " << whole;
       }
     }
     EXPECT_EQ(fused, 1) << what << ": the depthwise and pointwise convolutions in one kernel";

@@ -63,7 +63,8 @@ std::vector<FusedGroup> fuse_ops(const Graph& g);
 // activation) joins the group of the 1x1 convolution that is its one user, so the
 // kernel computes the depthwise rows each pointwise row tile needs into a buffer that
 // stays in cache (lower_group) instead of writing all its channels to memory and
-// reading them back (MobileNetV2's expanded 112 x 112 x 96, 56 x 56 x 144 tensors).
+// reading them back (MobileNetV2's expanded 112 x 112 x 96, 56 x 56 x 144 tensors),
+// on the thread that reads them.
 std::vector<FusedGroup> fuse_depthwise_pointwise(const Graph& g, std::vector<FusedGroup> groups);
 
 // The standard pipeline: simplify, fold, fold scales, alter layouts, fold again, eliminate.
