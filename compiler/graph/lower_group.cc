@@ -530,14 +530,14 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     te::Tensor mid = st->op->input_tensors().at(0);
     if (mid->is_placeholder() || !mid->reduce_axis.empty() || mid->shape.size() != 5) continue;
     // Back from the pointwise's data through elementwise stages to a depthwise product.
-    std::vector<te::Tensor> todo{mid};
+    std::vector<te::Tensor> pending{mid};
     te::Tensor dw;
-    while (!todo.empty() && !dw.defined()) {
-      te::Tensor t = todo.back();
-      todo.pop_back();
+    while (!pending.empty() && !dw.defined()) {
+      te::Tensor t = pending.back();
+      pending.pop_back();
       for (const te::Tensor& in : t->input_tensors()) {
         if (in->tag == "conv2d_nchwc" && in->reduce_axis.size() == 2 && in->shape.size() == 5) dw = in;
-        else if (!in->is_placeholder() && in->reduce_axis.empty()) todo.push_back(in);
+        else if (!in->is_placeholder() && in->reduce_axis.empty()) pending.push_back(in);
       }
     }
     if (!dw.defined()) continue;
