@@ -161,6 +161,37 @@ TEST_P(ConvKernels, ADepthwiseConvolutionFeedsThePointwiseRowTiles) {
   }
 }
 
+// A convolution's parallel loop takes its rows too where its channel groups (tiles of
+// output channel blocks) are few or split unevenly over two or four threads: 144 output
+// channels are 9 blocks of 16, one group each; 256 are 16 blocks, in 8 or 16 groups, and
+// their loop is the groups alone.
+TEST_P(ConvKernels, ChannelGroupsThatSplitUnevenlyShareTheirRows) {
+  const std::string target = GetParam();
+  for (int64_t out : {144, 256}) {
+    Graph g;
+    NodeId x = g.add_input("x", {f32, {1, 32, 16, 16}});
+    Attrs a{{"pads", std::vector<int64_t>{0, 0, 0, 0}}, {"strides", std::vector<int64_t>{1, 1}}};
+    NodeId head = g.add_op("relu", {g.add_op("conv2d", {x, g.add_constant("w0", random_constant({32, 32, 1, 1}, 3))}, a)});
+    NodeId y = g.add_op("conv2d", {head, g.add_constant("w1", random_constant({out, 32, 1, 1}, 4))}, a);
+    g.add_output(g.add_op("relu", {y}), "y");
+    auto in = test::random_floats(32 * 16 * 16, 5);
+    CompiledModel m;
+    std::vector<float> got = test_util::run_graph(g, in, "cpu", target, 0, &m);
+    EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << out << " on " << target;
+    std::vector<std::string> names;
+    for (const auto& k : m.kernels) names.push_back(k.func.name);
+    ASSERT_GE(m.kernels.size(), 2u) << out << " on " << target;
+    std::vector<int64_t> par = test_util::parallel_extents(m.kernels[1].func);
+    ASSERT_NE(names[1].find("conv2d_nchwc"), std::string::npos) << ::testing::PrintToString(names);
+    ASSERT_EQ(par.size(), 1u) << out << " on " << target;
+    if (out == 144) {
+      EXPECT_GT(par[0], 9) << "9 groups and their rows on " << target;
+    } else {
+      EXPECT_TRUE(par[0] == 8 || par[0] == 16) << "the groups alone on " << target << ": " << par[0];
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, ConvKernels, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 // What the CPU's kernel suites share (conv_kernels_test, gemm_kernels_test, winograd_test): random
 // constant weights, a graph compiled and run on one input, and the targets they compile
-// for: the host, AVX2's 16 registers and SSE; where a kernel's prefetches reach.
+// for: the host, AVX2's 16 registers and SSE; where a kernel's prefetches reach, its
+// buffers and its parallel loops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -129,6 +130,27 @@ inline Allocation allocation(const schedule::LoweredFunc& f, const std::string& 
   Allocation a;
   Walk(name, &a).visit(f.body);
   return a;
+}
+
+// The extents of a kernel's parallel loops, outermost first.
+inline std::vector<int64_t> parallel_extents(const schedule::LoweredFunc& f) {
+  class Walk : public ir::IRVisitor {
+   public:
+    explicit Walk(std::vector<int64_t>* e) : e_(e) {}
+    using IRVisitor::visit;
+
+   protected:
+    void visit_(const ir::ForNode* op) override {
+      if (op->for_kind == ir::ForKind::Parallel) e_->push_back(ir::as_const_int(op->extent) ? *ir::as_const_int(op->extent) : -1);
+      IRVisitor::visit_(op);
+    }
+
+   private:
+    std::vector<int64_t>* e_;
+  };
+  std::vector<int64_t> e;
+  Walk(&e).visit(f.body);
+  return e;
 }
 
 }  // namespace kiln::graph::test_util
