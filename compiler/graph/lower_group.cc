@@ -3,14 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compiler/graph/gpu_schedule.h"
 #include "compiler/graph/op.h"
 #include "compiler/graph/passes/passes.h"
 #include "compiler/interp/interpreter.h"
+#include "compiler/ir/analyzer.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/ir_util.h"
 #include "compiler/ir/op.h"
 #include "compiler/support/error.h"
 #include "support/integer.h"
@@ -31,11 +36,119 @@ int64_t extent_of(const ir::IterVar& iv) { return *ir::as_const_int(iv->dom.exte
 // The largest divisor of n that is at most `want` (at least 1).
 int64_t fit(int64_t n, int64_t want) { return largest_divisor_at_most(n, want); }
 
+// Fuses the leading `axes` (adjacent, outermost) until there is enough parallel work
+// or they run out, and makes the result parallel where it has more than one iteration.
+void parallel_outer(schedule::Stage& st, const std::vector<ir::IterVar>& axes, const std::vector<int64_t>& extents) {
+  if (axes.empty()) return;
+  ir::IterVar outer = axes[0];
+  int64_t work = extents[0];
+  for (size_t k = 1; k < axes.size() && work < 64; ++k) {
+    outer = st.fuse(outer, axes[k]);
+    work *= extents[k];
+  }
+  if (work > 1) st.parallel(outer);
+}
+
+// For each tensor a stage reads (its body after inlining), the element distance in that
+// tensor between the reads of neighbouring points along each of the stage's axes,
+// probed in the middle of the iteration space: [load][axis], 0 where not constant there.
+std::vector<std::vector<int64_t>> load_strides(const te::Tensor& t) {
+  std::vector<const ir::ProducerLoadNode*> loads;
+  class Collect : public ir::IRVisitor {
+   public:
+    explicit Collect(std::vector<const ir::ProducerLoadNode*>* l) : l_(l) {}
+    using IRVisitor::visit;
+
+   protected:
+    void visit_(const ir::ProducerLoadNode* op) override {
+      l_->push_back(op);
+      IRVisitor::visit_(op);
+    }
+
+   private:
+    std::vector<const ir::ProducerLoadNode*>* l_;
+  } collect(&loads);
+  collect.visit(t->body);
+  const auto& axes = t->axis;
+  // The flat offset of a load with the axes at `point`, or nullopt.
+  auto offset = [&](const ir::ProducerLoadNode* ld, const std::vector<int64_t>& point) -> std::optional<int64_t> {
+    ir::VarMap map;
+    for (size_t d = 0; d < axes.size(); ++d) map[axes[d]->var.get()] = ir::make_int(point[d], axes[d]->var.dtype());
+    const auto& shape = ld->producer->producer_shape();
+    int64_t flat = 0;
+    for (size_t d = 0; d < ld->indices.size(); ++d) {
+      const int64_t* e = ir::as_const_int(shape[d]);
+      const int64_t* i = ir::as_const_int(ir::simplify(ir::substitute(ld->indices[d], map)));
+      if (!e || !i) return std::nullopt;
+      flat = flat * *e + *i;
+    }
+    return flat;
+  };
+  std::vector<int64_t> mid;
+  for (const auto& a : axes) mid.push_back(extent_of(a) / 2 - (extent_of(a) > 1 && extent_of(a) % 2 == 0 ? 1 : 0));
+  std::vector<std::vector<int64_t>> strides;
+  for (const ir::ProducerLoadNode* ld : loads) {
+    std::vector<int64_t> row(axes.size(), 0);
+    std::optional<int64_t> base = offset(ld, mid);
+    for (size_t d = 0; base && d < axes.size(); ++d) {
+      if (extent_of(axes[d]) < 2) continue;
+      std::vector<int64_t> next = mid;
+      next[d]++;
+      if (std::optional<int64_t> o = offset(ld, next)) row[d] = *o - *base;
+    }
+    strides.push_back(row);
+  }
+  return strides;
+}
+
+// A transpose's tile: where a stage without reductions reads some tensor across its
+// rows along the innermost axis (a gather per vector) and along another axis `c` in
+// order (K^T of attention heads: [h, d, s] from [s, h * d]), the innermost axis is
+// split by the vector and `c` runs between its halves, so a tile reads whole lines of
+// a few rows (few pages) instead of one element of a row per page; the outer axes and
+// the innermost's outer half parallel. False where it does not apply.
+// BERT-base's K^T (12 x 64 x 128 from a 128 x 2304 product): 0.107 -> 0.017 ms.
+bool schedule_transpose(schedule::Schedule& s, const te::Tensor& t) {
+  const auto& axes = t->axis;
+  size_t n = axes.size();
+  if (n < 2 || !t->reduce_axis.empty()) return false;
+  int64_t inner_extent = extent_of(axes[n - 1]);
+  int vf = vector_factor(inner_extent);
+  if (!vf || inner_extent == vf) return false;
+  int c = -1;
+  for (const auto& row : load_strides(t)) {
+    if (std::abs(row[n - 1]) <= 1) continue;
+    for (size_t d = 0; d + 1 < n; ++d)
+      if (row[d] == 1 && extent_of(axes[d]) > 1) c = static_cast<int>(d);
+    if (c >= 0) break;
+  }
+  if (c < 0) return false;
+  schedule::Stage st = s[t];
+  auto [io, ii] = st.split(axes[n - 1], vf);
+  std::vector<ir::IterVar> outer;
+  std::vector<int64_t> extents;
+  for (size_t d = 0; d + 1 < n; ++d) {
+    if (static_cast<int>(d) == c) continue;
+    outer.push_back(axes[d]);
+    extents.push_back(extent_of(axes[d]));
+  }
+  outer.push_back(io);
+  extents.push_back(inner_extent / vf);
+  std::vector<ir::IterVar> order = outer;
+  order.push_back(axes[c]);
+  order.push_back(ii);
+  st.reorder(order);
+  st.vectorize(ii);
+  parallel_outer(st, outer, extents);
+  return true;
+}
+
 // The default CPU schedule of one root stage: the outer data-parallel axes fused and
 // parallel; the innermost axis vectorized, inside the reduction loops of a reduction
 // (so a convolution accumulates a vector of outputs).
 // `vectorize` false: parallel only (a stage whose loads would be gathers).
 void schedule_root(schedule::Schedule& s, const te::Tensor& t, bool vectorize = true) {
+  if (vectorize && schedule_transpose(s, t)) return;
   schedule::Stage st = s[t];
   std::vector<ir::IterVar> axes = t->axis;
   if (axes.empty()) return;
@@ -65,15 +178,7 @@ void schedule_root(schedule::Schedule& s, const te::Tensor& t, bool vectorize = 
     st.reorder(order);
   }
   if (vi.defined()) st.vectorize(vi);
-  // Fuse outer axes until there is enough parallel work (or they run out).
-  if (axes.empty()) return;
-  ir::IterVar outer = axes[0];
-  int64_t work = extents[0];
-  for (size_t k = 1; k < axes.size() && work < 64; ++k) {
-    outer = st.fuse(outer, axes[k]);
-    work *= extents[k];
-  }
-  if (work > 1) st.parallel(outer);
+  parallel_outer(st, axes, extents);
 }
 
 // The register tile's accumulator of a product computed into `out`: the product
