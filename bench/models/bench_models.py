@@ -19,6 +19,8 @@ kernel (bench/gemm's gemm_bench --peer-only, PATH default build/bench/gemm/gemm_
 build/peers). Each system's latency is the median of N runs (default 10), measured in
 R rounds (default 3) that take Kiln, PyTorch and ONNX Runtime in turn; the best round
 counts for each, so a slow minute of a shared machine does not fall on one side only.
+The ratio to ONNX Runtime (and PyTorch) is also given round by round, Kiln and the peer
+timed minutes apart: its median over the rounds and its range (`paired_ratio_*`).
 --records MODEL=FILE: Kiln also runs MODEL with these `kiln tune` records (in the same
 rounds), reported with its gain over the default schedules.
 --layers: also layer by layer against ONNX Runtime: Kiln's per-kernel medians (`kiln run
@@ -211,6 +213,12 @@ def main():
                 for peer in ("pytorch", "ort", "openblas"):
                     if peer + "_ms" in row:
                         row["ratio_" + peer] = k["median"] / row[peer + "_ms"]["median"]
+                # The same ratio round by round (Kiln and the peer minutes apart, not a
+                # round apart): its median over the rounds, and its spread.
+                for peer in ("pytorch", "ort"):
+                    if peer + "_ms" in trials:
+                        paired = [a["median"] / b["median"] for a, b in zip(trials["kiln_ms"], trials[peer + "_ms"])]
+                        row["paired_ratio_" + peer] = {"median": float(np.median(paired)), "min": min(paired), "max": max(paired)}
                         if "kiln_tuned_ms" in row:
                             row["ratio_tuned_" + peer] = row["kiln_tuned_ms"]["median"] / row[peer + "_ms"]["median"]
                 if a.layers:
@@ -233,6 +241,12 @@ def main():
         print(f"{r['model']:<14}{r['threads']:>8}{r['kernels']:>8}{r['kiln_ms']['median']:>10.2f}"
               f"{cell(r, 'pytorch_ms', 12)}{cell(r, 'ort_ms', 9)}{cell(r, 'openblas_ms', 9)}"
               f"{cell(r, 'ratio_pytorch', 10)}{cell(r, 'ratio_ort', 7)}{cell(r, 'ratio_openblas', 7)}")
+    paired = [r for r in rows if "paired_ratio_ort" in r]
+    if paired:
+        print("Kiln / ORT round by round (median over the rounds, min - max):")
+        for r in paired:
+            p = r["paired_ratio_ort"]
+            print(f"  {r['model']:<14}{r['threads']:>2} thread(s): {p['median']:.2f} ({p['min']:.2f} - {p['max']:.2f})")
     tuned = [r for r in rows if "kiln_tuned_ms" in r]
     if tuned:
         print("with `kiln tune` records:")
