@@ -143,6 +143,62 @@ bool schedule_transpose(schedule::Schedule& s, const te::Tensor& t) {
   return true;
 }
 
+// A group of row reductions: every stage left after inlining but the group's one output
+// is a reduction that keeps the output's leading axes (a layer norm's halves: the
+// row's partial sums and its sum, then the normalized row). Each row is then computed
+// whole, every stage at the output's parallel loop over rows: one launch where there
+// were three, and the row stays in L1 between them. False (nothing scheduled) where
+// the group is not one. BERT-base's layer norms at two threads: 1.21 -> 1.00 ms in all.
+// Not a softmax (its exponentials are a stage too): per row, its 128-element loops
+// were slower than stage by stage (1.08 -> 1.17 ms).
+bool schedule_rows(schedule::Schedule& s, const te::Tensor& output) {
+  schedule::Stage os = s[output];
+  const te::Tensor out = os->op;  // after inlining rewrote it
+  size_t n = out->axis.size();
+  if (n < 2 || !out->reduce_axis.empty()) return false;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < n; ++d) rows *= extent_of(out->axis[d]);
+  if (rows < 2) return false;
+  std::vector<schedule::Stage> inner;
+  for (const schedule::Stage& st : s->stages) {
+    if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline || st.get() == os.get()) continue;
+    const te::Tensor& t = st->op;
+    if (t->axis.size() != n || t->tag != "reduce") return false;
+    for (size_t d = 0; d + 1 < n; ++d)
+      if (extent_of(t->axis[d]) != extent_of(out->axis[d])) return false;
+    inner.push_back(st);
+  }
+  if (inner.empty()) return false;
+  // The output: rows fused and parallel, each row's vectors inside.
+  const auto& ax = out->axis;
+  ir::IterVar par = ax[0];
+  for (size_t d = 1; d + 1 < n; ++d) par = os.fuse(par, ax[d]);
+  if (int vf = vector_factor(extent_of(ax[n - 1]))) {
+    auto [o, i] = os.split(ax[n - 1], vf);
+    os.vectorize(i);
+  }
+  os.parallel(par);
+  // The others at the row, each with its last axis as the vector (inside its reduction).
+  for (schedule::Stage st : inner) {
+    st.compute_at(os, par);
+    const te::Tensor& t = st->op;
+    int vf = vector_factor(extent_of(t->axis[n - 1]));
+    if (!vf) continue;
+    std::vector<ir::IterVar> order(t->axis.begin(), t->axis.end() - 1);
+    ir::IterVar vi = t->axis[n - 1];
+    if (extent_of(vi) > vf) {
+      auto [o, i] = st.split(vi, vf);
+      order.push_back(o);
+      vi = i;
+    }
+    for (const auto& r : t->reduce_axis) order.push_back(r);
+    order.push_back(vi);
+    st.reorder(order);
+    st.vectorize(vi);
+  }
+  return true;
+}
+
 // The default CPU schedule of one root stage: the outer data-parallel axes fused and
 // parallel; the innermost axis vectorized, inside the reduction loops of a reduction
 // (so a convolution accumulates a vector of outputs).
@@ -676,6 +732,11 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     const te::Tensor& t = st->op;
     if (t->is_placeholder() || keep_root.count(t.get()) || made_for(st, fused_mid)) continue;
     if (!st->is_output && t->reduce_axis.empty()) st.compute_inline();
+  }
+  if (outs.size() == 1 && !fused_dw.defined() && schedule_rows(s, outs[0])) {
+    r.func = schedule::lower(s, args, name);
+    r.outputs = outputs;
+    return r;
   }
   // A matrix product or a blocked convolution whose only consumer is the group's one
   // output, elementwise and of its shape (a fused bias, activation or residual add),
