@@ -213,14 +213,14 @@ def main():
                 for peer in ("pytorch", "ort", "openblas"):
                     if peer + "_ms" in row:
                         row["ratio_" + peer] = k["median"] / row[peer + "_ms"]["median"]
+                        if "kiln_tuned_ms" in row:
+                            row["ratio_tuned_" + peer] = row["kiln_tuned_ms"]["median"] / row[peer + "_ms"]["median"]
                 # The same ratio round by round (Kiln and the peer minutes apart, not a
                 # round apart): its median over the rounds, and its spread.
                 for peer in ("pytorch", "ort"):
                     if peer + "_ms" in trials:
                         paired = [a["median"] / b["median"] for a, b in zip(trials["kiln_ms"], trials[peer + "_ms"])]
                         row["paired_ratio_" + peer] = {"median": float(np.median(paired)), "min": min(paired), "max": max(paired)}
-                        if "kiln_tuned_ms" in row:
-                            row["ratio_tuned_" + peer] = row["kiln_tuned_ms"]["median"] / row[peer + "_ms"]["median"]
                 if a.layers:
                     row["layers"] = layers(a.kiln, path, x_path, t, a.repeat, node_modules, {input_name: x})
                 rows.append(row)
