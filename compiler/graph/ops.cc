@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -165,14 +166,25 @@ using namespace detail;
 // ---------------------------------------------------------------- elementwise
 
 Expr erf_approx(Expr x) {
-  // Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7): both the interpreter and the
-  // backends evaluate it the same way.
+  // x * P(x^2) / Q(x^2) on |x| <= 3.925 (beyond it erf rounds to +-1 in float32): a
+  // minimax fit of the relative error (scripts/fit-erf.py), within 4e-7 of erf's value
+  // over all floats, 7 ulp in float32 evaluated as written, 6 with FMA. No exp: on an
+  // AVX-512 Xeon 4.1 ns per 16 lanes, where Abramowitz and Stegun's 7.1.26 with libmvec's
+  // expf took 6.7 (and erred by up to 1.5e-7 whatever erf's size). Both the
+  // interpreter and the backends evaluate this expression; NaN stays NaN.
+  static constexpr double kP[] = {2.007045019e-08, -1.888392376e-06, 1.266197214e-04, 3.101447364e-03,
+                                  4.871262237e-02, 1.861201227e-01,  1.128379226e+00};
+  static constexpr double kQ[] = {8.076294325e-04, 1.315142307e-02, 1.092596054e-01, 4.982798696e-01, 1.0};
   DataType t = x.dtype();
   auto c = [&](double v) { return ir::make_const(t, v); };
-  Expr ax = ir::abs(x);
-  Expr k = c(1.0) / (c(1.0) + c(0.3275911) * ax);
-  Expr poly = k * (c(0.254829592) + k * (c(-0.284496736) + k * (c(1.421413741) + k * (c(-1.453152027) + k * c(1.061405429)))));
-  Expr y = c(1.0) - poly * ir::exp(-(ax * ax));
+  auto horner = [&](const double* k, size_t n, const Expr& s) {
+    Expr r = c(k[0]);
+    for (size_t i = 1; i < n; ++i) r = r * s + c(k[i]);
+    return r;
+  };
+  Expr a = ir::min(ir::abs(x), c(3.925));
+  Expr s = a * a;
+  Expr y = a * horner(kP, std::size(kP), s) / horner(kQ, std::size(kQ), s);
   return ir::select(x < c(0.0), -y, y);
 }
 
