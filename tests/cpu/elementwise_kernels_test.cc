@@ -1,5 +1,6 @@
 // Elementwise formulas on the CPU against their definitions: erf, a rational function
-// of x^2 evaluated by every backend the same way (ops.cc).
+// of x^2 evaluated by every backend the same way (ops.cc), and softmax, whose rows
+// are scaled by the reciprocal of their sums.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -43,6 +44,27 @@ TEST_P(ElementwiseKernels, ErfWithinItsRelativeBound) {
   EXPECT_EQ(y[y.size() - 3], 1.0f);
   EXPECT_EQ(y[y.size() - 2], -1.0f);
   EXPECT_TRUE(std::isnan(y.back()));
+}
+
+// Softmax over the last axis of [12, 128, 128] (BERT-base's attention), against the
+// definition in double: every row sums to 1 and each value is within 1e-6 of its own size.
+TEST_P(ElementwiseKernels, SoftmaxRows) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {12, 128, 128}});
+  g.add_output(g.add_op("softmax", {x}, {{"axis", int64_t{-1}}}), "y");
+  auto xv = test::random_floats(12 * 128 * 128, 7, -8, 8);
+  std::vector<float> y = run(g, xv, GetParam());
+  ASSERT_EQ(y.size(), xv.size());
+  for (size_t r = 0; r < 12 * 128; ++r) {
+    const float* row = &xv[r * 128];
+    double mx = row[0], sum = 0;
+    for (int j = 0; j < 128; ++j) mx = std::max<double>(mx, row[j]);
+    for (int j = 0; j < 128; ++j) sum += std::exp(row[j] - mx);
+    for (int j = 0; j < 128; ++j) {
+      double want = std::exp(row[j] - mx) / sum;
+      ASSERT_NEAR(y[r * 128 + j], want, 1e-6 * want + 1e-12) << "row " << r << " column " << j;
+    }
+  }
 }
 
 std::vector<std::string> targets() {
