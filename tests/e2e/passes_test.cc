@@ -1,6 +1,8 @@
 // Graph passes, each on a small graph: structure after the pass and unchanged results.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "compiler/graph/memory_plan.h"
 #include "compiler/graph/passes/passes.h"
 #include "tests/e2e/test_util.h"
@@ -51,6 +53,24 @@ TEST(Passes, SimplifyInferenceRemovesBatchNormAndDropout) {
   EXPECT_EQ(count_op(s, "batch_norm"), 0);
   EXPECT_EQ(count_op(s, "dropout"), 0);
   EXPECT_LT(test::rel_error(run(s), run(g)), 1e-6);
+}
+
+// x / c for a float constant c (GELU's x / sqrt(2)) becomes x * (1 / c), the
+// reciprocal folded; a division by a tensor that is not constant stays one.
+TEST(Passes, SimplifyInferenceMultipliesByAConstantsReciprocal) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {2, 3}});
+  NodeId q = g.add_op("divide", {x, g.add_scalar("sqrt2", f32, std::sqrt(2.0))});
+  NodeId r = g.add_op("divide", {q, g.add_constant("c", const_f32({3}, 8, 0.5, 2))});
+  g.add_output(g.add_op("divide", {r, x}), "y");
+  Graph f = fold_constant(simplify_inference(g));
+  EXPECT_EQ(count_op(f, "divide"), 1) << f;
+  EXPECT_EQ(count_op(f, "multiply"), 2) << f;
+  auto xv = test::random_floats(6, 9, 0.5, 2);
+  std::vector<float> want = test::run_graph(g, {xv}, "interp", {false, false});
+  std::vector<float> got = test::run_graph(f, {xv}, "interp", {false, false});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 4e-7 * std::fabs(want[i])) << i;
 }
 
 TEST(Passes, FoldConstantEvaluatesConstantSubgraphs) {

@@ -1,7 +1,10 @@
 // SimplifyInference: inference-only rewrites. batch_norm(x, gamma, beta, mean, var)
 // becomes x * scale + shift with scale = gamma / sqrt(var + eps) and shift = beta -
 // mean * scale, per channel (shape [C, 1, ..., 1] so it broadcasts over axis 1);
-// FoldConstant then evaluates scale and shift. dropout is the identity.
+// FoldConstant then evaluates scale and shift. dropout is the identity. A float
+// division by a constant becomes a product with its reciprocal (folded): a vector
+// division costs many multiplications (GELU's x / sqrt(2) in BERT-base's products'
+// epilogues); the result may differ in the last bit.
 #include "compiler/graph/passes/passes.h"
 
 namespace kiln::graph {
@@ -34,6 +37,12 @@ Graph simplify_inference(const Graph& old) {
     if (n.is_input()) continue;
     if (n.op == "dropout") rw.set(id, rw.map(n.inputs[0]));
     else if (n.op == "batch_norm") rw.set(id, batch_norm_as_scale_shift(rw, id));
+    else if (n.op == "divide" && n.type.dtype.is_float() && old.node(n.inputs[1]).is_constant() &&
+             old.type(n.inputs[1]).dtype == n.type.dtype) {
+      Graph& g = rw.graph();
+      NodeId inv = g.add_op("divide", {g.add_scalar(n.name + ".one", n.type.dtype, 1.0), rw.map(n.inputs[1])}, {}, n.name + ".reciprocal");
+      rw.set(id, g.add_op("multiply", {rw.map(n.inputs[0]), inv}, {}, n.name));
+    }
     else rw.copy(id);
   }
   return rw.finish();
