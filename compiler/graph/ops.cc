@@ -168,7 +168,8 @@ using namespace detail;
 Expr erf_approx(Expr x) {
   // x * P(x^2) / Q(x^2) on |x| <= 3.925 (beyond it erf rounds to +-1 in float32): a
   // minimax fit of the relative error (scripts/fit-erf.py), within 4e-7 of erf's value
-  // over all floats, 7 ulp in float32 evaluated as written, 6 with FMA. No exp: on an
+  // (7 ulp in float32 evaluated as written, 6 with FMA) over the script's sample of
+  // 400,000 floats in -4.5..4.5 and 2,000 from 1e-30 to 1. No exp: on an
   // AVX-512 Xeon 4.1 ns per 16 lanes, where Abramowitz and Stegun's 7.1.26 with libmvec's
   // expf took 6.7 (and erred by up to 1.5e-7 whatever erf's size). Both the
   // interpreter and the backends evaluate this expression; NaN stays NaN.
