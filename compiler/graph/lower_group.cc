@@ -143,6 +143,42 @@ bool schedule_transpose(schedule::Schedule& s, const te::Tensor& t) {
   return true;
 }
 
+// Stage `st` of `t` with its innermost axis split by the vector width and vectorized
+// (where `vectorize` and the width divides it), inside the reduction loops where `t`
+// has any, so a reduction accumulates a vector of outputs. Returns the axes outside
+// the vector, outermost first (the split's outer half last), and their extents.
+std::pair<std::vector<ir::IterVar>, std::vector<int64_t>> vectorize_innermost(schedule::Stage& st, const te::Tensor& t,
+                                                                            bool vectorize) {
+  std::vector<ir::IterVar> axes = t->axis;
+  std::vector<int64_t> extents;
+  for (const auto& a : axes) extents.push_back(extent_of(a));
+  ir::IterVar inner = axes.back();
+  int64_t inner_extent = extents.back();
+  axes.pop_back();
+  extents.pop_back();
+  int vf = vectorize ? vector_factor(inner_extent) : 0;
+  ir::IterVar vi;
+  if (vf && inner_extent > vf) {
+    auto [o, i] = st.split(inner, vf);
+    axes.push_back(o);
+    extents.push_back(inner_extent / vf);
+    vi = i;
+  } else if (vf) {
+    vi = inner;
+  } else {
+    axes.push_back(inner);
+    extents.push_back(inner_extent);
+  }
+  if (vi.defined() && !t->reduce_axis.empty()) {
+    std::vector<ir::IterVar> order = axes;
+    for (const auto& r : t->reduce_axis) order.push_back(r);
+    order.push_back(vi);
+    st.reorder(order);
+  }
+  if (vi.defined()) st.vectorize(vi);
+  return {axes, extents};
+}
+
 // A group of row reductions: every stage left after inlining but the group's one output
 // is a reduction that keeps the output's leading axes (a layer norm's halves: the
 // row's partial sums and its sum, then the normalized row). Each row is then computed
@@ -173,28 +209,12 @@ bool schedule_rows(schedule::Schedule& s, const te::Tensor& output) {
   const auto& ax = out->axis;
   ir::IterVar par = ax[0];
   for (size_t d = 1; d + 1 < n; ++d) par = os.fuse(par, ax[d]);
-  if (int vf = vector_factor(extent_of(ax[n - 1]))) {
-    auto [o, i] = os.split(ax[n - 1], vf);
-    os.vectorize(i);
-  }
+  vectorize_innermost(os, out, true);
   os.parallel(par);
   // The others at the row, each with its last axis as the vector (inside its reduction).
   for (schedule::Stage st : inner) {
     st.compute_at(os, par);
-    const te::Tensor& t = st->op;
-    int vf = vector_factor(extent_of(t->axis[n - 1]));
-    if (!vf) continue;
-    std::vector<ir::IterVar> order(t->axis.begin(), t->axis.end() - 1);
-    ir::IterVar vi = t->axis[n - 1];
-    if (extent_of(vi) > vf) {
-      auto [o, i] = st.split(vi, vf);
-      order.push_back(o);
-      vi = i;
-    }
-    for (const auto& r : t->reduce_axis) order.push_back(r);
-    order.push_back(vi);
-    st.reorder(order);
-    st.vectorize(vi);
+    vectorize_innermost(st, st->op, true);
   }
   return true;
 }
@@ -205,35 +225,9 @@ bool schedule_rows(schedule::Schedule& s, const te::Tensor& output) {
 // `vectorize` false: parallel only (a stage whose loads would be gathers).
 void schedule_root(schedule::Schedule& s, const te::Tensor& t, bool vectorize = true) {
   if (vectorize && schedule_transpose(s, t)) return;
+  if (t->axis.empty()) return;
   schedule::Stage st = s[t];
-  std::vector<ir::IterVar> axes = t->axis;
-  if (axes.empty()) return;
-  std::vector<int64_t> extents;
-  for (const auto& a : axes) extents.push_back(extent_of(a));
-  ir::IterVar inner = axes.back();
-  int64_t inner_extent = extents.back();
-  axes.pop_back();
-  extents.pop_back();
-  int vf = vectorize ? vector_factor(inner_extent) : 0;
-  ir::IterVar vi;
-  if (vf && inner_extent > vf) {
-    auto [o, i] = st.split(inner, vf);
-    axes.push_back(o);
-    extents.push_back(inner_extent / vf);
-    vi = i;
-  } else if (vf) {
-    vi = inner;
-  } else {
-    axes.push_back(inner);
-    extents.push_back(inner_extent);
-  }
-  if (vi.defined() && !t->reduce_axis.empty()) {
-    std::vector<ir::IterVar> order = axes;
-    for (const auto& r : t->reduce_axis) order.push_back(r);
-    order.push_back(vi);
-    st.reorder(order);
-  }
-  if (vi.defined()) st.vectorize(vi);
+  auto [axes, extents] = vectorize_innermost(st, t, vectorize);
   parallel_outer(st, axes, extents);
 }
 
