@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "backend-cpu/module.h"
+#include "backend-cpu/runtime/parallel.h"
 #include "compiler/support/error.h"
 #include "compiler/target/backend.h"
 
@@ -103,6 +104,7 @@ class CpuBackend : public target::Backend {
     cpu::Target t = cpu_target(options);
     return {t.vector_bits(), t.vector_registers(), t.l1d_cache(), t.l2_cache()};
   }
+  int threads() const override { return kiln_get_num_threads(); }
   std::unique_ptr<target::KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const override {
     if (funcs.empty()) return std::make_unique<NoKernels>();

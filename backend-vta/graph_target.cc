@@ -425,6 +425,7 @@ graph::LoweredGroup lower_node(const Env& env, const Graph& g, NodeId id, const 
   const Node& n = g.node(id);
   graph::LoweredGroup r;
   r.inputs = n.inputs;
+  r.nodes = {id};
   r.outputs = {id};
   if (n.op == "conv2d_packed") {
     NodeId x = n.inputs[0], w = n.inputs[1];

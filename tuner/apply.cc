@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "compiler/graph/executor.h"
+#include "compiler/target/backend.h"
 #include "support/error.h"
 
 namespace kiln::tuner {
@@ -24,13 +25,65 @@ std::optional<Record> default_record(const Template& t, const Workload& w, const
   return found;
 }
 
+// The threads the CPU backend's kernels run on now; 0 (any) where it is not registered.
+int host_threads() {
+  try {
+    return target::make_backend("cpu")->threads();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Schedules the anchor with the record's configuration.
+void apply_record(const Record& r, const graph::AnchorStage& a, const Workload& w, const std::string& records_path) {
+  const Template& t = find_template(r.template_name);
+  ConfigSpace space = t.space(w);
+  if (r.config >= space.size())
+    throw Error(fmt::format("{}: the record for {} names configuration {} of '{}', whose space has {}; "
+                            "it was tuned with another version of the template",
+                            records_path, r.workload, r.config, t.name, space.size()));
+  t.apply(a, w, space.get(r.config));
+}
+
 }  // namespace
+
+std::map<std::string, InModelPick> in_model_picks(const std::vector<Record>& records, const std::string& target,
+                                                  int threads) {
+  auto counts = [&](const Record& r) {
+    if (!r.ok() || !r.in_model() || r.target != target) return false;
+    auto t = r.detail.find("threads");
+    return threads == 0 || t == r.detail.end() || (t->is_number_integer() && t->get<int64_t>() == threads);
+  };
+  std::map<std::string, InModelPick> picks;
+  for (const Record& r : records) {
+    if (!counts(r)) continue;
+    try {  // as best_records: a record whose configuration no longer decodes is passed by
+      if (find_template(r.template_name).space(Workload::from_key(r.workload)).index_of(r.knobs) != r.config) continue;
+    } catch (const std::exception&) {
+      continue;
+    }
+    auto it = picks.find(r.workload);
+    if (it == picks.end() || r.cost < it->second.best.cost) picks[r.workload].best = r;
+  }
+  for (auto& [key, p] : picks) {
+    const Template& t = find_template(p.best.template_name);
+    if (!t.default_config) continue;
+    const int64_t d = t.default_config(Workload::from_key(key));
+    for (const Record& r : records)
+      if (counts(r) && r.workload == key && r.config == d &&
+          (!p.default_record || r.cost < p.default_record->cost))
+        p.default_record = r;
+    p.applies = p.best.config != d && (!p.default_record || p.best.cost <= p.default_record->cost * (1 - kInModelMargin));
+  }
+  return picks;
+}
 
 graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& warn, ApplyStats* stats, const std::string& target) {
   auto all = std::make_shared<std::vector<Record>>(load_records(records_path));
   auto best = std::make_shared<std::map<std::string, Record>>(best_records(*all, target));
+  auto picks = std::make_shared<std::map<std::string, InModelPick>>(in_model_picks(*all, target, host_threads()));
   auto own = std::make_shared<ApplyStats>();
-  return [all, best, own, stats, &warn, records_path, target](const graph::AnchorStage& a) {
+  return [all, best, picks, own, stats, &warn, records_path, target](const graph::AnchorStage& a) {
     ApplyStats& st = stats ? *stats : *own;
     const graph::Node& n = a.graph.node(a.node);
     std::optional<Workload> w = workload_of(a.graph, a.node);
@@ -41,6 +94,18 @@ graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& 
       return false;
     }
     std::string key = w->key();
+    if (auto p = picks->find(key); p != picks->end()) {
+      if (!p->second.applies) {
+        if (st.kept_default.insert(key).second)
+          warn << fmt::format("kiln: note: no record in {} for {} (node '{}') ran {:.0f}% faster than the default schedule "
+                              "inside the model; it keeps the default schedule\n",
+                              records_path, key, n.name, kInModelMargin * 100);
+        return false;
+      }
+      apply_record(p->second.best, a, *w, records_path);
+      st.applied.insert(key);
+      return true;
+    }
     auto it = best->find(key);
     if (it == best->end()) {
       if (st.missing.insert(key).second)
@@ -60,12 +125,7 @@ graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& 
         return false;
       }
     }
-    ConfigSpace space = t.space(*w);
-    if (it->second.config >= space.size())
-      throw Error(fmt::format("{}: the record for {} names configuration {} of '{}', whose space has {}; "
-                              "it was tuned with another version of the template",
-                              records_path, key, it->second.config, t.name, space.size()));
-    t.apply(a, *w, space.get(it->second.config));
+    apply_record(it->second, a, *w, records_path);
     st.applied.insert(key);
     return true;
   };

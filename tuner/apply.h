@@ -5,6 +5,7 @@
 // schedule).
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -32,7 +33,25 @@ struct ApplyStats {
 // 3x slower between its neighbours).
 inline constexpr double kDefaultMargin = 0.05;
 
-// `warn`: where the warnings go (stderr in kiln). `stats` (optional) is filled as
+// Where a workload has in-model records (in_model.h: its candidates timed inside the
+// whole model, the default among them), records_hook chooses among those instead: the
+// fastest applies where it ran at least this much faster there than the default did,
+// which is above the spread of the fastest of three rounds.
+inline constexpr double kInModelMargin = 0.02;
+
+struct InModelPick {
+  Record best;                          // the fastest in-model record
+  std::optional<Record> default_record;  // the default schedule's, in the same runs
+  bool applies = false;                 // best is not the default, and beat it by kInModelMargin
+};
+// The pick of every workload with in-model records among `records`, by key: those
+// measured on `threads` threads (their detail's "threads"; 0: any), since a schedule
+// that wins on one core can lose on two.
+std::map<std::string, InModelPick> in_model_picks(const std::vector<Record>& records, const std::string& target = "cpu",
+                                                  int threads = 0);
+
+// `warn`: where the warnings go (stderr in kiln). In-model records apply where they
+// were measured on the threads the CPU backend runs on now. `stats` (optional) is filled as
 // kernels are lowered.
 graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& warn, ApplyStats* stats = nullptr,
                                  const std::string& target = "cpu");

@@ -257,6 +257,15 @@ MeasureResult MeasureResult::from_json(const std::string& text) {
 
 std::string host_lock_path() { return fmt::format("/tmp/kiln-tune-timing-{}.lock", getuid()); }
 
+HostTimingLock::HostTimingLock() {
+  fd_ = open(host_lock_path().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ >= 0) flock(fd_, LOCK_EX);
+}
+
+HostTimingLock::~HostTimingLock() {
+  if (fd_ >= 0) close(fd_);
+}
+
 void register_measure(const std::string& target, MeasureFn fn) { measure_fns()[target] = std::move(fn); }
 
 MeasureResult measure_here(const MeasureInput& in, const MeasureOptions& opt) {

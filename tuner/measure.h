@@ -54,6 +54,19 @@ using MeasureFn = std::function<MeasureResult(const Template&, const Workload&, 
 void register_measure(const std::string& target, MeasureFn fn);
 // The file whose flock keeps timings on this host apart (per user, in /tmp).
 std::string host_lock_path();
+
+// Holds that lock exclusively while it lives, for a timing outside the workers (the
+// in-model runs of `kiln tune MODEL`, in_model.h); without the file, nothing.
+class HostTimingLock {
+ public:
+  HostTimingLock();
+  ~HostTimingLock();
+  HostTimingLock(const HostTimingLock&) = delete;
+  HostTimingLock& operator=(const HostTimingLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 // The measurement itself, in this process (what a worker calls). Honours the
 // test-only KILN_TUNER_INJECT="crash:INDEX,hang:INDEX,..." (configuration indices
 // whose worker segfaults or hangs) so that isolation can be tested end to end.

@@ -135,7 +135,7 @@ void RecordWriter::append(const Record& r) {
 std::map<std::string, Record> best_records(const std::vector<Record>& records, const std::string& target) {
   std::map<std::string, Record> best;
   for (const Record& r : records) {
-    if (!r.ok() || r.target != target) continue;
+    if (!r.ok() || r.in_model() || r.target != target) continue;
     const Template* t = nullptr;
     try {
       t = &find_template(r.template_name);

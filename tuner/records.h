@@ -12,6 +12,12 @@
 
 namespace kiln::tuner {
 
+// The `tuner` of the records that `kiln tune MODEL` makes by timing a candidate's
+// kernels inside the whole model (in_model.h): their cost is not comparable with a
+// measurement alone, so the search and best_records pass them by, and records_hook
+// (apply.h) chooses among them where a workload has any.
+inline constexpr const char* kInModelTuner = "in-model";
+
 struct Record {
   std::string template_name;
   std::string workload;  // Workload::key()
@@ -28,6 +34,7 @@ struct Record {
   nlohmann::json detail = nlohmann::json::object();  // MeasureResult::detail, when it has any
 
   bool ok() const { return error.empty(); }
+  bool in_model() const { return tuner == kInModelTuner; }
   std::string to_json() const;
   // Throws std::invalid_argument naming the field.
   static Record from_json(const std::string& line);
@@ -53,7 +60,7 @@ class RecordWriter {
 };
 
 // The best (lowest-cost, error-free) record per workload key among `records` whose
-// template serves `target`; templates are checked against the registry and a record
+// template serves `target`, measured alone (not in_model()); templates are checked against the registry and a record
 // whose configuration no longer decodes is skipped.
 std::map<std::string, Record> best_records(const std::vector<Record>& records, const std::string& target = "cpu");
 

@@ -19,12 +19,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The records file's records of this template and target: this task's, and (for
-// transfer) other workloads', by key.
+// The records file's records of this template and target, measured alone: this
+// task's, and (for transfer) other workloads', by key.
 void split_earlier(const std::vector<Record>& earlier, const Template& t, const std::string& key, const std::string& target,
                    bool transfer, TuneTask* task) {
   for (const Record& r : earlier) {
-    if (r.template_name != t.name || r.target != target) continue;
+    if (r.template_name != t.name || r.target != target || r.in_model()) continue;
     if (r.workload == key) task->earlier.push_back(&r);
     else if (transfer) task->others[r.workload].push_back(&r);
   }

@@ -601,6 +601,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   }
 
   LoweredGroup r;
+  r.nodes = nodes;
   std::map<NodeId, te::Tensor> tensors;
   std::vector<te::Tensor> params;
   auto tensor_of = [&](NodeId id) -> te::Tensor {

@@ -15,6 +15,7 @@ namespace kiln::graph {
 
 struct LoweredGroup {
   schedule::LoweredFunc func;
+  std::vector<NodeId> nodes;    // the graph nodes the group computes
   std::vector<NodeId> inputs;   // graph nodes read by the group, in argument order
   std::vector<NodeId> outputs;  // graph nodes the group writes (after the inputs)
   bool on_accelerator = false;  // lowered by the target's strategy for its backend

@@ -92,6 +92,9 @@ class Backend {
     (void)options;
     return {};
   }
+  // The threads its kernels run on now (the CPU backend's pool: KILN_NUM_THREADS, else
+  // the hardware threads): what a time measured of them depends on. Default: 1.
+  virtual int threads() const { return 1; }
   // `options`: a backend-specific target string ("llvm -mcpu=znver4", "").
   virtual std::unique_ptr<KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,
                                               const std::string& options) const = 0;

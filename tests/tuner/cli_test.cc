@@ -120,8 +120,15 @@ TEST(TuneCli, TunesAModelAndRunAppliesTheRecords) {
   Result t = kiln("tune " + model.string() + " --trials 4 --tuner random --records " + rec.string());
   ASSERT_EQ(t.status, 0) << t.out;
   EXPECT_NE(t.out.find("kiln tune: 2 tasks"), std::string::npos) << t.out;
-  std::set<std::string> workloads;
-  for (const Record& x : load_records(rec.string())) workloads.insert(x.workload);
+  // Then the candidates inside the model (--in-model 3 by default): the default's
+  // in-model record of each workload, and a line for each.
+  EXPECT_NE(t.out.find("in the model: the tuned workloads' kernels"), std::string::npos) << t.out;
+  std::set<std::string> workloads, in_model;
+  for (const Record& x : load_records(rec.string())) {
+    workloads.insert(x.workload);
+    if (x.in_model()) in_model.insert(x.workload);
+  }
+  EXPECT_EQ(in_model, workloads);
   // The matmul's panel is as wide as this machine's registers make it (32 columns with
   // AVX-512, 16 with AVX2), as `kiln` picks it for the host.
   cpu::register_graph_backend();
@@ -152,6 +159,9 @@ TEST(TuneCli, BadInputIsNamed) {
   Result r = kiln("tune --op matmul:M=64,N=64 --trials 2 --records " + rec.string());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("matmul needs K"), std::string::npos) << r.out;
+  r = kiln("tune --op matmul:M=8,N=8,K=8 --in-model -1 --records " + rec.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--in-model must be 0 (none) or a number of candidates"), std::string::npos) << r.out;
   r = kiln("tune --op matmul:M=8,N=8,K=8 --tuner sa --records " + rec.string());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("unknown tuner 'sa'"), std::string::npos) << r.out;

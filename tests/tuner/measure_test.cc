@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -322,6 +323,35 @@ TEST_F(Measure, RejectsBadOptions) {
   EXPECT_THROW(tune(find_template("matmul.cpu"), w, pool, o), std::invalid_argument);
   o.trials = 1;
   EXPECT_THROW(tune(find_template("conv2d_nchwc.cpu"), w, pool, o), std::invalid_argument);
+}
+
+// The records `kiln tune MODEL` writes of kernels timed inside the model (in_model.h)
+// are another kind of time: the search neither counts them as measured nor learns from
+// them, and best_records passes them by, however fast they are.
+TEST(Tuner, InModelRecordsAreNotTheSearchsHistory) {
+  cpu::register_graph_backend();
+  Workload w = parse_workload("matmul_packed:M=16,N=64,K=32,block=32");
+  const Template& t = find_template("matmul_packed.cpu");
+  const int64_t d = t.default_config(w);
+  fs::path p = fs::temp_directory_path() / ("kiln-in-model-history-" + std::to_string(getpid()) + ".jsonl");
+  fs::remove(p);
+  MeasureResult fast;
+  fast.cost = 1e-9;
+  RecordWriter(p.string()).append(record_of(t, w, t.space(w), "cpu", d, fast, 0, kInModelTuner));
+  FakeMeasurer m;
+  TuneOptions o;
+  o.tuner = "random";
+  o.trials = 1;
+  o.resume = true;
+  o.records = p.string();
+  TuneResult r = tune(t, w, m, o);
+  EXPECT_EQ(r.measured, 1);  // the default, as if the file were empty
+  ASSERT_TRUE(r.default_record);
+  EXPECT_EQ(r.default_record->tuner, "random");
+  std::map<std::string, Record> best = best_records(load_records(p.string()));
+  ASSERT_EQ(best.count(w.key()), 1u);
+  EXPECT_EQ(best.at(w.key()).tuner, "random");
+  fs::remove(p);
 }
 
 }  // namespace

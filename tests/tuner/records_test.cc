@@ -1,15 +1,24 @@
 // Records: JSON round trip, errors naming file:line, an unfinished last line, the best
-// record per workload; applying records at compile time.
+// record per workload; applying records at compile time; choosing among them inside the
+// model (tuner/in_model.h): which in-model records apply (the margin, the threads),
+// that they decide over the records measured alone, and select_in_model on a model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <string>
 
 #include "backend-cpu/graph_backend.h"
 #include "compiler/graph/executor.h"
+#include "compiler/interp/host_buffer.h"
+#include "compiler/target/backend.h"
 #include "tuner/apply.h"
+#include "tuner/in_model.h"
 #include "tuner/records.h"
 
 namespace kiln::tuner {
@@ -214,6 +223,16 @@ TEST(Apply, RecordsScheduleAnchorsAndMissingOnesWarn) {
 }
 
 
+// Compiles `g` (not optimized) with the records of `p` and returns what was applied.
+ApplyStats compile_with_records(const graph::Graph& g, const fs::path& p, std::ostream& warn) {
+  ApplyStats stats;
+  graph::CompileOptions o;
+  o.optimize = false;
+  o.schedule_hook = records_hook(p.string(), warn, &stats);
+  graph::compile(g, o);
+  return stats;
+}
+
 // A record applies only where the tuner measured it at least kDefaultMargin faster than
 // the default schedule's record in the same file; within the margin the anchor keeps
 // the default, with a note.
@@ -234,17 +253,148 @@ TEST(Apply, ARecordWithinTheMarginOfTheDefaultKeepsTheDefault) {
       out.append(sample(other, 1e-3 / (1 + gain), "", t.name, w.key()));
     }
     std::ostringstream warn;
-    ApplyStats stats;
-    graph::CompileOptions o;
-    o.optimize = false;
-    o.schedule_hook = records_hook(p.string(), warn, &stats);
-    graph::compile(g, o);
+    ApplyStats stats = compile_with_records(g, p, warn);
     bool kept = gain < kDefaultMargin;
     EXPECT_EQ(stats.kept_default.count(w.key()), kept ? 1u : 0u) << gain;
     EXPECT_EQ(stats.applied.count(w.key()), kept ? 0u : 1u) << gain;
     EXPECT_EQ(warn.str().find("it keeps the default schedule") != std::string::npos, kept) << warn.str();
     fs::remove(p);
   }
+}
+
+const std::string kKey = "matmul_packed:M=16,N=64,K=32,block=32";
+
+// A record of `config` of kKey: measured alone, or inside a model on `threads` threads.
+Record record(int64_t config, double cost, bool in_model, int threads = 1) {
+  const Template& t = find_template("matmul_packed.cpu");
+  Workload w = parse_workload(kKey);
+  MeasureResult mr;
+  mr.cost = cost;
+  if (in_model) mr.detail = {{"threads", threads}};
+  return record_of(t, w, t.space(w), "cpu", config, mr, 0, in_model ? kInModelTuner : "random");
+}
+
+int64_t default_config() { return find_template("matmul_packed.cpu").default_config(parse_workload(kKey)); }
+
+TEST(InModel, APickAppliesPastTheMarginOnItsThreads) {
+  cpu::register_graph_backend();  // the default configuration is the host's
+  const int64_t d = default_config();
+  const int64_t other = d == 0 ? 1 : 0;
+  for (double gain : {0.01, 0.05}) {
+    std::vector<Record> rs = {record(d, 1e-3, true), record(other, 1e-3 / (1 + gain), true)};
+    auto picks = in_model_picks(rs, "cpu", 1);
+    ASSERT_EQ(picks.count(kKey), 1u);
+    EXPECT_EQ(picks.at(kKey).best.config, other);
+    ASSERT_TRUE(picks.at(kKey).default_record);
+    EXPECT_EQ(picks.at(kKey).applies, gain >= kInModelMargin) << gain;
+  }
+  // Where the default is the fastest it stays.
+  EXPECT_FALSE(in_model_picks({record(d, 1e-3, true), record(other, 2e-3, true)}, "cpu", 1).at(kKey).applies);
+  // Records of two threads are not those of one; with 0 (any) they all count.
+  std::vector<Record> two = {record(d, 1e-3, true, 2), record(other, 0.5e-3, true, 2)};
+  EXPECT_TRUE(in_model_picks(two, "cpu", 1).empty());
+  EXPECT_TRUE(in_model_picks(two, "cpu", 2).at(kKey).applies);
+  EXPECT_TRUE(in_model_picks(two, "cpu", 0).at(kKey).applies);
+  // Records measured alone are no picks.
+  EXPECT_TRUE(in_model_picks({record(d, 1e-3, false), record(other, 0.5e-3, false)}, "cpu", 1).empty());
+}
+
+// The standalone records say `other` is 25% faster; inside the model it was not, so the
+// anchor keeps the default. Where the in-model records are of other threads, the
+// standalone records decide.
+TEST(InModel, InModelRecordsDecideOverTheRecordsMeasuredAlone) {
+  cpu::register_graph_backend();
+  const int threads = target::make_backend("cpu")->threads();
+  const int64_t d = default_config();
+  const int64_t other = d == 0 ? 1 : 0;
+  graph::NodeId node = -1;
+  graph::Graph g = workload_graph(parse_workload(kKey), &node);
+  for (int measured_on : {threads, threads + 1}) {
+    fs::path p = temp_file("kiln-in-model-decides");
+    {
+      RecordWriter out(p.string());
+      for (const Record& r : {record(d, 1e-3, false), record(other, 0.8e-3, false), record(d, 1e-3, true, measured_on),
+                              record(other, 1.01e-3, true, measured_on)})
+        out.append(r);
+    }
+    std::ostringstream warn;
+    ApplyStats stats = compile_with_records(g, p, warn);
+    const bool in_model = measured_on == threads;
+    EXPECT_EQ(stats.kept_default.count(kKey), in_model ? 1u : 0u);
+    EXPECT_EQ(stats.applied.count(kKey), in_model ? 0u : 1u);
+    EXPECT_EQ(warn.str().find("faster than the default schedule inside the model") != std::string::npos, in_model)
+        << warn.str();
+    fs::remove(p);
+  }
+}
+
+// A model of two dense layers (constant weights: AlterLayout's matmul_packed) with
+// records of three configurations measured alone for each: every candidate is compiled
+// into the model, the winners timed again, and the default's and each winner's
+// in-model records appended, on this process's threads.
+TEST(InModel, SelectsInsideTheModel) {
+  cpu::register_graph_backend();
+  const ir::DataType f32 = ir::DataType::Float(32);
+  graph::Graph g;
+  graph::NodeId x = g.add_input("x", {f32, {16, 32}});
+  auto weight = [&](int64_t k, int64_t n, const std::string& name) {
+    auto b = std::make_shared<interp::HostBuffer>(f32, std::vector<int64_t>{k, n});
+    auto* v = reinterpret_cast<float*>(b->data());
+    for (int64_t i = 0; i < k * n; ++i) v[i] = static_cast<float>(i % 7) / 7.0f - 0.5f;
+    return g.add_constant(name, b);
+  };
+  graph::NodeId h = g.add_op("matmul", {x, weight(32, 64, "w1")}, {}, "fc1");
+  graph::NodeId y = g.add_op("matmul", {g.add_op("relu", {h}, {}, "relu"), weight(64, 64, "w2")}, {}, "fc2");
+  g.add_output(y, "y");
+
+  fs::path p = temp_file("kiln-in-model-select");
+  std::vector<std::pair<Workload, std::string>> ws = model_workloads(g);
+  ASSERT_EQ(ws.size(), 2u);
+  {
+    RecordWriter out(p.string());
+    for (const auto& [w, node] : ws) {
+      const Template& t = find_template("matmul_packed.cpu");
+      ConfigSpace s = t.space(w);
+      ASSERT_GE(s.size(), 3);
+      for (int64_t c = 0; c < 3; ++c) {
+        MeasureResult mr;
+        mr.cost = 1e-3 * (1 + c);
+        out.append(record_of(t, w, s, "cpu", c, mr, static_cast<int>(c), "random"));
+      }
+    }
+  }
+  InModelOptions o;
+  o.candidates = 2;
+  o.rounds = 1;
+  o.runs = 2;
+  o.records = p.string();
+  InModelResult r = select_in_model(g, o);
+  ASSERT_EQ(r.choices.size(), 2u);
+  int ranks = 0;
+  for (const InModelChoice& c : r.choices) {
+    EXPECT_EQ(c.template_name, "matmul_packed.cpu");
+    EXPECT_GT(c.default_ms, 0);
+    EXPECT_GT(c.best_ms, 0);
+    ranks = std::max(ranks, c.candidates);
+  }
+  EXPECT_GE(ranks, 3);  // the default and two others (three if the default is among 0..2)
+  EXPECT_EQ(r.compiles, ranks + 2);
+  EXPECT_GE(r.model_default_ms, r.choices[0].default_ms);
+  const int threads = target::make_backend("cpu")->threads();
+  std::set<std::string> with_default;
+  for (const Record& rec : load_records(p.string())) {
+    if (!rec.in_model()) continue;
+    EXPECT_EQ(rec.detail.at("threads"), threads);
+    const InModelChoice& c = rec.workload == r.choices[0].workload ? r.choices[0] : r.choices[1];
+    EXPECT_TRUE(rec.config == c.default_config || rec.config == c.best_config) << rec.config;
+    if (rec.config == c.default_config) with_default.insert(rec.workload);
+  }
+  EXPECT_EQ(with_default.size(), 2u);
+  EXPECT_EQ(in_model_picks(load_records(p.string()), "cpu", threads).size(), 2u);
+  // Another target than the host CPU is refused, naming it.
+  o.target = target::Target::parse("interp");
+  EXPECT_THROW(select_in_model(g, o), std::exception);
+  fs::remove(p);
 }
 
 }  // namespace

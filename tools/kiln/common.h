@@ -11,6 +11,10 @@
 #include "compiler/quantize/quantize.h"
 #include "hw/spec/config.h"
 
+namespace kiln::graph {
+class Executor;
+}
+
 namespace kiln::cli {
 
 // A configuration given as a file path or as the name of one in hw/config
@@ -26,6 +30,10 @@ void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& b
 // `calibrate_dir` (quantize_cmd.cc); returns the QDQ model's bytes.
 std::string quantize_file(const std::string& model, const std::string& calibrate_dir, const quantize::Options& opt,
                           quantize::Report* report = nullptr);
+
+// Fills a compiled model's inputs from NAME=FILE.npy specs, the others with random
+// data (floats in [-1, 1), integers in [0, 10)); run_cmd.cc.
+void set_inputs(graph::Executor& ex, const std::vector<std::string>& specs);
 
 // Subcommand registration; each returns after adding its callbacks to `app`.
 void add_hw_commands(CLI::App& app);

@@ -227,7 +227,8 @@ graph::Executor build(const RunArgs& a, size_t* num_kernels, double* compile_ms)
   return ex;
 }
 
-// Inputs from NAME=FILE.npy; the others random (floats in [-1, 1], integers in [0, 10)).
+}  // namespace
+
 void set_inputs(graph::Executor& ex, const std::vector<std::string>& specs) {
   std::map<std::string, std::string> files;
   for (const auto& s : specs) {
@@ -259,6 +260,8 @@ void set_inputs(graph::Executor& ex, const std::vector<std::string>& specs) {
   }
   if (!files.empty()) throw CompileError("the model has no input named '" + files.begin()->first + "'");
 }
+
+namespace {
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -21,6 +21,7 @@
 #include "tools/kiln/common.h"
 #include "tools/kiln/device_flags.h"
 #include "tuner/apply.h"
+#include "tuner/in_model.h"
 #include "tuner/mpi.h"
 #include "tuner/policy.h"
 #include "tuner/tuner.h"
@@ -39,6 +40,8 @@ struct TuneArgs {
   std::string device;              // --target vta: the device the candidates run on (default rtl)
   DeviceFlags device_flags;        // --target vta: its settings (--core, --dram-latency, ...)
   int trials = 64, jobs = 1, batch = 0, early_stopping = 0;
+  int in_model = 3;                 // a model on a CPU: candidates per workload timed inside it (0: none)
+  std::vector<std::string> inputs;  // the model's inputs for those runs (NAME=FILE.npy)
   uint64_t seed = 0;
   double timeout = 20;
   bool resume = false;
@@ -98,6 +101,8 @@ TuneTarget tune_target(const TuneArgs& a) {
   if (!tuner::has_tuner(a.tuner)) throw CompileError(tuner::unknown_tuner_message(a.tuner));
   if (a.jobs < 1) throw CompileError("--jobs must be at least 1");
   if (a.timeout <= 0) throw CompileError("--timeout must be positive");
+  if (a.in_model < 0) throw CompileError("--in-model must be 0 (none) or a number of candidates");
+  if (!a.inputs.empty() && a.model.empty()) throw CompileError("--input gives a model's inputs; --op has none");
   TuneTarget t;
   const target::Target given = target::Target::parse(a.target);
   t.vta = given.kind() == "vta";
@@ -187,6 +192,49 @@ void print_result(const tuner::Workload& w, const std::string& where, const tune
                r.measured, r.errors);
 }
 
+// The search's last step for a model on a CPU (tuner/in_model.h): its candidates timed
+// inside the model, and what `kiln run --records` will apply.
+void choose_in_model(const TuneArgs& a, const TuneTarget& tt) {
+  const int threads = target::make_backend("cpu")->threads();
+  tuner::InModelOptions o;
+  o.candidates = a.in_model;
+  o.records = a.records;
+  o.target = tt.model;
+  o.set_inputs = [&a](graph::Executor& ex) { set_inputs(ex, a.inputs); };
+  o.on_progress = [](int done, int total, double elapsed) {
+    bool tty = isatty(STDERR_FILENO);
+    fmt::print(stderr, "{}[in the model] {}/{} compiles, elapsed {}, ETA {}{}", tty ? "\r" : "", done, total,
+               clock_text(elapsed), clock_text(elapsed / done * (total - done)), tty ? "   " : "\n");
+  };
+  fmt::print(stderr,
+             "kiln tune: timing the default and up to {} best candidates of each workload inside the model on {} thread{}, "
+             "{} rounds, then the winners against the defaults\n",
+             o.candidates, threads, threads == 1 ? "" : "s", o.rounds);
+  const tuner::InModelResult r = tuner::select_in_model(frontend::import_onnx_file(a.model), o);
+  if (isatty(STDERR_FILENO) && r.compiles) fmt::print(stderr, "\n");
+  const auto picks = tuner::in_model_picks(tuner::load_records(a.records), "cpu", threads);
+  double before = 0, after = 0;
+  for (const tuner::InModelChoice& c : r.choices) {
+    auto p = picks.find(c.workload);
+    bool applies = p != picks.end() && p->second.applies;
+    double ms = applies ? p->second.best.cost * 1e3 : c.default_ms;
+    before += c.default_ms;
+    after += ms;
+    std::string what = applies ? fmt::format("{:.4g} ms with config {} ({:.2f}x), applied", ms, p->second.best.config,
+                                             c.default_ms / ms)
+                       : c.best_config == c.default_config
+                           ? fmt::format("the fastest of {} candidates: the default stays", c.candidates)
+                           : fmt::format("{:.4g} ms with config {}, the fastest of {} candidates timed again, under {:.0f}% "
+                                         "faster: the default stays",
+                                         c.best_ms, c.best_config, c.candidates, tuner::kInModelMargin * 100);
+    fmt::print("{} ({}): in the model {:.4g} ms with the default schedule, {}\n", c.workload, c.node, c.default_ms, what);
+  }
+  if (!r.choices.empty())
+    fmt::print("in the model: the tuned workloads' kernels {:.4g} ms with the default schedules, {:.4g} ms as chosen; all kernels "
+               "{:.4g} ms with the defaults, {:.4g} ms with every winner ({} compiles)\n",
+               before, after, r.model_default_ms, r.model_chosen_ms, r.compiles);
+}
+
 void tune_main(const TuneArgs& a) {
   const TuneTarget tt = tune_target(a);
   tuner::MeasureOptions mo;
@@ -209,6 +257,7 @@ void tune_main(const TuneArgs& a) {
                  r.transfer_records, w.op);
     print_result(w, where, r, tt);
   }
+  if (!a.model.empty() && tt.templates == "cpu" && a.in_model > 0 && !a.records.empty()) choose_in_model(a, tt);
 }
 
 }  // namespace
@@ -240,6 +289,11 @@ void add_tune_command(CLI::App& app) {
                 "stop an operator after this many measurements in a row without a better one (0: never)")
       ->capture_default_str();
   t->add_flag("--resume", a->resume, "count the records already in the file as trials and continue");
+  t->add_option("--in-model", a->in_model,
+                "a model on a CPU: after the search, time the default and this many best candidates of each workload "
+                "inside the whole model, and apply what wins there (0: apply the best measured alone)")
+      ->capture_default_str();
+  t->add_option("-i,--input", a->inputs, "NAME=FILE.npy: a model input for the runs inside the model (default: random data)");
   t->add_option("-j,--jobs", a->jobs, "worker processes measuring at once (without mpirun)")->capture_default_str();
   t->add_option("--batch", a->batch, "candidates per batch between cost-model updates (0: a first random batch of 8, then 4, then 8 after 64 trials, at least the workers)")->capture_default_str();
   t->add_option("--timeout", a->timeout, "seconds one candidate may take to build and run before it is killed")->capture_default_str();
