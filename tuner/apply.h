@@ -35,8 +35,9 @@ inline constexpr double kDefaultMargin = 0.05;
 
 // Where a workload has in-model records (in_model.h: its candidates timed inside the
 // whole model, the default among them), records_hook chooses among those instead: the
-// fastest applies where it ran at least this much faster there than the default did,
-// which is above the spread of the fastest of three rounds.
+// fastest applies where it ran at least this much faster there than the default did in
+// the second timing: a margin against that timing's own noise, which the gains the step
+// finds (1-3% of a model) are not far above.
 inline constexpr double kInModelMargin = 0.02;
 
 struct InModelPick {
