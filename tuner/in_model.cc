@@ -171,7 +171,9 @@ InModelResult select_in_model(const graph::Graph& g, const InModelOptions& opt) 
   RecordWriter writer(opt.records);
   for (size_t i = 0; i < tasks.size(); ++i) {
     const Task& t = tasks[i];
-    if (!kernels[i]) continue;  // not found in the compiled model (cannot happen: model_workloads found it there)
+    // Not found in the compiled model (model_workloads found it there), or timed at 0 by
+    // a clock too coarse for it: no record, which would have to be positive.
+    if (!kernels[i] || !(default_s[i] > 0) || !(winner_s[i] > 0)) continue;
     InModelChoice c{t.workload.key(), t.node, t.tmpl->name, t.configs[0], t.configs[winner[i]], default_s[i] * 1e3,
                     winner_s[i] * 1e3, static_cast<int>(t.configs.size())};
     auto append = [&](size_t k, double cost) {
