@@ -10,6 +10,7 @@
 
 #include "compiler/target/backend.h"
 #include "support/error.h"
+#include "support/statistics.h"
 #include "tuner/apply.h"
 #include "tuner/measure.h"
 #include "tuner/records.h"
@@ -42,11 +43,6 @@ std::vector<int64_t> candidates_of(const std::vector<Record>& all, const Templat
     if (std::find(out.begin(), out.end(), r->config) == out.end()) out.push_back(r->config);
   }
   return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 // One compile of the model and its runs: each task's kernels' time (the sum of their

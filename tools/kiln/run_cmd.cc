@@ -24,6 +24,7 @@
 #include "compiler/support/parse.h"
 #include "compiler/target/backend.h"
 #include "compiler/target/target.h"
+#include "support/statistics.h"
 #include "tools/kiln/common.h"
 #include "tools/kiln/device_flags.h"
 #ifdef KILN_HAVE_TUNER
@@ -262,12 +263,6 @@ void set_inputs(graph::Executor& ex, const std::vector<std::string>& specs) {
 }
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // The accelerator's figures of the last run as JSON: per kernel and in total, and the
 // host's share of the time (Amdahl).
