@@ -1,12 +1,16 @@
 // The built-in CPU templates: matmul/dense as a register-tiled GEMM (bench/gemm's
 // schedule with its tile sizes, loop order, unrolling and parallel loop as knobs),
-// matmul_packed (the compiler's default GEMM of constant weights, with knobs) and
-// conv2d NCHWc (lower_group's blocked convolution with its register tile, reduction
-// split and order as knobs).
+// matmul_packed (the compiler's default GEMM of constant weights, with knobs), conv2d
+// NCHWc (lower_group's blocked convolution with its register tile, reduction split and
+// order as knobs) and conv2d_winograd (its alpha^2 products' register tile and order).
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "compiler/graph/winograd.h"
 #include "compiler/ir/node.h"
 #include "compiler/schedule/schedule.h"
+#include "support/error.h"
 #include "support/integer.h"
 #include "tuner/template.h"
 
@@ -184,6 +188,50 @@ void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg)
 
 int64_t conv_default(const Workload& w) { return default_config_of(w, conv_space(w), graph::default_conv_tile, conv_tile); }
 
+// ------------------------------------------------------------------ conv2d_winograd
+
+// A Winograd convolution's alpha^2 products [alpha^2, P, O] (P: the tiles, padded to a
+// multiple of winograd::kTileRows) over its C input channels: graph::schedule_matmul's
+// register tile (also the default without records) with its rows, columns, k unrolling
+// and the order of tiles and products as knobs. The transforms keep their schedules.
+ConfigSpace winograd_space(const Workload& w) {
+  ConfigSpace s;
+  int64_t m = w.at("tile"), rows_of = [&] {
+    int64_t oh = w.at("H") + 2 * w.at("pad") - 2, ow = w.at("W") + 2 * w.at("pad") - 2;
+    int64_t tiles = w.at("N") * ((oh + m - 1) / m) * ((ow + m - 1) / m);
+    return (tiles + graph::winograd::kTileRows - 1) / graph::winograd::kTileRows * graph::winograd::kTileRows;
+  }();
+  s.define_split_list("tile_i", rows_of, divisors_upto(rows_of, 8));
+  // Columns: whole vectors of 16 lanes that divide O, else of 8.
+  std::vector<int64_t> cols;
+  for (int64_t f : {16, 32, 64})
+    if (w.at("O") % f == 0) cols.push_back(f);
+  if (cols.empty()) cols = {8};
+  s.define_split_list("tile_j", w.at("O"), cols);
+  s.define_split_list("tile_k", w.at("C"), divisors_upto(w.at("C"), 8, {1, 2, 4, 8}));
+  // slices: each of the alpha^2 products over all tiles in turn (its weight slice read
+  // once); tiles: each row tile through all the products (the tiles a thread transforms).
+  s.define_knob("order", {"slices", "tiles"});
+  return s;
+}
+
+graph::MatmulTile winograd_tile(const Config& cfg) {
+  return {cfg.factor("tile_i"), cfg.factor("tile_j"), cfg.factor("tile_k"), cfg.name("order") == "tiles"};
+}
+
+void winograd_apply(const graph::AnchorStage& a, const Workload& w, const Config& cfg) {
+  if (!graph::schedule_matmul(a.schedule, a.stage, a.stage, winograd_tile(cfg)))
+    throw Error(fmt::format("conv2d_winograd.cpu: configuration {} does not tile the products of {}", cfg.index(), w.key()));
+}
+
+graph::MatmulTile default_winograd_tile(const te::Tensor& mm, const target::MachineTraits& machine) {
+  return graph::default_matmul_tile(mm, machine).value_or(graph::MatmulTile{0, 0, 0, false});
+}
+
+int64_t winograd_default(const Workload& w) {
+  return default_config_of(w, winograd_space(w), default_winograd_tile, winograd_tile);
+}
+
 }  // namespace
 
 void register_cpu_templates() {
@@ -191,6 +239,7 @@ void register_cpu_templates() {
   register_template(Template{"dense.cpu", "dense", "cpu", gemm_space, gemm_apply, {}, {}});
   register_template(Template{"matmul_packed.cpu", "matmul_packed", "cpu", gemm_packed_space, gemm_packed_apply, {}, gemm_packed_default});
   register_template(Template{"conv2d_nchwc.cpu", "conv2d", "cpu", conv_space, conv_apply, {}, conv_default});
+  register_template(Template{"conv2d_winograd.cpu", "conv2d_winograd", "cpu", winograd_space, winograd_apply, {}, winograd_default});
 }
 
 }  // namespace kiln::tuner

@@ -60,10 +60,18 @@ std::vector<std::string> template_names() {
   return r;
 }
 
-void visit_default_anchor(const Workload& w, const std::function<void(const te::Tensor&, const target::MachineTraits&)>& visit) {
-  // The host's traits as compile() reads them for the plain "cpu" target.
+namespace {
+
+// The host's traits as compile() reads them for the plain "cpu" target.
+target::MachineTraits host_traits() {
   const target::Target host = target::Target::parse("cpu").host_target();
-  const target::MachineTraits machine = target::make_backend(host.backend())->traits(host.str());
+  return target::make_backend(host.backend())->traits(host.str());
+}
+
+}  // namespace
+
+void visit_default_anchor(const Workload& w, const std::function<void(const te::Tensor&, const target::MachineTraits&)>& visit) {
+  const target::MachineTraits machine = host_traits();
   graph::NodeId node = -1;
   graph::Graph g = workload_graph(w, &node);
   bool seen = false;
@@ -86,7 +94,11 @@ std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Work
     applied = true;
     return true;
   };
-  graph::LoweredGroup lg = graph::lower_group(g, {node}, "candidate", {}, hook);
+  // With the host's traits where the CPU backend is registered (it is wherever candidates
+  // are measured): the stages a template leaves to the compiler (a Winograd convolution's
+  // transforms) are scheduled as in a model compiled for the host.
+  graph::LoweredGroup lg =
+      graph::lower_group(g, {node}, "candidate", {}, hook, target::has_backend("cpu") ? host_traits() : target::MachineTraits{});
   if (!applied) throw std::logic_error("template '" + t.name + "' found no anchor stage in " + w.key());
   return {lg.func};
 }

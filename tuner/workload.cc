@@ -28,6 +28,9 @@ const std::map<std::string, OpParams>& op_params() {
       {"conv2d", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "block", "in_block"}}},
       // A GPU's convolution, on the model's own NCHW layout (any groups).
       {"conv2d_nchw", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "groups"}}},
+      // A CPU's 3x3 stride-1 convolution in Winograd's tiles (graph::winograd), on NCHWc
+      // data, its weight transformed.
+      {"conv2d_winograd", {{"C", "H", "W", "O"}, {"N", "pad", "tile", "block", "in_block"}}},
   };
   return m;
 }
@@ -36,6 +39,7 @@ std::vector<std::string> key_order(const std::string& op) {
   if (op == "conv2d") return {"N", "C", "H", "W", "O", "KH", "KW", "stride", "pad", "block"};
   if (op == "conv2d_nchw") return {"N", "C", "H", "W", "O", "KH", "KW", "stride", "pad", "groups"};
   if (op == "matmul_packed") return {"M", "N", "K", "block"};
+  if (op == "conv2d_winograd") return {"N", "C", "H", "W", "O", "pad", "tile", "block", "in_block"};
   return {"M", "N", "K"};
 }
 
@@ -73,6 +77,10 @@ std::string Workload::key() const {
 
 double Workload::flops() const {
   if (!in_op_library()) return arg_flops;
+  if (op == "conv2d_winograd") {  // the direct convolution's, so the rates compare with conv2d's
+    int64_t oh = at("H") + 2 * at("pad") - 2, ow = at("W") + 2 * at("pad") - 2;
+    return 2.0 * at("N") * at("O") * oh * ow * at("C") * 9;
+  }
   if (op == "conv2d" || op == "conv2d_nchw") {
     int64_t oh = (at("H") + 2 * at("pad") - at("KH")) / at("stride") + 1;
     int64_t ow = (at("W") + 2 * at("pad") - at("KW")) / at("stride") + 1;
@@ -87,7 +95,7 @@ Workload parse_workload(const std::string& spec) {
   std::string op = spec.substr(0, colon);
   auto it = op_params().find(op);
   if (it == op_params().end())
-    throw Error(fmt::format("--op '{}': unknown operator '{}' (matmul, dense, matmul_packed, conv2d or conv2d_nchw)", spec, op));
+    throw Error(fmt::format("--op '{}': unknown operator '{}' (matmul, dense, matmul_packed, conv2d, conv2d_nchw or conv2d_winograd)", spec, op));
   if (colon == std::string::npos) throw Error(fmt::format("--op '{}': give the shape after ':', e.g. matmul:M=64,N=64,K=64", spec));
   Workload w{op, {}};
   std::stringstream ss(spec.substr(colon + 1));
@@ -130,6 +138,21 @@ Workload parse_workload(const std::string& spec) {
       throw Error(fmt::format("--op '{}': groups={} does not divide C={} and O={}", spec, g, w.params["C"], w.params["O"]));
     if (w.params["H"] + 2 * w.params["pad"] < w.params["KH"] || w.params["W"] + 2 * w.params["pad"] < w.params["KW"])
       throw Error(fmt::format("--op '{}': the kernel is larger than the padded input", spec));
+  }
+  if (op == "conv2d_winograd") {
+    w.params.try_emplace("N", 1);
+    w.params.try_emplace("pad", 1);
+    int64_t oh = w.params["H"] + 2 * w.params["pad"] - 2, ow = w.params["W"] + 2 * w.params["pad"] - 2;
+    if (oh < 1 || ow < 1) throw Error(fmt::format("--op '{}': the 3x3 kernel is larger than the padded input", spec));
+    // The winograd_conv pass's choice: tiles of 4 where they divide the output.
+    w.params.try_emplace("tile", oh % 4 == 0 && ow % 4 == 0 ? 4 : 2);
+    w.params.try_emplace("block", default_block(w.params["O"]));
+    w.params.try_emplace("in_block", default_block(w.params["C"]));
+    if (w.params["tile"] != 2 && w.params["tile"] != 4) throw Error(fmt::format("--op '{}': tile={} (Winograd's tiles are 2 or 4)", spec, w.params["tile"]));
+    if (w.params["O"] % w.params["block"])
+      throw Error(fmt::format("--op '{}': O={} is not a multiple of block={}", spec, w.params["O"], w.params["block"]));
+    if (w.params["C"] % w.params["in_block"])
+      throw Error(fmt::format("--op '{}': C={} is not a multiple of in_block={}", spec, w.params["C"], w.params["in_block"]));
   }
   if (op == "conv2d") {
     w.params.try_emplace("N", 1);
@@ -191,6 +214,15 @@ std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node) {
                     {{"N", x[0]}, {"C", x[1]}, {"H", x[2]}, {"W", x[3]}, {"O", w[0]}, {"KH", w[2]}, {"KW", w[3]},
                      {"stride", s[0]}, {"pad", p[0]}, {"groups", n.attrs.get_int("groups", 1)}}};
   }
+  if (n.op == "conv2d_winograd") {
+    const auto& x = g.type(n.inputs[0]).shape;  // [N, C/c, H, W, c]
+    const auto& w = g.type(n.inputs[1]).shape;  // [alpha^2, C, O]
+    auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+    if (x.size() != 5 || w.size() != 3 || p.size() != 4 || p[0] != p[1] || p[0] != p[2] || p[0] != p[3]) return std::nullopt;
+    return Workload{"conv2d_winograd",
+                    {{"N", x[0]}, {"C", x[1] * x[4]}, {"H", x[2]}, {"W", x[3]}, {"O", w[2]}, {"pad", p[0]},
+                     {"tile", n.attrs.get_int("tile", 2)}, {"block", n.attrs.get_int("block", 0)}, {"in_block", x[4]}}};
+  }
   if (n.op == "conv2d_nchwc" && !n.attrs.get_int("depthwise", 0)) {
     const auto& x = g.type(n.inputs[0]).shape;
     const auto& w = g.type(n.inputs[1]).shape;
@@ -243,6 +275,12 @@ graph::Graph workload_graph(const Workload& w, graph::NodeId* op_node) {
                        {"dilations", std::vector<int64_t>{1, 1}},
                        {"blocked_out", int64_t{1}}};
     out = g.add_op("conv2d_nchwc", {x, wt}, attrs, "conv2d");
+  } else if (w.op == "conv2d_winograd") {
+    int64_t ib = w.at("in_block"), alpha = w.at("tile") + 2, p = w.at("pad");
+    graph::NodeId x = g.add_input("data", TensorType{f32, {w.at("N"), w.at("C") / ib, w.at("H"), w.at("W"), ib}});
+    graph::NodeId u = g.add_input("weight", TensorType{f32, {alpha * alpha, w.at("C"), w.at("O")}});
+    graph::Attrs attrs{{"pads", std::vector<int64_t>{p, p, p, p}}, {"block", w.at("block")}, {"tile", w.at("tile")}};
+    out = g.add_op("conv2d_winograd", {x, u}, attrs, "conv2d");
   } else if (w.op == "conv2d_nchw") {
     int64_t groups = w.at("groups");
     graph::NodeId x = g.add_input("data", TensorType{f32, {w.at("N"), w.at("C"), w.at("H"), w.at("W")}});

@@ -37,12 +37,16 @@ struct Workload {
 // Parses an --op spec: "matmul:M=..,N=..,K=..", "dense:M=..,N=..,K=.." (x[M,K] times
 // w[N,K] transposed), "conv2d:N=1,C=..,H=..,W=..,O=..,KH=3[,KW=3][,stride=1][,pad=1]
 // [,block=16][,in_block=16]" (in_block: NCHWc data in blocks of that many channels, as
-// CarryLayout hands a model's convolutions their data). Throws std::invalid_argument naming the bad part.
+// CarryLayout hands a model's convolutions their data), "conv2d_winograd:[N=1,]C=..,H=..,
+// W=..,O=..[,pad=1][,tile=4 or 2][,block=16][,in_block=16]" (a 3x3 stride-1 convolution
+// in Winograd's tiles, tile by default as the winograd_conv pass picks it). Throws
+// std::invalid_argument naming the bad part.
 Workload parse_workload(const std::string& spec);
 
 // The workload of a graph node, if it is one a template serves (2-d matmul, dense,
-// conv2d_nchwc with equal strides, equal pads and no dilation, not depthwise; an
-// accelerator's conv2d_packed with equal strides and pads).
+// conv2d_nchwc with equal strides, equal pads and no dilation, not depthwise;
+// conv2d_winograd with equal pads; an accelerator's conv2d_packed with equal strides and
+// pads).
 std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node);
 
 // A graph of one operator node with the workload's shapes (every operand a graph

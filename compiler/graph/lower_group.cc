@@ -468,20 +468,42 @@ ir::IterVar schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv,
   return c.parallel_oh ? par : yo;
 }
 
-bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const target::MachineTraits& machine,
-                     bool rows_outer) {
+std::optional<MatmulTile> default_matmul_tile(const te::Tensor& mm, const target::MachineTraits& machine) {
   size_t r = mm->axis.size();
-  if (r < 2 || mm->reduce_axis.size() != 1) return false;
+  if (r < 2 || mm->reduce_axis.size() != 1) return std::nullopt;
   int64_t m = extent_of(mm->axis[r - 2]), n = extent_of(mm->axis[r - 1]), k = extent_of(mm->reduce_axis[0]);
   int64_t lanes = machine.lanes(mm->dtype.bits());
+  MatmulTile t;
   // Columns: AlterLayout's panel width for n, when it is whole vectors.
-  int64_t cols = register_tile_columns(n, machine);
-  if (cols == 0 || cols % lanes) return false;
-  int64_t rows = fit(m, std::clamp<int64_t>(machine.vector_registers / 2 / (cols / lanes), 1, 8));
+  t.cols = register_tile_columns(n, machine);
+  if (t.cols == 0 || t.cols % lanes) return std::nullopt;
+  t.rows = fit(m, std::clamp<int64_t>(machine.vector_registers / 2 / (t.cols / lanes), 1, 8));
+  t.k_unroll = fit(k, 4);
+  // A Winograd convolution's products whose transformed weight fits in L2 (the 56x56
+  // convolutions of ResNet-18: 576 KiB) take the tiles in the order of the input and
+  // output transforms, so that each thread works on the tiles those give it (two
+  // threads on the AMD guest: 0.31-0.34 -> 0.28-0.31 ms each; on the Intel guest the
+  // other order was 5-9% faster at one and two threads: `kiln tune` chooses per
+  // machine, with the conv2d_winograd template); a larger weight is read once per
+  // alpha^2 slice instead, for all the tiles.
+  if (mm->input_tensors().at(0)->tag == "winograd_input") {
+    int64_t weight_bytes = mm->dtype.storage_bytes();
+    for (const auto& d : mm->input_tensors().at(1)->shape) weight_bytes *= *ir::as_const_int(d);
+    t.rows_outer = weight_bytes <= machine.l2_bytes;
+  }
+  return t;
+}
+
+bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const MatmulTile& tile) {
+  size_t r = mm->axis.size();
+  if (r < 2 || mm->reduce_axis.size() != 1 || tile.rows < 1 || tile.cols < 1 || tile.k_unroll < 1) return false;
+  int64_t m = extent_of(mm->axis[r - 2]), n = extent_of(mm->axis[r - 1]), k = extent_of(mm->reduce_axis[0]);
+  if (m % tile.rows || n % tile.cols || k % tile.k_unroll) return false;
+  bool rows_outer = tile.rows_outer;
   te::Tensor acc = accumulator(s, mm, out);
   schedule::Stage os = s[out];
   const auto& ax = os->op->axis;
-  std::vector<ir::IterVar> t = os.tile(ax[r - 2], ax[r - 1], static_cast<int>(rows), static_cast<int>(cols));  // io, jo, ii, ji
+  std::vector<ir::IterVar> t = os.tile(ax[r - 2], ax[r - 1], static_cast<int>(tile.rows), static_cast<int>(tile.cols));  // io, jo, ii, ji
   std::vector<ir::IterVar> batches(ax.begin(), ax.begin() + static_cast<std::ptrdiff_t>(r - 2));
   std::vector<ir::IterVar> order;
   if (rows_outer) order.push_back(t[0]);
@@ -496,7 +518,7 @@ bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tens
   schedule::Stage as = s[acc];
   as.compute_at(os, t[1]);
   const auto& la = acc->axis;
-  auto [ko, ki] = as.split(acc->reduce_axis[0], static_cast<int>(fit(k, 4)));
+  auto [ko, ki] = as.split(acc->reduce_axis[0], static_cast<int>(tile.k_unroll));
   std::vector<ir::IterVar> inner(la.begin(), la.begin() + static_cast<std::ptrdiff_t>(r - 2));
   inner.insert(inner.end(), {ko, ki, la[r - 2], la[r - 1]});
   as.reorder(inner);
@@ -635,7 +657,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   }
 
   // Anchor stages a schedule hook may take: the reduction of each conv2d_nchwc, dense
-  // and 2-d matmul node.
+  // and 2-d matmul node, the products of a conv2d_winograd.
   std::map<const te::OperationNode*, NodeId> anchors;
   if (hook) {
     for (NodeId id : nodes) {
@@ -644,6 +666,9 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
       if ((n.op == "dense" || n.op == "matmul_packed" || (n.op == "matmul" && n.type.ndim() == 2)) && !t->reduce_axis.empty())
         anchors[t.get()] = id;
       if (n.op == "conv2d" && t->tag == "conv2d") anchors[t.get()] = id;  // a GPU's (NCHW, any groups)
+      if (n.op == "conv2d_winograd")  // its alpha^2 products
+        for (const te::Tensor& in : t->input_tensors())
+          if (in->tag == "matmul") anchors[in.get()] = id;
       if (n.op == "conv2d_nchwc" && !n.attrs.get_int("depthwise", 0)) {
         if (t->tag == "conv2d_nchwc") anchors[t.get()] = id;  // NCHWc out (CarryLayout)
         for (const te::Tensor& in : t->input_tensors())
@@ -772,18 +797,8 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     }
     if (st->op->tag == "matmul") {
       te::Tensor out = epilogue.defined() ? epilogue : st->op;
-      // A Winograd convolution's products whose transformed weight fits in L2 (the
-      // 56x56 convolutions of ResNet-18: 576 KiB) take the tiles in the order of the
-      // input and output transforms, so that each thread works on the tiles those give
-      // it (two threads here: 0.31-0.34 -> 0.28-0.31 ms each); a larger weight is
-      // read once per alpha^2 slice instead, for all the tiles.
-      bool rows_outer = false;
-      if (st->op->input_tensors().at(0)->tag == "winograd_input") {
-        int64_t weight_bytes = st->op->dtype.storage_bytes();
-        for (const auto& d : st->op->input_tensors().at(1)->shape) weight_bytes *= *ir::as_const_int(d);
-        rows_outer = weight_bytes <= machine.l2_bytes;
-      }
-      if (schedule_matmul(s, st->op, out, machine, rows_outer)) {
+      std::optional<MatmulTile> tile = default_matmul_tile(st->op, machine);
+      if (tile && schedule_matmul(s, st->op, out, *tile)) {
         scheduled.insert(s[out].get());
         continue;
       }

@@ -4,6 +4,7 @@
 // arguments are the group's inputs (graph nodes outside the group) followed by its
 // outputs. Constants of one element are embedded in the code as immediates.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,14 +63,24 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
 // with blocks of 256 rows: no gain above the machine's noise, so left to the tuner).
 GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& machine);
 
-// The register-tiled default of a matmul whose operands are both computed (attention's
-// Q.K^T and scores.V, batch dimensions included): a rows x cols tile of each batch's
-// output (cols: AlterLayout's panel width, register_tile_columns, when it is whole
-// vectors; rows: what half the registers hold, up to 8) accumulates in registers while k runs around it, into
-// `out` (`mm` itself or its epilogue); batches and row tiles in parallel. False (nothing
-// scheduled) where the columns are not whole vectors.
-bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const target::MachineTraits& machine,
-                     bool rows_outer = false);
+// The register tile of a matmul whose operands are both computed (attention's Q.K^T and
+// scores.V, a Winograd convolution's products; batch dimensions included): a rows x
+// cols tile of each batch's output accumulates in registers while k runs around it,
+// unrolled by k_unroll (the rows unrolled, the columns as vectors); batches and row
+// tiles in parallel, the batches outermost, or the row tiles with `rows_outer`.
+struct MatmulTile {
+  int64_t rows = 4, cols = 64, k_unroll = 4;
+  bool rows_outer = false;
+  bool operator==(const MatmulTile&) const = default;
+};
+// The default without tuning: cols AlterLayout's panel width (register_tile_columns)
+// where that is whole vectors, rows what half the registers hold (up to 8), k by 4; the
+// row tiles outermost for a Winograd convolution's products whose transformed weight
+// fits in L2. Nullopt where the columns are not whole vectors.
+std::optional<MatmulTile> default_matmul_tile(const te::Tensor& mm, const target::MachineTraits& machine);
+// Schedules `mm` with the tile into `out` (`mm` itself or its epilogue). False (nothing
+// scheduled) where the tile does not divide the product or it has not one reduction.
+bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const MatmulTile& tile);
 
 // The blocked float convolution of AlterLayout (conv2d_nchwc, not depthwise: the stage
 // [N, O/b, OH, OW, b] with reductions rc, ry, rx on NCHW data, rc, ry, rx, rci on NCHWc

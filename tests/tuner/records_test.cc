@@ -1,10 +1,12 @@
 // Records: JSON round trip, errors naming file:line, an unfinished last line, the best
-// record per workload; applying records at compile time; choosing among them inside the
+// record per workload; applying records at compile time (a Winograd convolution's
+// too); choosing among them inside the
 // model (tuner/in_model.h): which in-model records apply (the margin, the threads),
 // that they decide over the records measured alone, and select_in_model on a model.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -219,6 +221,71 @@ TEST(Apply, RecordsScheduleAnchorsAndMissingOnesWarn) {
     const float* x2 = static_cast<const float*>(ref.output(k));
     for (int64_t i = 0; i < te.output_type(k).size(); ++i) ASSERT_NEAR(x1[i], x2[i], 1e-3) << "output " << k << " at " << i;
   }
+  fs::remove(p);
+}
+
+
+// A model's Winograd convolutions are workloads of their own (conv2d_winograd, found
+// where the winograd_conv pass made them), and a record of conv2d_winograd.cpu schedules
+// their products at compile time; the result still matches the reference interpreter.
+TEST(Apply, RecordsScheduleAWinogradConvolutionsProducts) {
+  cpu::register_graph_backend();
+  auto f32 = ir::DataType::Float(32);
+  graph::Graph g;
+  graph::NodeId x = g.add_input("x", {f32, {1, 16, 16, 16}});
+  graph::NodeId y = x;
+  for (int k = 0; k < 2; ++k) {  // the first takes NCHW data (direct), the second blocked data (Winograd)
+    std::vector<float> w(16 * 16 * 9);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 29 + static_cast<size_t>(k) * 7) % 23) / 46.0f - 0.25f;
+    auto weight = std::make_shared<interp::HostBuffer>(f32, std::vector<int64_t>{16, 16, 3, 3});
+    std::memcpy(weight->data(), w.data(), w.size() * sizeof(float));
+    graph::NodeId c = g.add_op("conv2d", {y, g.add_constant("w" + std::to_string(k), weight)}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+                               "conv" + std::to_string(k));
+    y = g.add_op("relu", {c});
+  }
+  g.add_output(y, "y");
+  const std::string key = "conv2d_winograd:N=1,C=16,H=16,W=16,O=16,pad=1,tile=4,block=16,in_block=16";
+  std::set<std::string> keys;
+  for (const auto& [w, node] : model_workloads(g)) keys.insert(w.key());
+  ASSERT_EQ(keys.count(key), 1u) << "the model's workloads: " << ::testing::PrintToString(keys);
+
+  const Template& t = find_template("conv2d_winograd.cpu");
+  Workload w = parse_workload(key);
+  ASSERT_EQ(w.key(), key) << "--op's defaults are the pass's choices";
+  ConfigSpace s = t.space(w);
+  const int64_t d = t.default_config(w);
+  ASSERT_GE(d, 0);
+  const int64_t other = s.index_of({{"tile_i", "[8,2]"}, {"tile_j", "[1,16]"}, {"tile_k", "[8,2]"},
+                                    {"order", t.space(w).get(d).name("order") == "tiles" ? "slices" : "tiles"}});
+  ASSERT_GE(other, 0);
+  ASSERT_NE(other, d);
+  fs::path p = temp_file("kiln-records-winograd");
+  {
+    RecordWriter out(p.string());
+    MeasureResult mr;
+    mr.cost = 1e-3;
+    out.append(record_of(t, w, s, "cpu", d, mr, 0, "random"));
+    mr.cost = 0.8e-3;
+    out.append(record_of(t, w, s, "cpu", other, mr, 1, "random"));
+  }
+  std::ostringstream warn;
+  ApplyStats stats;
+  graph::CompileOptions o;
+  o.schedule_hook = records_hook(p.string(), warn, &stats);
+  graph::Executor tuned = graph::make_executor(graph::compile(g, o), "cpu");
+  EXPECT_EQ(stats.applied.count(key), 1u) << warn.str();
+  graph::CompileOptions plain;
+  plain.optimize = false;
+  graph::Executor ref = graph::make_executor(graph::compile(g, plain), "interp");
+  std::vector<float> v(16 * 16 * 16);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 17) / 8.0f - 1.0f;
+  tuned.set_input(0, v.data(), static_cast<int64_t>(v.size() * 4));
+  ref.set_input(0, v.data(), static_cast<int64_t>(v.size() * 4));
+  tuned.run();
+  ref.run();
+  const float* a = static_cast<const float*>(tuned.output(0));
+  const float* b = static_cast<const float*>(ref.output(0));
+  for (int64_t i = 0; i < tuned.output_type(0).size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-3) << "at " << i;
   fs::remove(p);
 }
 

@@ -91,6 +91,17 @@ TEST(Workload, ParsesSpecsAndNamesErrors) {
   EXPECT_NE(error_of("matmul:M=64,N=64,K=64,Q=1").find("no parameter 'Q'"), std::string::npos);
   EXPECT_NE(error_of("matmul").find("give the shape"), std::string::npos);
   EXPECT_NE(error_of("conv2d:C=3,H=8,W=8,O=12,KH=3,block=16").find("not a multiple"), std::string::npos);
+  // A Winograd convolution: its tile as the winograd_conv pass picks it (4 where it
+  // divides the output), flops those of the direct convolution.
+  Workload wg = parse_workload("conv2d_winograd:C=64,H=56,W=56,O=64");
+  EXPECT_EQ(wg.key(), "conv2d_winograd:N=1,C=64,H=56,W=56,O=64,pad=1,tile=4,block=16,in_block=16");
+  EXPECT_EQ(parse_workload(wg.key()).key(), wg.key());
+  EXPECT_DOUBLE_EQ(wg.flops(), 2.0 * 64 * 56 * 56 * 64 * 9);
+  EXPECT_EQ(parse_workload("conv2d_winograd:C=256,H=14,W=14,O=256").at("tile"), 2);
+  EXPECT_NE(error_of("conv2d_winograd:C=16,H=8,W=8,O=16,tile=3").find("tiles are 2 or 4"), std::string::npos);
+  EXPECT_NE(error_of("conv2d_winograd:C=16,H=8,W=8,O=16,KH=3").find("no parameter 'KH'"), std::string::npos);
+  EXPECT_NE(error_of("conv2d_winograd:C=12,H=8,W=8,O=16,in_block=8").find("C=12 is not a multiple of in_block=8"), std::string::npos);
+  EXPECT_NE(error_of("conv2d_winograd:C=16,H=1,W=8,O=16,pad=0").find("larger than the padded input"), std::string::npos);
 }
 
 TEST(Templates, CpuTemplatesAreRegisteredAndTheirSpacesDecode) {

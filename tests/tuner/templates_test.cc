@@ -1,5 +1,6 @@
 // Every template computes what the default schedule computes: random configurations of
-// each CPU template, on the CPU backend, against the reference interpreter.
+// each CPU template, on the CPU backend, against the reference interpreter (a Winograd
+// convolution's against its own stages on the interpreter, whole and partial tiles).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -46,7 +47,8 @@ TEST(Templates, RandomConfigurationsMatchTheInterpreter) {
   cpu::register_graph_backend();
   std::mt19937_64 rng(11);
   for (const char* spec : {"matmul:M=48,N=64,K=24", "dense:M=8,N=32,K=20", "conv2d:C=8,H=10,W=10,O=16,KH=3,pad=1",
-                           "conv2d:C=4,H=9,W=9,O=16,KH=3,stride=2"}) {
+                           "conv2d:C=4,H=9,W=9,O=16,KH=3,stride=2", "conv2d_winograd:C=16,H=12,W=12,O=32",
+                           "conv2d_winograd:N=2,C=8,H=9,W=11,O=16,tile=2,in_block=8"}) {
     Workload w = parse_workload(spec);
     const Template& t = *templates_for(w.op, "cpu").at(0);
     ConfigSpace s = t.space(w);
@@ -71,7 +73,9 @@ TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=144,H=56,W=56,O=32,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16"},
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=3,H=32,W=32,O=32,KH=3,KW=3,stride=2,pad=1,block=16"},
            {"matmul_packed.cpu", "matmul_packed:M=128,N=768,K=768,block=64"},
-           {"matmul_packed.cpu", "matmul_packed:M=1,N=1000,K=1280,block=40"}}) {
+           {"matmul_packed.cpu", "matmul_packed:M=1,N=1000,K=1280,block=40"},
+           {"conv2d_winograd.cpu", "conv2d_winograd:N=1,C=64,H=56,W=56,O=64,pad=1,tile=4,block=16,in_block=16"},
+           {"conv2d_winograd.cpu", "conv2d_winograd:N=1,C=256,H=14,W=14,O=256,pad=1,tile=2,block=16,in_block=16"}}) {
     const Template& t = find_template(name);
     ASSERT_TRUE(t.default_config) << name;
     Workload w = parse_workload(key);
