@@ -2,6 +2,7 @@
 #include "tuner/workload.h"
 
 #include "compiler/graph/passes/passes.h"
+#include "compiler/graph/winograd.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -144,8 +145,7 @@ Workload parse_workload(const std::string& spec) {
     w.params.try_emplace("pad", 1);
     int64_t oh = w.params["H"] + 2 * w.params["pad"] - 2, ow = w.params["W"] + 2 * w.params["pad"] - 2;
     if (oh < 1 || ow < 1) throw Error(fmt::format("--op '{}': the 3x3 kernel is larger than the padded input", spec));
-    // The winograd_conv pass's choice: tiles of 4 where they divide the output.
-    w.params.try_emplace("tile", oh % 4 == 0 && ow % 4 == 0 ? 4 : 2);
+    w.params.try_emplace("tile", graph::winograd::default_tile(oh, ow));  // the winograd_conv pass's choice
     w.params.try_emplace("block", default_block(w.params["O"]));
     w.params.try_emplace("in_block", default_block(w.params["C"]));
     if (w.params["tile"] != 2 && w.params["tile"] != 4) throw Error(fmt::format("--op '{}': tile={} (Winograd's tiles are 2 or 4)", spec, w.params["tile"]));

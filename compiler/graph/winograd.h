@@ -26,6 +26,10 @@ struct Transform {
 // F(m x m, 3x3) for m = 2 or 4; CompileError for another m.
 const Transform& transform(int m);
 
+// The tile the winograd_conv pass gives an output of oh x ow pixels: 4 where it divides
+// both, else 2.
+inline int default_tile(int64_t oh, int64_t ow) { return oh % 4 == 0 && ow % 4 == 0 ? 4 : 2; }
+
 // A float convolution weight [O, C, 3, 3] transformed for conv2d_winograd with tile m:
 // [alpha^2, C, O], element [alpha * xi + nu, c, o] = (G g G^T)[xi][nu] of filter
 // g = weight[o, c].

@@ -29,11 +29,6 @@ bool applies(const Graph& g, const Node& n) {
   return oh * ow >= 14 * 14;
 }
 
-// Tiles of 4 where they divide the image, else of 2.
-int tile_of(const Node& n) {
-  int64_t oh = n.type.shape[2], ow = n.type.shape[3];
-  return oh % 4 == 0 && ow % 4 == 0 ? 4 : 2;
-}
 
 }  // namespace
 
@@ -45,7 +40,7 @@ Graph winograd_conv(const Graph& old) {
     if (!n.is_constant() && applies(old, n)) {
       Graph& g = rw.graph();
       const Node& weight = old.node(old.node(n.inputs[1]).inputs[0]);
-      int tile = tile_of(n);
+      int tile = winograd::default_tile(n.type.shape[2], n.type.shape[3]);
       NodeId u = g.add_constant(n.name + ".winograd_weight", winograd::transform_weight(*weight.value, tile));
       Attrs a{{"pads", n.attrs.get_ints("pads", {0, 0, 0, 0})}, {"block", n.type.shape[4]}, {"tile", int64_t{tile}}};
       rw.set(id, g.add_op("conv2d_winograd", {rw.map(n.inputs[0]), u}, a, n.name));
