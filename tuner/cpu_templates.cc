@@ -196,11 +196,8 @@ int64_t conv_default(const Workload& w) { return default_config_of(w, conv_space
 // and the order of tiles and products as knobs. The transforms keep their schedules.
 ConfigSpace winograd_space(const Workload& w) {
   ConfigSpace s;
-  // The products' rows: the tiles (the last row and column of them partly outside the
-  // output), padded as compute_conv2d_winograd pads them.
-  const int64_t m = w.at("tile"), oh = w.at("H") + 2 * w.at("pad") - 2, ow = w.at("W") + 2 * w.at("pad") - 2;
-  const int64_t tiles = w.at("N") * ((oh + m - 1) / m) * ((ow + m - 1) / m);
-  const int64_t rows = (tiles + graph::winograd::kTileRows - 1) / graph::winograd::kTileRows * graph::winograd::kTileRows;
+  const int64_t oh = w.at("H") + 2 * w.at("pad") - 2, ow = w.at("W") + 2 * w.at("pad") - 2;
+  const int64_t rows = graph::winograd::product_rows(graph::winograd::tile_count(w.at("N"), oh, ow, static_cast<int>(w.at("tile"))));
   s.define_split_list("tile_i", rows, divisors_upto(rows, 8));
   // Columns: whole vectors of 16 lanes that divide O, else of 8.
   std::vector<int64_t> cols;

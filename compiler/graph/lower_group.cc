@@ -499,16 +499,15 @@ bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tens
   if (r < 2 || mm->reduce_axis.size() != 1 || tile.rows < 1 || tile.cols < 1 || tile.k_unroll < 1) return false;
   int64_t m = extent_of(mm->axis[r - 2]), n = extent_of(mm->axis[r - 1]), k = extent_of(mm->reduce_axis[0]);
   if (m % tile.rows || n % tile.cols || k % tile.k_unroll) return false;
-  bool rows_outer = tile.rows_outer;
   te::Tensor acc = accumulator(s, mm, out);
   schedule::Stage os = s[out];
   const auto& ax = os->op->axis;
   std::vector<ir::IterVar> t = os.tile(ax[r - 2], ax[r - 1], static_cast<int>(tile.rows), static_cast<int>(tile.cols));  // io, jo, ii, ji
   std::vector<ir::IterVar> batches(ax.begin(), ax.begin() + static_cast<std::ptrdiff_t>(r - 2));
   std::vector<ir::IterVar> order;
-  if (rows_outer) order.push_back(t[0]);
+  if (tile.rows_outer) order.push_back(t[0]);
   order.insert(order.end(), batches.begin(), batches.end());
-  order.insert(order.end(), t.begin() + (rows_outer ? 1 : 0), t.end());
+  order.insert(order.end(), t.begin() + (tile.rows_outer ? 1 : 0), t.end());
   os.reorder(order);
   os.vectorize(t[3]);
   // Batches and row tiles in parallel.

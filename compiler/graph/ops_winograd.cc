@@ -137,11 +137,11 @@ Tensor compute_conv2d_winograd(const std::vector<Tensor>& in, const Attrs& a, co
   int64_t n = xt.shape[0], cb = xt.shape[4], C = wt.shape[1], O = wt.shape[2], b = out.shape[4];
   // Tiles over the whole output, the last row and column of them partly outside (their
   // pixels beyond it are computed from zeros and not stored).
-  int64_t th = (out.shape[2] + m - 1) / m, tw = (out.shape[3] + m - 1) / m, tiles = n * th * tw;
+  int64_t th = (out.shape[2] + m - 1) / m, tw = (out.shape[3] + m - 1) / m, tiles = tile_count(n, out.shape[2], out.shape[3], m);
   int64_t extra_h = th * m - out.shape[2], extra_w = tw * m - out.shape[3];
   // Tiles in a multiple of kTileRows, so that the products' register tile divides them
   // (14x14 pixels are 49 tiles); the extra ones repeat the last and are not read.
-  int64_t rows = (tiles + kTileRows - 1) / kTileRows * kTileRows;
+  int64_t rows = product_rows(tiles);
   Tensor data = in[0];
   if (win.pt || win.pl || win.pb + extra_h || win.pr + extra_w)
     data = te::pad(data, {0, 0, static_cast<int>(win.pt), static_cast<int>(win.pl), 0},

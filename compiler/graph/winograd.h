@@ -30,6 +30,12 @@ const Transform& transform(int m);
 // both, else 2.
 inline int default_tile(int64_t oh, int64_t ow) { return oh % 4 == 0 && ow % 4 == 0 ? 4 : 2; }
 
+// The tiles of m x m pixels over n images of oh x ow (the last row and column of them
+// partly outside), and the rows of conv2d_winograd's products: those tiles padded to a
+// multiple of kTileRows.
+inline int64_t tile_count(int64_t n, int64_t oh, int64_t ow, int m) { return n * ((oh + m - 1) / m) * ((ow + m - 1) / m); }
+inline int64_t product_rows(int64_t tiles) { return (tiles + kTileRows - 1) / kTileRows * kTileRows; }
+
 // A float convolution weight [O, C, 3, 3] transformed for conv2d_winograd with tile m:
 // [alpha^2, C, O], element [alpha * xi + nu, c, o] = (G g G^T)[xi][nu] of filter
 // g = weight[o, c].

@@ -29,7 +29,6 @@ bool applies(const Graph& g, const Node& n) {
   return oh * ow >= 14 * 14;
 }
 
-
 }  // namespace
 
 Graph winograd_conv(const Graph& old) {
