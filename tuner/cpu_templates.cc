@@ -160,7 +160,7 @@ ConfigSpace conv_space(const Workload& w) {
   // Reduction order: 0: rc.o, ry, rx, rc.i; 1: ry, rx, rc.o, rc.i; 2: rc.o, rc.i, ry, rx.
   s.define_reorder("reduce_order", conv_reduce_orders());
   s.define_annotate("unroll_kw", {"none", "unroll"});
-  s.define_knob("parallel", {"n_oc", "n_oc_oh"});
+  s.define_knob("parallel", {"n_oc", "n_oc_oh", "n_oh"});
   return s;
 }
 
@@ -179,6 +179,7 @@ graph::ConvTile conv_tile(const Config& cfg) {
     if (order == conv_reduce_orders()[k]) t.reduce_order = static_cast<int>(k);
   t.unroll_kw = cfg.name("unroll_kw") == "unroll";
   t.parallel_oh = cfg.name("parallel") == "n_oc_oh";
+  t.rows_outer = cfg.name("parallel") == "n_oh";
   return t;
 }
 

@@ -4,6 +4,7 @@
 // a MobileNet/ResNet mix of regular, 1x1, strided and depthwise convolutions, channel
 // blocks of 16 and 8, pooling, on the host and on narrower targets (AVX2's 16
 // registers, SSE), against the reference interpreter on the unoptimized graph.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -161,33 +162,41 @@ TEST_P(ConvKernels, ADepthwiseConvolutionFeedsThePointwiseRowTiles) {
   }
 }
 
-// A convolution's parallel loop takes its rows too where its channel groups (tiles of
-// output channel blocks) are few or split unevenly over two or four threads: 144 output
-// channels are 9 blocks of 16, one group each; 256 are 16 blocks, in 8 or 16 groups, and
-// their loop is the groups alone.
-TEST_P(ConvKernels, ChannelGroupsThatSplitUnevenlyShareTheirRows) {
+// A convolution's parallel loop: its row tiles outermost where its data outweighs its
+// weight (144 channels from 32 at 16x16: 32 KB of data, 18 KB of weight; the loop is the
+// 16 rows); else its channel groups (tiles of output channel blocks), with the rows too
+// where the groups are few or split unevenly over two or four threads (144 channels at
+// 8x8, 8 KB of data: 3 groups of three blocks of 16, or 9 of one); 256 are 16 blocks, in
+// 8 or 16 groups, and their loop at 8x8 is the groups alone.
+TEST_P(ConvKernels, ConvolutionsSplitTheirRowsOrTheirChannelGroupsOverThreads) {
   const std::string target = GetParam();
-  for (int64_t out : {144, 256}) {
+  struct Case {
+    int64_t out, hw;
+  };
+  for (Case c : {Case{144, 16}, Case{144, 8}, Case{256, 8}}) {
     Graph g;
-    NodeId x = g.add_input("x", {f32, {1, 32, 16, 16}});
+    NodeId x = g.add_input("x", {f32, {1, 32, c.hw, c.hw}});
     Attrs a{{"pads", std::vector<int64_t>{0, 0, 0, 0}}, {"strides", std::vector<int64_t>{1, 1}}};
     NodeId head = g.add_op("relu", {g.add_op("conv2d", {x, g.add_constant("w0", random_constant({32, 32, 1, 1}, 3))}, a)});
-    NodeId y = g.add_op("conv2d", {head, g.add_constant("w1", random_constant({out, 32, 1, 1}, 4))}, a);
+    NodeId y = g.add_op("conv2d", {head, g.add_constant("w1", random_constant({c.out, 32, 1, 1}, 4))}, a);
     g.add_output(g.add_op("relu", {y}), "y");
-    auto in = test::random_floats(32 * 16 * 16, 5);
+    auto in = test::random_floats(32 * c.hw * c.hw, 5);
+    std::string what = fmt::format("{} channels at {}x{} on {}", c.out, c.hw, c.hw, target);
     CompiledModel m;
     std::vector<float> got = test_util::run_graph(g, in, "cpu", target, 0, &m);
-    EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << out << " on " << target;
+    EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << what;
     std::vector<std::string> names;
     for (const auto& k : m.kernels) names.push_back(k.func.name);
-    ASSERT_GE(m.kernels.size(), 2u) << out << " on " << target;
+    ASSERT_GE(m.kernels.size(), 2u) << what;
     std::vector<int64_t> par = test_util::parallel_extents(m.kernels[1].func);
     ASSERT_NE(names[1].find("conv2d_nchwc"), std::string::npos) << ::testing::PrintToString(names);
-    ASSERT_EQ(par.size(), 1u) << out << " on " << target;
-    if (out == 144) {
-      EXPECT_GT(par[0], 9) << "9 groups and their rows on " << target;
+    ASSERT_EQ(par.size(), 1u) << what;
+    if (c.hw == 16) {
+      EXPECT_EQ(par[0], 16) << "the rows, outermost: " << what;
+    } else if (c.out == 144) {
+      EXPECT_GT(par[0], 9) << "the groups and their rows: " << what;
     } else {
-      EXPECT_TRUE(par[0] == 8 || par[0] == 16) << "the groups alone on " << target << ": " << par[0];
+      EXPECT_TRUE(par[0] == 8 || par[0] == 16) << "the groups alone: " << what << ": " << par[0];
     }
   }
 }

@@ -72,6 +72,8 @@ TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=32,H=14,W=14,O=64,KH=3,KW=3,stride=1,pad=1,block=16,in_block=16"},
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=144,H=56,W=56,O=32,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16"},
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=3,H=32,W=32,O=32,KH=3,KW=3,stride=2,pad=1,block=16"},
+           // MobileNetV2's 112x112 expansion: its row tiles outermost (the knob's `n_oh`).
+           {"conv2d_nchwc.cpu", "conv2d:N=1,C=16,H=112,W=112,O=96,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16"},
            {"matmul_packed.cpu", "matmul_packed:M=128,N=768,K=768,block=64"},
            {"matmul_packed.cpu", "matmul_packed:M=1,N=1000,K=1280,block=40"},
            {"conv2d_winograd.cpu", "conv2d_winograd:N=1,C=64,H=56,W=56,O=64,pad=1,tile=4,block=16,in_block=16"},
