@@ -41,7 +41,10 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
   std::vector<FusedGroup> groups;
   if (options.fuse) {
     groups = fuse_ops(g);
-    if (options.optimize && !machine.is_gpu()) groups = fuse_depthwise_pointwise(g, std::move(groups));
+    if (options.optimize && !machine.is_gpu()) {
+      groups = fuse_depthwise_pointwise(g, std::move(groups));
+      groups = fuse_slice_product(g, std::move(groups));
+    }
   } else {
     for (NodeId id = 0; id < g.size(); ++id)
       if (!g.node(id).is_input() && !g.node(id).is_constant()) groups.push_back(FusedGroup{{id}});

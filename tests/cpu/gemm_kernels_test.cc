@@ -53,7 +53,7 @@ Graph gemm_graph(int64_t m, int64_t n, int64_t k, bool dense, Epilogue e) {
 }
 
 std::vector<float> run(const Graph& g, const std::vector<std::vector<float>>& in, const std::string& backend,
-                       const std::string& target, int* packed = nullptr) {
+                       const std::string& target, int* packed = nullptr, std::vector<std::string>* kernels = nullptr) {
   CompileOptions o;
   if (backend == "cpu") o.target = target::Target::parse(target);
   CompiledModel m = compile(g, o);
@@ -61,6 +61,8 @@ std::vector<float> run(const Graph& g, const std::vector<std::vector<float>>& in
     *packed = 0;
     for (const auto& node : m.graph.nodes()) *packed += node.op == "matmul_packed";
   }
+  if (kernels)
+    for (const auto& k : m.kernels) kernels->push_back(k.func.name);
   Executor ex = make_executor(m, backend, backend == "cpu" ? target : "");
   for (size_t i = 0; i < in.size(); ++i) ex.set_input(i, in[i].data(), static_cast<int64_t>(in[i].size() * sizeof(float)));
   ex.run();
@@ -271,8 +273,13 @@ TEST(GemmKernels, LongReductionsAreSplitInChunks) {
   Graph g = gemm_graph(16, 96, 2048, true, Epilogue::BiasRelu);
   std::vector<std::vector<float>> in{random_floats(16 * 2048, 5)};
   int packed = 0;
-  std::vector<float> got = run(g, in, "cpu", "llvm -l2-cache=64K", &packed);
+  std::vector<std::string> kernels;
+  std::vector<float> got = run(g, in, "cpu", "llvm -l2-cache=64K", &packed, &kernels);
   EXPECT_EQ(packed, 4) << "four chunks of 512";
+  // Each chunk's product reads its slice of the rows in place (fuse_slice_product): four
+  // kernels, no copies.
+  EXPECT_EQ(kernels.size(), 4u) << ::testing::PrintToString(kernels);
+  for (const std::string& k : kernels) EXPECT_EQ(k.find("strided_slice"), std::string::npos) << k;
   EXPECT_LT(max_error(got, run(g, in, "interp", "")), 1e-5);
 }
 

@@ -117,7 +117,13 @@ bool is_pointwise_nchwc(const Graph& g, const Node& n) {
 
 }  // namespace
 
-std::vector<FusedGroup> fuse_depthwise_pointwise(const Graph& g, std::vector<FusedGroup> groups) {
+namespace {
+
+// Merges into each group the group of its first node's data (inputs[0]) where that
+// group ends with the data, the data has no other user (nor is an output), and
+// `joins(producer, consumer)` says so; the producer's nodes go first.
+template <typename Joins>
+std::vector<FusedGroup> merge_data_producers(const Graph& g, std::vector<FusedGroup> groups, Joins joins) {
   std::vector<int> uses = g.use_counts();
   for (NodeId o : g.outputs()) uses[o]++;
   std::vector<int> group_of(g.size(), -1);
@@ -125,28 +131,46 @@ std::vector<FusedGroup> fuse_depthwise_pointwise(const Graph& g, std::vector<Fus
     for (NodeId id : groups[k].nodes) group_of[id] = static_cast<int>(k);
   std::vector<bool> merged(groups.size(), false);
   for (size_t k = 0; k < groups.size(); ++k) {
-    const Node& pw = g.node(groups[k].nodes.front());
-    if (!is_pointwise_nchwc(g, pw)) continue;
-    NodeId data = pw.inputs[0];
+    const Node& first = g.node(groups[k].nodes.front());
+    if (first.inputs.empty()) continue;
+    NodeId data = first.inputs[0];
     int d = group_of[data];
-    if (d < 0 || merged[d] || groups[d].root() != data || uses[data] != 1) continue;
-    // The depthwise group: the convolution, then elementwise ops only (bias, activation).
-    const FusedGroup& dg = groups[d];
-    bool ok = is_depthwise_nchwc(g.node(dg.nodes.front()));
-    for (size_t i = 1; ok && i < dg.nodes.size(); ++i) {
-      const Node& n = g.node(dg.nodes[i]);
-      ok = op_def(n.op).pattern <= OpPattern::Broadcast && n.type.shape == g.type(dg.nodes.front()).shape && node_target(n).empty();
-    }
-    if (!ok) continue;
-    std::vector<NodeId> nodes = dg.nodes;
-    nodes.insert(nodes.end(), groups[k].nodes.begin(), groups[k].nodes.end());
-    groups[k].nodes = std::move(nodes);
+    if (d < 0 || merged[d] || groups[d].root() != data || uses[data] != 1 || !joins(groups[d], groups[k])) continue;
+    groups[k].nodes.insert(groups[k].nodes.begin(), groups[d].nodes.begin(), groups[d].nodes.end());
     merged[d] = true;
   }
   std::vector<FusedGroup> out;
   for (size_t k = 0; k < groups.size(); ++k)
     if (!merged[k]) out.push_back(std::move(groups[k]));
   return out;
+}
+
+}  // namespace
+
+std::vector<FusedGroup> fuse_depthwise_pointwise(const Graph& g, std::vector<FusedGroup> groups) {
+  return merge_data_producers(g, std::move(groups), [&](const FusedGroup& dg, const FusedGroup& pg) {
+    if (!is_pointwise_nchwc(g, g.node(pg.nodes.front()))) return false;
+    // The depthwise group: the convolution, then elementwise ops only (bias, activation).
+    bool ok = is_depthwise_nchwc(g.node(dg.nodes.front()));
+    for (size_t i = 1; ok && i < dg.nodes.size(); ++i) {
+      const Node& n = g.node(dg.nodes[i]);
+      ok = op_def(n.op).pattern <= OpPattern::Broadcast && n.type.shape == g.type(dg.nodes.front()).shape && node_target(n).empty();
+    }
+    return ok;
+  });
+}
+
+std::vector<FusedGroup> fuse_slice_product(const Graph& g, std::vector<FusedGroup> groups) {
+  return merge_data_producers(g, std::move(groups), [&](const FusedGroup& sg, const FusedGroup& pg) {
+    const Node& mm = g.node(pg.nodes.front());
+    const Node& slice = g.node(sg.root());
+    if (mm.op != "matmul_packed" || !node_target(mm).empty() || sg.nodes.size() != 1 || slice.op != "strided_slice" ||
+        !node_target(slice).empty() || g.node(slice.inputs[0]).is_constant())
+      return false;
+    for (int64_t step : slice.attrs.get_ints("steps"))
+      if (step != 1) return false;
+    return true;
+  });
 }
 
 }  // namespace kiln::graph

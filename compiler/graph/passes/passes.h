@@ -66,6 +66,10 @@ std::vector<FusedGroup> fuse_ops(const Graph& g);
 // reading them back (MobileNetV2's expanded 112 x 112 x 96, 56 x 56 x 144 tensors),
 // on the thread that reads them.
 std::vector<FusedGroup> fuse_depthwise_pointwise(const Graph& g, std::vector<FusedGroup> groups);
+// On the CPU: a strided slice with unit steps whose one user is a matrix product's
+// data (matmul_packed, AlterLayout's chunks of a long reduction) joins the product's
+// group, so the product reads its rows where they are instead of from a copy.
+std::vector<FusedGroup> fuse_slice_product(const Graph& g, std::vector<FusedGroup> groups);
 
 // The standard pipeline: simplify, fold, fold scales, alter layouts, fold again, eliminate.
 Graph optimize(const Graph& g, const target::MachineTraits& machine = {});
