@@ -58,9 +58,10 @@ struct GemmTile {
 };
 void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile);
 // The default without tuning: half the vector registers hold accumulators (4 x 64 with
-// AVX-512's 32), rows and k as the largest divisors that fit, rows in parallel too when
-// there are fewer than 8 panels; no row blocks (measured here on 1024 x 1024 x 1024
-// with blocks of 256 rows: no gain above the machine's noise, so left to the tuner).
+// AVX-512's 32), rows and k (up to 8) as the largest divisors that fit, rows in
+// parallel too when there are fewer than 8 panels; no row blocks (measured here on
+// 1024 x 1024 x 1024 with blocks of 256 rows: no gain above the machine's noise, so
+// left to the tuner).
 GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& machine);
 
 // The register tile of a matmul whose operands are both computed (attention's Q.K^T and
