@@ -115,10 +115,6 @@ bool is_pointwise_nchwc(const Graph& g, const Node& n) {
   return g.type(n.inputs[0]).ndim() == 5 && w.size() == 5 && w[2] == 1 && w[3] == 1 && all("pads", 0) && all("strides", 1);
 }
 
-}  // namespace
-
-namespace {
-
 // Merges into each group the group of its first node's data (inputs[0]) where that
 // group ends with the data, the data has no other user (nor is an output), and
 // `joins(producer, consumer)` says so; the producer's nodes go first.
