@@ -33,6 +33,13 @@ int vector_factor(int64_t extent) {
 
 int64_t extent_of(const ir::IterVar& iv) { return *ir::as_const_int(iv->dom.extent); }
 
+// The bytes of a tensor of constant shape.
+int64_t bytes_of(const te::Tensor& t) {
+  int64_t n = t->dtype.storage_bytes();
+  for (const ir::Expr& d : t->shape) n *= *ir::as_const_int(d);
+  return n;
+}
+
 // The largest divisor of n that is at most `want` (at least 1).
 int64_t fit(int64_t n, int64_t want) { return largest_divisor_at_most(n, want); }
 
@@ -384,13 +391,8 @@ ConvTile default_conv_tile(const te::Tensor& t, const target::MachineTraits& mac
   // downsamples 0.07 -> 0.05 ms; one thread unchanged. Not ResNet-18's 3x3 convolution
   // from 128 to 256 channels at 14x14 (a 1.2 MB weight against 0.4 MB of data): 6%
   // slower at one thread so.
-  auto bytes = [](const te::Tensor& x) {
-    int64_t n = x->dtype.storage_bytes();
-    for (const ir::Expr& d : x->shape) n *= *ir::as_const_int(d);
-    return n;
-  };
   const std::vector<te::Tensor> ins = t->input_tensors();
-  int64_t data_bytes = bytes(ins.front()), weight_bytes = bytes(ins.back());
+  int64_t data_bytes = bytes_of(ins.front()), weight_bytes = bytes_of(ins.back());
   if (groups > 1 && oh / c.oh >= 8 && weight_bytes <= data_bytes && weight_bytes <= machine.l2_bytes / 2) {
     c.rows_outer = true;
     c.parallel_oh = false;
@@ -513,11 +515,7 @@ std::optional<MatmulTile> default_matmul_tile(const te::Tensor& mm, const target
   // other order was 5-9% faster at one and two threads: `kiln tune` chooses per
   // machine, with the conv2d_winograd template); a larger weight is read once per
   // alpha^2 slice instead, for all the tiles.
-  if (mm->input_tensors().at(0)->tag == "winograd_input") {
-    int64_t weight_bytes = mm->dtype.storage_bytes();
-    for (const auto& d : mm->input_tensors().at(1)->shape) weight_bytes *= *ir::as_const_int(d);
-    t.rows_outer = weight_bytes <= machine.l2_bytes;
-  }
+  if (mm->input_tensors().at(0)->tag == "winograd_input") t.rows_outer = bytes_of(mm->input_tensors().at(1)) <= machine.l2_bytes;
   return t;
 }
 
