@@ -192,9 +192,9 @@ int64_t conv_default(const Workload& w) { return default_config_of(w, conv_space
 // ------------------------------------------------------------------ conv2d_winograd
 
 // A Winograd convolution's alpha^2 products [alpha^2, P, O] (P: the tiles, padded to a
-// multiple of winograd::kTileRows) over its C input channels: graph::schedule_matmul's
-// register tile (also the default without records) with its rows, columns, k unrolling
-// and the order of tiles and products as knobs. The transforms keep their schedules.
+// multiple of winograd::kTileRows) over its C input channels, with its transforms:
+// graph::schedule_winograd (also the default without records) with the products'
+// register rows, columns, k unrolling and the order of tiles and products as knobs.
 ConfigSpace winograd_space(const Workload& w) {
   ConfigSpace s;
   const int64_t oh = w.at("H") + 2 * w.at("pad") - 2, ow = w.at("W") + 2 * w.at("pad") - 2;
@@ -208,26 +208,41 @@ ConfigSpace winograd_space(const Workload& w) {
   s.define_split_list("tile_j", w.at("O"), cols);
   s.define_split_list("tile_k", w.at("C"), divisors_upto(w.at("C"), 8, {1, 2, 4, 8}));
   // slices: each of the alpha^2 products over all tiles in turn (its weight slice read
-  // once); tiles: each row tile through all the products (the tiles a thread transforms).
-  s.define_knob("order", {"slices", "tiles"});
+  // once); tiles: each row tile through all the products (the tiles a thread
+  // transforms); rows: a row of image tiles at a time through the input transform, the
+  // products and the output transform (tile_i then the largest divisor of a row's tiles
+  // not above it).
+  s.define_knob("order", {"slices", "tiles", "rows"});
   return s;
 }
 
 graph::MatmulTile winograd_tile(const Config& cfg) {
-  return {cfg.factor("tile_i"), cfg.factor("tile_j"), cfg.factor("tile_k"), cfg.name("order") == "tiles"};
+  return {cfg.factor("tile_i"), cfg.factor("tile_j"), cfg.factor("tile_k"), cfg.name("order") == "tiles", cfg.name("order") == "rows"};
 }
 
 void winograd_apply(const graph::AnchorStage& a, const Workload& w, const Config& cfg) {
-  if (!graph::schedule_matmul(a.schedule, a.stage, a.stage, winograd_tile(cfg)))
+  if (!graph::schedule_winograd(a.schedule, a.stage, winograd_tile(cfg), a.machine))
     throw Error(fmt::format("conv2d_winograd.cpu: configuration {} does not tile the products of {}", cfg.index(), w.key()));
 }
 
 graph::MatmulTile default_winograd_tile(const te::Tensor& mm, const target::MachineTraits& machine) {
-  return graph::default_matmul_tile(mm, machine).value_or(graph::MatmulTile{0, 0, 0, false});
+  return graph::default_matmul_tile(mm, machine).value_or(graph::MatmulTile{0, 0, 0, false, false});
 }
 
+// The configuration whose schedule is the default's (by rows of image tiles, the rows
+// are the largest divisor of a row's tiles not above the tile's), or -1.
 int64_t winograd_default(const Workload& w) {
-  return default_config_of(w, winograd_space(w), default_winograd_tile, winograd_tile);
+  const int64_t m = w.at("tile"), row_tiles = (w.at("W") + 2 * w.at("pad") - 2 + m - 1) / m;
+  auto effective = [&](graph::MatmulTile t) {
+    if (t.by_tile_rows) t.rows = largest_divisor_at_most(row_tiles, t.rows);
+    return t;
+  };
+  graph::MatmulTile d{};
+  visit_default_anchor(w, [&](const te::Tensor& t, const target::MachineTraits& machine) { d = effective(default_winograd_tile(t, machine)); });
+  const ConfigSpace space = winograd_space(w);
+  for (int64_t i = 0; i < space.size(); ++i)
+    if (effective(winograd_tile(space.get(i))) == d) return i;
+  return -1;
 }
 
 }  // namespace

@@ -518,14 +518,23 @@ std::optional<MatmulTile> default_matmul_tile(const te::Tensor& mm, const target
   if (t.cols == 0 || t.cols % lanes) return std::nullopt;
   t.rows = fit(m, std::clamp<int64_t>(machine.vector_registers / 2 / (t.cols / lanes), 1, 8));
   t.k_unroll = fit(k, 4);
-  // A Winograd convolution's products whose transformed weight fits in L2 (the 56x56
-  // convolutions of ResNet-18: 576 KiB) take the tiles in the order of the input and
-  // output transforms, so that each thread works on the tiles those give it (two
-  // threads on the AMD guest: 0.31-0.34 -> 0.28-0.31 ms each; on the Intel guest the
-  // other order was 5-9% faster at one and two threads: `kiln tune` chooses per
-  // machine, with the conv2d_winograd template); a larger weight is read once per
-  // alpha^2 slice instead, for all the tiles.
-  if (mm->input_tensors().at(0)->tag == "winograd_input") t.rows_outer = bytes_of(mm->input_tensors().at(1)) <= machine.l2_bytes;
+  // A Winograd convolution's products whose transformed weight fits in half of L2
+  // (the 56x56 convolutions of ResNet-18: 576 KiB) are computed a row of image tiles
+  // at a time with the transforms of that row (schedule_winograd), so the transformed
+  // tiles stay in L2 beside the weight: 0.75 -> 0.59 ms each at one thread here. A
+  // larger weight would be read again for every row (ResNet-18's 28x28 convolutions,
+  // 2.3 MiB: 0.69 -> 0.79 ms so); where it fits in L2 the tiles go in the order of the
+  // input and output transforms, so that each thread works on the tiles those give it
+  // (two threads on the AMD guest: 0.31-0.34 -> 0.28-0.31 ms each); a larger one is
+  // read once per alpha^2 slice instead, for all the tiles.
+  if (mm->input_tensors().at(0)->tag == "winograd_input") {
+    int64_t weight = bytes_of(mm->input_tensors().at(1));
+    t.by_tile_rows = weight <= machine.l2_bytes / 2;
+    t.rows_outer = !t.by_tile_rows && weight <= machine.l2_bytes;
+    // Rows: up to what all the registers hold (schedule_winograd takes the largest
+    // divisor of a row's tiles not above it: 7 of 14 for ResNet-18's 56x56).
+    if (t.by_tile_rows) t.rows = std::clamp<int64_t>(machine.vector_registers / (t.cols / lanes), 1, 8);
+  }
   return t;
 }
 
@@ -577,29 +586,64 @@ void schedule_winograd_input(schedule::Schedule& s, const te::Tensor& v, const t
   st.parallel(ax[1]);
 }
 
-// The tile (m) of a Winograd convolution's output transform `y`: alpha - 2 where its
-// products hold alpha^2 elements.
-int winograd_output_tile(const te::Tensor& y) {
-  int64_t elements = extent_of(y->input_tensors().at(0)->axis[0]), alpha = 1;
+// The tile m of a Winograd convolution whose products `mm` hold alpha^2 elements:
+// alpha - 2.
+int winograd_tile(const te::Tensor& mm) {
+  int64_t elements = extent_of(mm->axis[0]), alpha = 1;
   while (alpha * alpha < elements) ++alpha;
   return static_cast<int>(alpha - 2);
+}
+
+// The stage that reads a Winograd convolution's products `mm`: its output transform,
+// or the epilogue that it is inlined into ([N, O/b, OH, OW, b] both); undefined if none.
+te::Tensor winograd_reader(const schedule::Schedule& s, const te::Tensor& mm) {
+  for (const schedule::Stage& st : s->stages)
+    if (st->attach_type != schedule::AttachType::Inline && st->op.get() != mm.get())
+      for (const te::Tensor& in : st->op->input_tensors())
+        if (in.get() == mm.get()) return st->op;
+  return te::Tensor();
 }
 
 // Its output transform ([N, O/b, OH, OW, b]), or the elementwise epilogue into which
 // it is inlined: each m x m tile unrolled (so each pixel keeps its own additions), the
 // channel block as the vector; images, rows of tiles and channel blocks in parallel, in
 // that order: a thread takes the tiles of its share of the input transform (whose tiles
-// run in parallel) and of the products.
-void schedule_winograd_output(schedule::Schedule& s, const te::Tensor& y, int tile) {
+// run in parallel) and of the products. Returns the loop over images and rows of tiles
+// (with `by_tile_rows`, the parallel one: the channel blocks inside it).
+ir::IterVar schedule_winograd_output(schedule::Schedule& s, const te::Tensor& y, int m, bool by_tile_rows) {
   schedule::Stage st = s[y];
   const auto& ax = st->op->axis;
-  auto [yo, yi] = st.split(ax[2], tile);
-  auto [xo, xi] = st.split(ax[3], tile);
+  auto [yo, yi] = st.split(ax[2], m);
+  auto [xo, xi] = st.split(ax[3], m);
   st.reorder({ax[0], yo, ax[1], xo, yi, xi, ax[4]});
   st.unroll(yi);
   st.unroll(xi);
   st.vectorize(ax[4]);
-  st.parallel(st.fuse(st.fuse(ax[0], yo), ax[1]));
+  ir::IterVar rows = st.fuse(ax[0], yo);
+  st.parallel(by_tile_rows ? rows : st.fuse(rows, ax[1]));
+  return rows;
+}
+
+// The products of a row of image tiles, computed inside `at` of the output transform
+// `y` (schedule_winograd with by_tile_rows): each alpha^2 slice in turn, its
+// rows x cols register tiles accumulating while the input channels run around them.
+void schedule_winograd_row(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& y, const ir::IterVar& at,
+                           const MatmulTile& tile) {
+  te::Tensor acc = s.cache_write(mm, "local");
+  schedule::Stage ms = s[mm];
+  const auto& ax = ms->op->axis;  // e, p, o
+  std::vector<ir::IterVar> t = ms.tile(ax[1], ax[2], static_cast<int>(tile.rows), static_cast<int>(tile.cols));  // po, oo, pi, oi
+  ms.reorder({ax[0], t[0], t[1], t[2], t[3]});
+  ms.vectorize(t[3]);
+  ms.compute_at(s[y], at);
+  schedule::Stage as = s[acc];
+  as.compute_at(ms, t[1]);
+  const auto& la = acc->axis;
+  auto [ko, ki] = as.split(acc->reduce_axis[0], static_cast<int>(tile.k_unroll));
+  as.reorder({la[0], ko, ki, la[1], la[2]});
+  as.unroll(ki);
+  as.unroll(la[1]);
+  as.vectorize(la[2]);
 }
 
 }  // namespace
@@ -645,6 +689,33 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
     ir::Expr next = ir::min(t[1]->var + c(1), c(panels - 1));
     prefetch_next_block(as, w, ko, next * c(k * nr), k * nr, t[0]->var * c(steps) + ko->var, row_tiles * steps);
   }
+}
+
+bool schedule_winograd(schedule::Schedule& s, const te::Tensor& mm, const MatmulTile& tile, const target::MachineTraits& machine) {
+  const te::Tensor v = mm->input_tensors().at(0), y = winograd_reader(s, mm);
+  if (v->tag != "winograd_input" || !y.defined() || y->shape.size() != 5) return false;
+  const int m = winograd_tile(mm);
+  if (!tile.by_tile_rows) {
+    if (!schedule_matmul(s, mm, mm, tile)) return false;
+    schedule_winograd_input(s, v, machine);
+    schedule_winograd_output(s, y, m, false);
+    return true;
+  }
+  // A row of image tiles at a time: the register tile's rows divide a row's tiles.
+  MatmulTile t = tile;
+  t.rows = fit((*ir::as_const_int(y->shape[3]) + m - 1) / m, tile.rows);
+  if (tile.rows < 1 || t.cols < 1 || t.k_unroll < 1 || extent_of(mm->axis[2]) % t.cols || extent_of(mm->reduce_axis[0]) % t.k_unroll)
+    return false;
+  ir::IterVar at = schedule_winograd_output(s, y, m, true);
+  schedule_winograd_row(s, mm, y, at, t);
+  schedule::Stage vs = s[v];
+  const auto& vx = v->axis;  // e, p, c
+  auto [co, ci] = vs.split(vx[2], static_cast<int>(fit(extent_of(vx[2]), machine.lanes(v->dtype.bits()))));
+  vs.reorder({vx[1], co, vx[0], ci});
+  vs.unroll(vx[0]);
+  vs.vectorize(ci);
+  vs.compute_at(s[y], at);
+  return true;
 }
 
 LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const std::string& name, std::vector<NodeId> outputs,
@@ -727,7 +798,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
       tuned = [&](const te::Tensor& product, const te::Tensor& epilogue) {
         // The operation the anchor was made as (inlining its padding rewrote it).
         auto a = anchors.find(s.stage_of(product.get())->origin_op.get());
-        return a != anchors.end() && hook(AnchorStage{g, a->second, s, product, epilogue});
+        return a != anchors.end() && hook(AnchorStage{g, a->second, s, product, epilogue, machine});
       };
     }
     schedule_gpu_group(s, outs, machine, tuned);
@@ -781,13 +852,9 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   // computes it in its own tiles, so the transform's result never goes to memory
   // (ResNet-18's 56x56 convolutions 0.80 -> 0.75 ms at one thread, the others 1-3%).
   te::Tensor winograd_epilogue;
-  int winograd_tile = 0;
   if (outs.size() == 1 && outs[0]->reduce_axis.empty() && outs[0]->tag != "winograd_output")
     for (const schedule::Stage& st : s->stages)
-      if (st->op->tag == "winograd_output" && same_shape(st->op->shape, outs[0]->shape)) {
-        winograd_epilogue = outs[0];
-        winograd_tile = winograd_output_tile(st->op);
-      }
+      if (st->op->tag == "winograd_output" && same_shape(st->op->shape, outs[0]->shape)) winograd_epilogue = outs[0];
   for (const schedule::Stage& st : s->stages)
     if (st->op->tag == "winograd_input" || st->op->tag == "winograd_output") {
       if (st->op->tag == "winograd_output" && winograd_epilogue.defined()) continue;
@@ -823,6 +890,26 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   }
   std::set<const schedule::StageNode*> scheduled;  // epilogues scheduled with their product
   if (fused_dw.defined()) scheduled.insert(s[fused_mid].get());
+  // A Winograd convolution's stages are scheduled together (schedule_winograd): by the
+  // hook where it takes the products, else with the default tile; where that does not
+  // fit, each stage on its own below.
+  for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
+    const te::Tensor mm = st->op;
+    if (mm->tag != "matmul" || mm->input_tensors().empty() || mm->input_tensors()[0]->tag != "winograd_input") continue;
+    const te::Tensor v = mm->input_tensors()[0], y = winograd_reader(s, mm);
+    std::set<const schedule::StageNode*> before;
+    for (const schedule::Stage& b : s->stages) before.insert(b.get());
+    auto anchor = anchors.find(mm.get());
+    bool done = anchor != anchors.end() && hook && hook(AnchorStage{g, anchor->second, s, mm, te::Tensor(), machine});
+    if (!done) {
+      std::optional<MatmulTile> tile = default_matmul_tile(mm, machine);
+      done = tile && schedule_winograd(s, mm, *tile, machine);
+    }
+    if (!done) continue;
+    for (const schedule::Stage& a : s->stages)
+      if (!before.count(a.get())) scheduled.insert(a.get());
+    for (const te::Tensor& t : {mm, v, y}) scheduled.insert(s[t].get());
+  }
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline || scheduled.count(st.get())) continue;
     if (made_for(st, fused_dw)) continue;  // with the pointwise convolution, below
@@ -832,7 +919,7 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     // The tuner's matmul and dense templates schedule their own stage only: a plain
     // matmul's epilogue is then scheduled as any other stage.
     te::Tensor hook_epilogue = st->op->tag == "matmul" ? te::Tensor() : epilogue;
-    if (anchor != anchors.end() && hook && hook(AnchorStage{g, anchor->second, s, st->op, hook_epilogue})) {
+    if (anchor != anchors.end() && hook && hook(AnchorStage{g, anchor->second, s, st->op, hook_epilogue, machine})) {
       if (hook_epilogue.defined()) scheduled.insert(s[hook_epilogue].get());
       continue;
     }
@@ -876,12 +963,9 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
       schedule_winograd_input(s, st->op, machine);
       continue;
     }
-    if (st->op->tag == "winograd_output") {
-      schedule_winograd_output(s, st->op, winograd_output_tile(st->op));
-      continue;
-    }
-    if (made_for(st, winograd_epilogue)) {
-      schedule_winograd_output(s, st->op, winograd_tile);
+    if (st->op->tag == "winograd_output" || made_for(st, winograd_epilogue)) {
+      for (const te::Tensor& in : st->op->input_tensors())
+        if (in->tag == "matmul") schedule_winograd_output(s, st->op, winograd_tile(in), false);
       continue;
     }
     // Packing int8 data into words reads 4 channels per word: gathers if vectorized.

@@ -37,6 +37,9 @@ struct AnchorStage {
   // bias, activation or residual add), into whose tiles a matmul_packed's or an NCHWc
   // convolution's tiles can be computed; a hook that returns true has scheduled it too.
   te::Tensor epilogue = {};
+  // The machine lower_group schedules for (what the stages a hook takes with its anchor
+  // are scheduled for: a Winograd convolution's transforms).
+  target::MachineTraits machine = {};
 };
 using ScheduleHook = std::function<bool(const AnchorStage&)>;
 
@@ -72,16 +75,28 @@ GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& ma
 struct MatmulTile {
   int64_t rows = 4, cols = 64, k_unroll = 4;
   bool rows_outer = false;
+  // A Winograd convolution's products only (schedule_winograd): computed one row of
+  // image tiles at a time, inside the output transform's loop over those rows, with
+  // that row's input transform, so the transformed tiles stay in cache; `rows` then the
+  // largest divisor of a row's tiles not above it.
+  bool by_tile_rows = false;
   bool operator==(const MatmulTile&) const = default;
 };
 // The default without tuning: cols AlterLayout's panel width (register_tile_columns)
-// where that is whole vectors, rows what half the registers hold (up to 8), k by 4; the
-// row tiles outermost for a Winograd convolution's products whose transformed weight
-// fits in L2. Nullopt where the columns are not whole vectors.
+// where that is whole vectors, rows what half the registers hold (up to 8), k by 4.
+// For a Winograd convolution's products: by rows of image tiles where the transformed
+// weight fits in half of L2, else the row tiles outermost where it fits in L2. Nullopt
+// where the columns are not whole vectors.
 std::optional<MatmulTile> default_matmul_tile(const te::Tensor& mm, const target::MachineTraits& machine);
 // Schedules `mm` with the tile into `out` (`mm` itself or its epilogue). False (nothing
 // scheduled) where the tile does not divide the product or it has not one reduction.
 bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const MatmulTile& tile);
+// A Winograd convolution's stages (conv2d_winograd, ops_winograd.cc), `mm` its alpha^2
+// products: those with the tile, its input transform and its output transform (or the
+// elementwise epilogue that computes it), each whole in turn or, with
+// `tile.by_tile_rows`, a row of image tiles at a time. False (nothing scheduled) where
+// the tile does not divide the products.
+bool schedule_winograd(schedule::Schedule& s, const te::Tensor& mm, const MatmulTile& tile, const target::MachineTraits& machine);
 
 // The blocked float convolution of AlterLayout (conv2d_nchwc, not depthwise: the stage
 // [N, O/b, OH, OW, b] with reductions rc, ry, rx on NCHW data, rc, ry, rx, rci on NCHWc

@@ -3,7 +3,8 @@
 // of 2 and 4, whole and partial tiles, asymmetric padding, channel blocks of 16 and 8,
 // on the host and on narrower targets (AVX2's 16 registers, SSE); and the pass, which
 // takes the 3x3 stride-1 convolutions of blocked data on images of 14x14 or more and
-// leaves the others direct, in a small residual network against the interpreter.
+// leaves the others direct, in a small residual network against the interpreter; and the
+// default schedule, a row of image tiles at a time where the weight fits in half of L2.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -11,7 +12,10 @@
 #include <vector>
 
 #include "backend-cpu/graph_backend.h"
+#include "compiler/graph/lower_group.h"
 #include "compiler/graph/winograd.h"
+#include "compiler/ir/printer.h"
+#include "compiler/target/backend.h"
 #include "tests/cpu/kernel_test_util.h"
 
 namespace kiln::graph {
@@ -88,6 +92,27 @@ TEST_P(Winograd, TakesTheLargeStrideOneConvolutions) {
     EXPECT_EQ(tiles, (std::vector<int64_t>{4, 2})) << target;
     EXPECT_LT(test::rel_error(got, run_graph(g, in, "interp", "", out)), 1e-5) << target << " output " << out;
   }
+}
+
+// Where the transformed weight fits in half of L2, the default computes a row of image
+// tiles at a time (graph::schedule_winograd): the input transform's buffer holds one
+// row's tiles, allocated inside the parallel loop; with a smaller L2, all the tiles.
+TEST(WinogradSchedule, ARowOfTilesAtATimeWhereTheWeightFitsInHalfOfL2) {
+  // ResNet-18's first 3x3 convolutions: 56x56x64, tiles of 4, weight 36 x 64 x 64 floats.
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 4, 56, 56, 16}});
+  NodeId u = g.add_constant("u", random_constant({36, 64, 64}, 3));
+  NodeId y = g.add_op("conv2d_winograd", {x, u}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"block", int64_t{16}}, {"tile", int64_t{4}}});
+  NodeId r = g.add_op("relu", {y});
+  g.add_output(r, "y");
+  auto buffer_of = [&](int64_t l2) {
+    target::MachineTraits m{512, 32, 48 << 10, l2};
+    std::string ir = ir::to_string(lower_group(g, {y, r}, "k", {}, {}, m).func.body);
+    size_t at = ir.find("allocate winograd_input: float32[");
+    return at == std::string::npos ? std::string("none") : ir.substr(at, ir.find(']', at) - at + 1);
+  };
+  EXPECT_EQ(buffer_of(2 << 20), "allocate winograd_input: float32[32256]");    // 36 x 14 x 64
+  EXPECT_EQ(buffer_of(512 << 10), "allocate winograd_input: float32[451584]");  // 36 x 196 x 64
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Winograd, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
+#include <string>
 
 #include "backend-cpu/graph_backend.h"
 #include "compiler/graph/executor.h"
@@ -60,6 +62,26 @@ TEST(Templates, RandomConfigurationsMatchTheInterpreter) {
   }
 }
 
+// Each order of a Winograd convolution's stages (the products over all tiles slice by
+// slice, tile by tile, or a row of image tiles at a time with its transforms), with
+// whole and partial tiles, two images.
+TEST(Templates, EveryWinogradOrderMatchesTheInterpreter) {
+  cpu::register_graph_backend();
+  for (const char* spec : {"conv2d_winograd:C=16,H=12,W=12,O=32", "conv2d_winograd:N=2,C=8,H=9,W=11,O=16,tile=2,in_block=8",
+                           "conv2d_winograd:C=16,H=15,W=13,O=16"}) {
+    Workload w = parse_workload(spec);
+    const Template& t = *templates_for(w.op, "cpu").at(0);
+    ConfigSpace s = t.space(w);
+    std::set<std::string> seen;
+    for (int64_t i = s.size(); i-- > 0;) {
+      Config c = s.get(i);
+      if (!seen.insert(c.name("order")).second) continue;
+      SCOPED_TRACE(std::string(spec) + " order " + c.name("order"));
+      check_config(t, w, c);
+    }
+    EXPECT_EQ(seen, (std::set<std::string>{"slices", "tiles", "rows"})) << spec;
+  }
+}
 
 // Template::default_config names the configuration whose schedule is the compiler's own
 // default for the workload on this host: lowered with it, and lowered with no hook at
