@@ -575,15 +575,18 @@ namespace {
 
 // A Winograd convolution's input transform ([alpha^2, P, C]): per tile and vector of
 // channels, the alpha^2 elements unrolled (each then keeps its own additions, and the
-// loads of the tile are shared); tiles in parallel.
-void schedule_winograd_input(schedule::Schedule& s, const te::Tensor& v, const target::MachineTraits& machine) {
+// loads of the tile are shared); tiles in parallel, or, with `at` defined, the tiles
+// that `at` of `consumer` reads computed there.
+void schedule_winograd_input(schedule::Schedule& s, const te::Tensor& v, const target::MachineTraits& machine,
+                             const te::Tensor& consumer = te::Tensor(), const ir::IterVar& at = ir::IterVar()) {
   schedule::Stage st = s[v];
   const auto& ax = v->axis;  // e, p, c
   auto [co, ci] = st.split(ax[2], static_cast<int>(fit(extent_of(ax[2]), machine.lanes(v->dtype.bits()))));
   st.reorder({ax[1], co, ax[0], ci});
   st.unroll(ax[0]);
   st.vectorize(ci);
-  st.parallel(ax[1]);
+  if (at.defined()) st.compute_at(s[consumer], at);
+  else st.parallel(ax[1]);
 }
 
 // The tile m of a Winograd convolution whose products `mm` hold alpha^2 elements:
@@ -708,13 +711,7 @@ bool schedule_winograd(schedule::Schedule& s, const te::Tensor& mm, const Matmul
     return false;
   ir::IterVar at = schedule_winograd_output(s, y, m, true);
   schedule_winograd_row(s, mm, y, at, t);
-  schedule::Stage vs = s[v];
-  const auto& vx = v->axis;  // e, p, c
-  auto [co, ci] = vs.split(vx[2], static_cast<int>(fit(extent_of(vx[2]), machine.lanes(v->dtype.bits()))));
-  vs.reorder({vx[1], co, vx[0], ci});
-  vs.unroll(vx[0]);
-  vs.vectorize(ci);
-  vs.compute_at(s[y], at);
+  schedule_winograd_input(s, v, machine, y, at);
   return true;
 }
 
