@@ -96,7 +96,8 @@ TEST_P(Winograd, TakesTheLargeStrideOneConvolutions) {
 
 // Where the transformed weight fits in half of L2, the default computes a row of image
 // tiles at a time (graph::schedule_winograd): the input transform's buffer holds one
-// row's tiles, allocated inside the parallel loop; with a smaller L2, all the tiles.
+// row's tiles, allocated inside the parallel loop; with a smaller L2, all the tiles, and
+// the products, slice by slice, fetch the next slice's weight.
 TEST(WinogradSchedule, ARowOfTilesAtATimeWhereTheWeightFitsInHalfOfL2) {
   // ResNet-18's first 3x3 convolutions: 56x56x64, tiles of 4, weight 36 x 64 x 64 floats.
   Graph g;
@@ -105,14 +106,19 @@ TEST(WinogradSchedule, ARowOfTilesAtATimeWhereTheWeightFitsInHalfOfL2) {
   NodeId y = g.add_op("conv2d_winograd", {x, u}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"block", int64_t{16}}, {"tile", int64_t{4}}});
   NodeId r = g.add_op("relu", {y});
   g.add_output(r, "y");
-  auto buffer_of = [&](int64_t l2) {
+  auto lowered = [&](int64_t l2) {
     target::MachineTraits m{512, 32, 48 << 10, l2};
-    std::string ir = ir::to_string(lower_group(g, {y, r}, "k", {}, {}, m).func.body);
+    return ir::to_string(lower_group(g, {y, r}, "k", {}, {}, m).func.body);
+  };
+  auto buffer_of = [](const std::string& ir) {
     size_t at = ir.find("allocate winograd_input: float32[");
     return at == std::string::npos ? std::string("none") : ir.substr(at, ir.find(']', at) - at + 1);
   };
-  EXPECT_EQ(buffer_of(2 << 20), "allocate winograd_input: float32[32256]");    // 36 x 14 x 64
-  EXPECT_EQ(buffer_of(512 << 10), "allocate winograd_input: float32[451584]");  // 36 x 196 x 64
+  const std::string rows = lowered(2 << 20), whole = lowered(512 << 10);
+  EXPECT_EQ(buffer_of(rows), "allocate winograd_input: float32[32256]");    // 36 x 14 x 64
+  EXPECT_EQ(buffer_of(whole), "allocate winograd_input: float32[451584]");  // 36 x 196 x 64
+  EXPECT_EQ(rows.find("prefetch"), std::string::npos);
+  EXPECT_NE(whole.find("prefetch"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Winograd, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);
