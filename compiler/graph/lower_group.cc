@@ -573,8 +573,8 @@ bool schedule_matmul(schedule::Schedule& s, const te::Tensor& mm, const te::Tens
   // A Winograd convolution's products slice by slice: the next slice's weight is
   // fetched while this one's tiles run (ResNet-18's 28x28 convolutions, 2.3 MiB of
   // transformed weight read from L3 per call, 0.69 -> 0.60 ms at one thread; its 14x14
-  // ones, 4.2 MiB, 0.99 -> 0.84 ms; at two threads 3-10%).
-  // (Loops of one step are no loops: their variables are not in the code.)
+  // ones, 4.2 MiB, 0.99 -> 0.84 ms; at two threads 3-10%). Not where k is one step of
+  // the unrolling: a loop of one step is no loop, its variable not in the code.
   if (winograd && !tile.rows_outer && r == 3 && w->is_placeholder() && k / tile.k_unroll > 1) {
     int64_t slices = extent_of(mm->axis[0]), row_tiles = m / tile.rows, panels = n / tile.cols, steps = k / tile.k_unroll;
     auto c = [&](int64_t v) { return ir::make_int(v, ko->var.dtype()); };
