@@ -925,7 +925,9 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
   for (schedule::Stage st : std::vector<schedule::Stage>(s->stages)) {
     if (st->is_placeholder() || st->attach_type == schedule::AttachType::Inline || scheduled.count(st.get())) continue;
     if (made_for(st, fused_dw)) continue;  // with the pointwise convolution, below
-    auto anchor = anchors.find(st->op.get());
+    // By the operation the stage was made for: inlining a producer (the strided slice of
+    // a product over a chunk of its reduction, AlterLayout's) rewrites the stage's own.
+    auto anchor = anchors.find(st->origin_op.get());
     auto e = epilogue_of.find(st->op.get());
     te::Tensor epilogue = e != epilogue_of.end() ? e->second : te::Tensor();
     // The tuner's matmul and dense templates schedule their own stage only: a plain
