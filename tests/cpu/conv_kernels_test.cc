@@ -78,7 +78,8 @@ TEST_P(ConvKernels, MatchTheInterpreter) {
 
 // Many channel blocks, each block's weight read by every tile of its rows: each step of
 // the channel reduction fetches a line of the next block's weight, never outside the
-// weight (the last block fetches its own); 1x1 and strided 3x3 convolutions, the results
+// weight (the last block fetches its own), at an address without divisions; 1x1 and
+// strided 3x3 convolutions, the results
 // those of the interpreter.
 TEST_P(ConvKernels, ABlockFetchesTheNextBlocksWeight) {
   const std::string target = GetParam();
@@ -102,6 +103,7 @@ TEST_P(ConvKernels, ABlockFetchesTheNextBlocksWeight) {
     EXPECT_GE(r.lowest, 0) << k.func.name;
     EXPECT_GT(r.size, 0) << k.func.name << ": the prefetch reads a kernel argument";
     EXPECT_LT(r.highest, r.size) << k.func.name;
+    EXPECT_EQ(r.divisions, 0) << k.func.name << ": a prefetch's address is its line's offset, not one index per dimension";
   }
   EXPECT_EQ(fetching, 2) << "the two convolutions on NCHWc data (the first reads NCHW) on " << target;
   EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << target;

@@ -51,10 +51,12 @@ inline std::string kernel_target_name(const ::testing::TestParamInfo<std::string
 }
 
 // The lowest and highest element each prefetch of a kernel can name, and its buffer's
-// size, with every loop variable over its range.
+// size, with every loop variable over its range; the divisions and remainders its
+// addresses compute (integer work on the FMAs' ports, at every step).
 struct PrefetchReach {
   int count = 0;
   int64_t lowest = INT64_MAX, highest = INT64_MIN, size = 0;
+  int divisions = 0;
 };
 
 inline PrefetchReach prefetch_reach(const schedule::LoweredFunc& f) {
@@ -77,6 +79,9 @@ inline PrefetchReach prefetch_reach(const schedule::LoweredFunc& f) {
       r_->count++;
       r_->lowest = std::min(r_->lowest, b.min);
       r_->highest = std::max(r_->highest, b.max);
+      ir::post_order_visit(ld->index, [&](const ir::Node* n) {
+        if (n->kind == ir::NodeKind::Div || n->kind == ir::NodeKind::Mod) r_->divisions++;
+      });
       for (const ir::Buffer& a : f_.args) {
         if (a->data.get() != ld->buffer_var.get()) continue;
         r_->size = 1;
