@@ -79,8 +79,7 @@ TEST_P(ConvKernels, MatchTheInterpreter) {
 // Many channel blocks, each block's weight read by every tile of its rows: each step of
 // the channel reduction fetches a line of the next block's weight, never outside the
 // weight (the last block fetches its own), at an address without divisions; 1x1 and
-// strided 3x3 convolutions, the results
-// those of the interpreter.
+// strided 3x3 convolutions, the results those of the interpreter.
 TEST_P(ConvKernels, ABlockFetchesTheNextBlocksWeight) {
   const std::string target = GetParam();
   Graph g;
