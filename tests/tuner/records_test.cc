@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backend-cpu/graph_backend.h"
 #include "compiler/graph/executor.h"
@@ -227,6 +229,22 @@ TEST(Apply, RecordsScheduleAnchorsAndMissingOnesWarn) {
 }
 
 
+// Runs `tuned` and `ref` on one input (a fixed pattern, for their one input) and
+// returns their first outputs.
+std::pair<std::vector<float>, std::vector<float>> run_both(graph::Executor& tuned, graph::Executor& ref) {
+  std::vector<float> v(static_cast<size_t>(tuned.input_type(0).size()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 17) / 8.0f - 1.0f;
+  tuned.set_input(0, v.data(), static_cast<int64_t>(v.size() * 4));
+  ref.set_input(0, v.data(), static_cast<int64_t>(v.size() * 4));
+  tuned.run();
+  ref.run();
+  auto out = [](const graph::Executor& e) {
+    const float* y = static_cast<const float*>(e.output(0));
+    return std::vector<float>(y, y + e.output_type(0).size());
+  };
+  return {out(tuned), out(ref)};
+}
+
 // A model's Winograd convolutions are workloads of their own (conv2d_winograd, found
 // where the winograd_conv pass made them), and a record of conv2d_winograd.cpu schedules
 // their products at compile time; the result still matches the reference interpreter.
@@ -279,15 +297,9 @@ TEST(Apply, RecordsScheduleAWinogradConvolutionsProducts) {
   graph::CompileOptions plain;
   plain.optimize = false;
   graph::Executor ref = graph::make_executor(graph::compile(g, plain), "interp");
-  std::vector<float> v(16 * 16 * 16);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 17) / 8.0f - 1.0f;
-  tuned.set_input(0, v.data(), static_cast<int64_t>(v.size() * 4));
-  ref.set_input(0, v.data(), static_cast<int64_t>(v.size() * 4));
-  tuned.run();
-  ref.run();
-  const float* a = static_cast<const float*>(tuned.output(0));
-  const float* b = static_cast<const float*>(ref.output(0));
-  for (int64_t i = 0; i < tuned.output_type(0).size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-3) << "at " << i;
+  auto [a, b] = run_both(tuned, ref);
+  ASSERT_EQ(a.size(), 16u * 16 * 16);
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-3) << "at " << i;
   fs::remove(p);
 }
 
@@ -337,19 +349,11 @@ TEST(Apply, AChunkedReductionsProductsAreWorkloads) {
   graph::CompileOptions plain;
   plain.optimize = false;
   graph::Executor ref = graph::make_executor(graph::compile(g, plain), "interp");
-  std::vector<float> in(64 * 4096);
-  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((i * 37) % 17) / 8.0f - 1.0f;
-  tuned.set_input(0, in.data(), static_cast<int64_t>(in.size() * 4));
-  ref.set_input(0, in.data(), static_cast<int64_t>(in.size() * 4));
-  tuned.run();
-  ref.run();
-  const float* y1 = static_cast<const float*>(tuned.output(0));
-  const float* y2 = static_cast<const float*>(ref.output(0));
-  const int64_t n = tuned.output_type(0).size();
+  auto [y1, y2] = run_both(tuned, ref);
   float largest = 0;
-  for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(y2[i]));
+  for (float y : y2) largest = std::max(largest, std::abs(y));
   ASSERT_GT(largest, 1.0f);
-  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y1[i], y2[i], 1e-4f * largest) << "at " << i;
+  for (size_t i = 0; i < y1.size(); ++i) ASSERT_NEAR(y1[i], y2[i], 1e-4f * largest) << "at " << i;
   fs::remove(p);
 }
 
