@@ -316,6 +316,8 @@ interp::HostBuffer te_buffer(const TensorType& t) {
 // (T0): for L2 only (T1), MobileNetV2 gained less, and so did a hand-written C kernel
 // of the GEMM's tile.
 
+constexpr int64_t kLineBytes = 64;  // x86-64's and AArch64's cache line
+
 // Indices that address w's element at row-major offset `flat`: all of it in the
 // innermost index, whose stride is 1, the others 0. Only for a prefetch's address (no
 // element is read): split into one index per dimension, the address took 4 divisions and
@@ -332,7 +334,6 @@ std::vector<ir::Expr> flat_address(const te::Tensor& w, const ir::Expr& flat) {
 // block's. False (and nothing fetched) where that would take more than 4 per step.
 bool prefetch_next_block(schedule::Stage& st, const te::Tensor& w, const ir::IterVar& at, const ir::Expr& start, int64_t region,
                          const ir::Expr& step, int64_t steps) {
-  constexpr int64_t kLineBytes = 64;  // x86-64's and AArch64's cache line
   int64_t per_line = std::max<int64_t>(1, kLineBytes / std::max(1, w->dtype.bits() / 8));
   int64_t lines = (region + per_line - 1) / per_line;
   int64_t per_step = (lines + steps - 1) / std::max<int64_t>(steps, 1);
@@ -704,6 +705,23 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
     auto c = [&](int64_t v) { return ir::make_int(v, ko->var.dtype()); };
     ir::Expr next = ir::min(t[1]->var + c(1), c(panels - 1));
     prefetch_next_block(as, w, ko, next * c(k * nr), k * nr, t[0]->var * c(steps) + ko->var, row_tiles * steps);
+  }
+  if (row_tiles == 1) {
+    // One row tile (a matrix-vector product: a classifier): the weight is read once, a
+    // panel after another, and nothing else in the step waits for memory, so each step
+    // fetches every line of the step 8 KiB further on (6 steps of a 40-column panel at k
+    // unrolled by 8), into the next panel at a panel's end and never past the weight's.
+    // Inside the model at one thread, MobileNetV2's 1280 x 1000 classifier 0.15-0.25 ->
+    // 0.11-0.12 ms, ResNet-18's 512 x 1000 0.13 -> 0.085 (0.067 -> 0.045 at two);
+    // 4 KiB ahead or every other line gained less.
+    constexpr int64_t kAheadBytes = 8 << 10;
+    int64_t bytes = std::max(1, w->dtype.bits() / 8), per_line = std::max<int64_t>(1, kLineBytes / bytes);
+    int64_t panels = *ir::as_const_int(w->shape[0]), k = *ir::as_const_int(w->shape[1]);
+    int64_t step = tile.k_unroll * nr, total = panels * k * nr;
+    auto c = [&](int64_t v) { return ir::make_int(v, ko->var.dtype()); };
+    ir::Expr ahead = t[1]->var * c(k * nr) + ko->var * c(step) + c(kAheadBytes / bytes);
+    for (int64_t e = 0; e < step; e += per_line)
+      as.pragma(ko, "prefetch", w(flat_address(w, ir::min(ahead + c(e), c(total - 1)))));
   }
 }
 

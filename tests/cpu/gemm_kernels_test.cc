@@ -202,14 +202,16 @@ INSTANTIATE_TEST_SUITE_P(Targets, GemmKernels,
 
 // Panels outermost with enough row tiles: each step of the reduction fetches a line of
 // the next panel of the packed weight, never outside it (the last panel fetches its own
-// lines); no prefetch where rows and panels run fused in parallel or rows are few.
+// lines); one row (a matrix-vector product): each step fetches its lines 8 KiB ahead,
+// up to the weight's last; no prefetch where rows and panels run fused in parallel or
+// rows are few.
 TEST(GemmKernels, APanelFetchesTheNextPanelOfTheWeight) {
   cpu::register_graph_backend();
   struct Case {
     Shape s;
     bool prefetch;
   };
-  for (const Case& c : {Case{{128, 768, 64}, true}, Case{{128, 3072, 768}, true}, Case{{1, 1000, 64}, false},
+  for (const Case& c : {Case{{128, 768, 64}, true}, Case{{128, 3072, 768}, true}, Case{{1, 1000, 64}, true}, Case{{1, 1000, 1280}, true},
                         Case{{64, 256, 257}, false}}) {
     Graph g = gemm_graph(c.s.m, c.s.n, c.s.k, false, Epilogue::BiasRelu);
     CompileOptions o;
