@@ -719,7 +719,9 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
     int64_t panels = *ir::as_const_int(w->shape[0]), k = *ir::as_const_int(w->shape[1]);
     int64_t step = tile.k_unroll * nr, total = panels * k * nr;
     auto c = [&](int64_t v) { return ir::make_int(v, ko->var.dtype()); };
-    ir::Expr ahead = t[1]->var * c(k * nr) + ko->var * c(step) + c(kAheadBytes / bytes);
+    // The panel: the fused loop's variable where panels and the one row tile run fused.
+    ir::Expr panel = tile.parallel_rows ? at->var : t[1]->var;
+    ir::Expr ahead = panel * c(k * nr) + ko->var * c(step) + c(kAheadBytes / bytes);
     for (int64_t e = 0; e < step; e += per_line)
       as.pragma(ko, "prefetch", w(flat_address(w, ir::min(ahead + c(e), c(total - 1)))));
   }

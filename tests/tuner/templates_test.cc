@@ -62,6 +62,23 @@ TEST(Templates, RandomConfigurationsMatchTheInterpreter) {
   }
 }
 
+// A matrix-vector product (one row tile, whose steps prefetch ahead in the weight):
+// every configuration, panels alone or fused with the row tile in parallel.
+TEST(Templates, EveryMatrixVectorConfigurationMatchesTheInterpreter) {
+  cpu::register_graph_backend();
+  Workload w = parse_workload("matmul_packed:M=1,N=80,K=96,block=16");
+  const Template& t = find_template("matmul_packed.cpu");
+  ConfigSpace s = t.space(w);
+  std::set<std::string> parallel;
+  for (int64_t i = 0; i < s.size(); ++i) {
+    Config c = s.get(i);
+    parallel.insert(c.name("parallel"));
+    SCOPED_TRACE(w.key() + " config " + std::to_string(i));
+    check_config(t, w, c);
+  }
+  EXPECT_EQ(parallel, (std::set<std::string>{"panels", "panels_rows"}));
+}
+
 // Each order of a Winograd convolution's stages (the products over all tiles slice by
 // slice, tile by tile, or a row of image tiles at a time with its transforms), with
 // whole and partial tiles, two images.
