@@ -102,7 +102,9 @@ class CpuBackend : public target::Backend {
   void check(const target::Target& t) const override { (void)cpu::Target(t); }
   target::MachineTraits traits(const std::string& options) const override {
     cpu::Target t = cpu_target(options);
-    return {t.vector_bits(), t.vector_registers(), t.l1d_cache(), t.l2_cache()};
+    target::MachineTraits m{t.vector_bits(), t.vector_registers(), t.l1d_cache(), t.l2_cache()};
+    m.gemm_k_unroll = t.gemm_k_unroll();
+    return m;
   }
   int threads() const override { return kiln_get_num_threads(); }
   std::unique_ptr<target::KernelModule> build(const std::vector<schedule::LoweredFunc>& funcs,

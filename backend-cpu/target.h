@@ -50,6 +50,9 @@ struct Target {
   // The L1 data and L2 cache sizes in bytes (the options, else as described above).
   int64_t l1d_cache() const;
   int64_t l2_cache() const;
+  // The reduction unroll of the default GEMM's register tile (target::MachineTraits):
+  // 4 on AMD's Zen 5 and later (-mcpu=znver5), 8 otherwise.
+  int gemm_k_unroll() const;
   // The canonical text form, parseable again.
   std::string to_string() const;
 

@@ -354,13 +354,14 @@ GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& ma
   int64_t lanes = machine.lanes(mm->dtype.bits()), vectors = (nr + lanes - 1) / lanes;
   GemmTile t;
   t.rows = fit(m, std::clamp<int64_t>(machine.vector_registers / 2 / vectors, 1, 8));
-  // k unrolled by 8, so more of the weight's loads are in flight. One row (a
-  // matrix-vector product, a classifier): `kiln tune` picked it for MobileNetV2's 1280 x
-  // 1000 and ResNet-18's 512 x 1000 layers, 1.47x alone with the weight in cache. Rows:
-  // what `kiln tune` picked for three of BERT-base's four products; its products 2-5%
-  // faster each than with k by 4, the model 2.4% at one thread and 3% at two; MatMul
-  // 1024 and 4096 unchanged within the noise.
-  t.k_unroll = fit(k, 8);
+  // k unrolled as the core runs it fastest (MachineTraits::gemm_k_unroll). By 8 on
+  // Intel's cores, so more of the weight's loads are in flight: one row (a matrix-vector
+  // product, a classifier): `kiln tune` picked it for MobileNetV2's 1280 x 1000 and
+  // ResNet-18's 512 x 1000 layers, 1.47x alone with the weight in cache; rows: what
+  // `kiln tune` picked for three of BERT-base's four products, 2-5% faster each than
+  // with k by 4, the model 2.4% at one thread and 3% at two; MatMul 1024 and 4096
+  // unchanged within the noise. By 4 on AMD's Zen 5, where 8 was 10-15% slower.
+  t.k_unroll = fit(k, machine.gemm_k_unroll);
   t.parallel_rows = n / nr < 8 && m / t.rows > 1;
   return t;
 }

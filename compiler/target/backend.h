@@ -68,6 +68,9 @@ struct MachineTraits {
   // A GPU's threads per block for the default schedules (every stage's outputs split
   // over blockIdx.x and threadIdx.x, no layouts of the CPU's); 0 for a CPU.
   int gpu_threads = 0;
+  // How far the register-tiled GEMM of constant weights (graph::default_gemm_tile)
+  // unrolls its reduction: what measured fastest on the core (cpu::Target::gemm_k_unroll).
+  int gemm_k_unroll = 8;
   bool is_gpu() const { return gpu_threads > 0; }
   int lanes(int element_bits) const { return std::max(1, vector_bits / element_bits); }
 };

@@ -69,6 +69,11 @@ TEST(Target, RegistersAndCachesForTheDefaultSchedules) {
   EXPECT_EQ(hsw.vector_registers(), 16);
   EXPECT_EQ(hsw.l1d_cache(), 32 << 10) << "another machine's caches are not read from this one";
   EXPECT_EQ(Target::parse("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72").vector_registers(), 32);
+  // The GEMM's reduction unroll, by the core it was measured on.
+  EXPECT_EQ(skx.gemm_k_unroll(), 8);
+  EXPECT_EQ(Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapids").gemm_k_unroll(), 8);
+  EXPECT_EQ(Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=znver5").gemm_k_unroll(), 4);
+  EXPECT_EQ(Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4").gemm_k_unroll(), 8) << "unmeasured: the default";
   // The host's own sizes, from /sys where Linux has them.
   Target host = Target::parse("llvm");
   EXPECT_GE(host.l1d_cache(), 4 << 10);
