@@ -710,11 +710,12 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
   if (row_tiles == 1) {
     // One row tile (a matrix-vector product: a classifier): the weight is read once, a
     // panel after another, and nothing else in the step waits for memory, so each step
-    // fetches every line of the step 8 KiB further on (6 steps of a 40-column panel at k
-    // unrolled by 8), into the next panel at a panel's end and never past the weight's.
-    // Inside the model at one thread, MobileNetV2's 1280 x 1000 classifier 0.15-0.25 ->
-    // 0.11-0.12 ms, ResNet-18's 512 x 1000 0.13 -> 0.085 (0.067 -> 0.045 at two);
-    // 4 KiB ahead or every other line gained less.
+    // fetches every line of the step 8 KiB further on (6 steps of a 40-column panel with
+    // k unrolled by 8, 12 by 4), into the next panel at a panel's end and never past the
+    // weight's. Inside the model at one thread on the Zen 5 guest of docs/performance.md,
+    // medians of alternating runs: MobileNetV2's 1280 x 1000 classifier 0.161 -> 0.145
+    // ms, ResNet-18's 512 x 1000 0.091 -> 0.080; 4 KiB ahead or every other line gained
+    // less.
     constexpr int64_t kAheadBytes = 8 << 10;
     int64_t bytes = std::max(1, w->dtype.bits() / 8), per_line = std::max<int64_t>(1, kLineBytes / bytes);
     int64_t panels = *ir::as_const_int(w->shape[0]), k = *ir::as_const_int(w->shape[1]);
