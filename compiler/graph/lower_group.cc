@@ -318,6 +318,9 @@ interp::HostBuffer te_buffer(const TensorType& t) {
 
 constexpr int64_t kLineBytes = 64;  // x86-64's and AArch64's cache line
 
+// Elements of w in one cache line.
+int64_t line_elements(const te::Tensor& w) { return std::max<int64_t>(1, kLineBytes / std::max(1, w->dtype.bits() / 8)); }
+
 // Indices that address w's element at row-major offset `flat`: all of it in the
 // innermost index, whose stride is 1, the others 0. Only for a prefetch's address (no
 // element is read): split into one index per dimension, the address took 4 divisions and
@@ -334,7 +337,7 @@ std::vector<ir::Expr> flat_address(const te::Tensor& w, const ir::Expr& flat) {
 // block's. False (and nothing fetched) where that would take more than 4 per step.
 bool prefetch_next_block(schedule::Stage& st, const te::Tensor& w, const ir::IterVar& at, const ir::Expr& start, int64_t region,
                          const ir::Expr& step, int64_t steps) {
-  int64_t per_line = std::max<int64_t>(1, kLineBytes / std::max(1, w->dtype.bits() / 8));
+  int64_t per_line = line_elements(w);
   int64_t lines = (region + per_line - 1) / per_line;
   int64_t per_step = (lines + steps - 1) / std::max<int64_t>(steps, 1);
   if (steps < 1 || per_step > 4) return false;
@@ -700,10 +703,10 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
   as.vectorize(la[1]);
   // Panels outermost, each read by its row tiles in turn: fetch the next panel.
   bool panel_outer = !(tile.row_block > 0 && tile.row_block < row_tiles && row_tiles % tile.row_block == 0);
+  const int64_t panels = *ir::as_const_int(w->shape[0]), k = *ir::as_const_int(w->shape[1]);
+  auto c = [&](int64_t v) { return ir::make_int(v, ko->var.dtype()); };
   if (panel_outer && !tile.parallel_rows && row_tiles >= 4) {
-    int64_t panels = *ir::as_const_int(w->shape[0]), k = *ir::as_const_int(w->shape[1]);
     int64_t steps = (k + tile.k_unroll - 1) / tile.k_unroll;
-    auto c = [&](int64_t v) { return ir::make_int(v, ko->var.dtype()); };
     ir::Expr next = ir::min(t[1]->var + c(1), c(panels - 1));
     prefetch_next_block(as, w, ko, next * c(k * nr), k * nr, t[0]->var * c(steps) + ko->var, row_tiles * steps);
   }
@@ -717,13 +720,10 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
     // ms, ResNet-18's 512 x 1000 0.091 -> 0.080; 4 KiB ahead or every other line gained
     // less.
     constexpr int64_t kAheadBytes = 8 << 10;
-    int64_t bytes = std::max(1, w->dtype.bits() / 8), per_line = std::max<int64_t>(1, kLineBytes / bytes);
-    int64_t panels = *ir::as_const_int(w->shape[0]), k = *ir::as_const_int(w->shape[1]);
-    int64_t step = tile.k_unroll * nr, total = panels * k * nr;
-    auto c = [&](int64_t v) { return ir::make_int(v, ko->var.dtype()); };
+    const int64_t per_line = line_elements(w), step = tile.k_unroll * nr, total = panels * k * nr;
     // The panel: the fused loop's variable where panels and the one row tile run fused.
     ir::Expr panel = tile.parallel_rows ? at->var : t[1]->var;
-    ir::Expr ahead = panel * c(k * nr) + ko->var * c(step) + c(kAheadBytes / bytes);
+    ir::Expr ahead = panel * c(k * nr) + ko->var * c(step) + c(kAheadBytes / kLineBytes * per_line);
     for (int64_t e = 0; e < step; e += per_line)
       as.pragma(ko, "prefetch", w(flat_address(w, ir::min(ahead + c(e), c(total - 1)))));
   }
