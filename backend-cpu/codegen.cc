@@ -17,11 +17,13 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "backend-cpu/llvm_init.h"
 #include "compiler/ir/functor.h"
+#include "compiler/ir/ir_util.h"
 #include "compiler/ir/printer.h"
 #include "compiler/support/error.h"
 
@@ -162,6 +164,8 @@ class CodeGen {
   // ---------------------------------------------------------------- expressions
   llvm::Value* emit(const Expr& e);
   llvm::Value* emit_binary(NodeKind kind, const Expr& ea, const Expr& eb, DataType t);
+  llvm::Value* float_binary(NodeKind kind, llvm::Value* a, llvm::Value* b, DataType et);
+  llvm::Value* emit_lane_reduction(const ir::CallNode* op, NodeKind kind);
   llvm::Value* emit_int_divmod(bool is_div, const Expr& ea, const Expr& eb, llvm::Value* a, llvm::Value* b, DataType at);
   llvm::Value* emit_cast(DataType to, const Expr& value);
   llvm::Value* emit_call(const ir::CallNode* op);
@@ -351,6 +355,40 @@ llvm::Value* CodeGen::emit(const Expr& e) {
   }
 }
 
+// A binary operation on float values of type `et` (f16 and bf16 computed in float,
+// rounded to their precision).
+llvm::Value* CodeGen::float_binary(NodeKind kind, llvm::Value* a, llvm::Value* b, DataType et) {
+  int lanes = et.lanes();
+  switch (kind) {
+    case NodeKind::Add: return round_to(b_.CreateFAdd(a, b), et);
+    case NodeKind::Sub: return round_to(b_.CreateFSub(a, b), et);
+    case NodeKind::Mul: return round_to(b_.CreateFMul(a, b), et);
+    case NodeKind::Div: return round_to(b_.CreateFDiv(a, b), et);
+    case NodeKind::Mod: {
+      // a - floor(a / b) * b in double, rounded once (as the interpreter does).
+      llvm::Type* f64 = with_lanes(b_.getDoubleTy(), lanes);
+      llvm::Value* x = a->getType() == f64 ? a : b_.CreateFPExt(a, f64);
+      llvm::Value* y = b->getType() == f64 ? b : b_.CreateFPExt(b, f64);
+      llvm::FastMathFlags saved = b_.getFastMathFlags();
+      b_.clearFastMathFlags();
+      llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y));
+      llvm::Value* r = b_.CreateFSub(x, b_.CreateFMul(q, y));
+      b_.setFastMathFlags(saved);
+      return round_to(r, et);
+    }
+    case NodeKind::Min: return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a);
+    case NodeKind::Max: return b_.CreateSelect(b_.CreateFCmpOGT(b, a), b, a);
+    case NodeKind::EQ: return b_.CreateFCmpOEQ(a, b);
+    case NodeKind::NE: return b_.CreateFCmpUNE(a, b);
+    case NodeKind::LT: return b_.CreateFCmpOLT(a, b);
+    case NodeKind::LE: return b_.CreateFCmpOLE(a, b);
+    case NodeKind::GT: return b_.CreateFCmpOGT(a, b);
+    case NodeKind::GE: return b_.CreateFCmpOGE(a, b);
+    default: break;
+  }
+  fail(std::string(ir::kind_name(kind)) + " is not defined on " + et.to_string());
+}
+
 llvm::Value* CodeGen::emit_binary(NodeKind kind, const Expr& ea, const Expr& eb, DataType t) {
   DataType at = ea.dtype();
   int lanes = std::max(at.lanes(), eb.dtype().lanes());
@@ -366,36 +404,7 @@ llvm::Value* CodeGen::emit_binary(NodeKind kind, const Expr& ea, const Expr& eb,
   llvm::Value* a = splat_if_needed(emit(ea), lanes);
   llvm::Value* b = splat_if_needed(emit(eb), lanes);
   DataType et = at.element_of().with_lanes(lanes);
-  if (at.is_float()) {
-    switch (kind) {
-      case NodeKind::Add: return round_to(b_.CreateFAdd(a, b), et);
-      case NodeKind::Sub: return round_to(b_.CreateFSub(a, b), et);
-      case NodeKind::Mul: return round_to(b_.CreateFMul(a, b), et);
-      case NodeKind::Div: return round_to(b_.CreateFDiv(a, b), et);
-      case NodeKind::Mod: {
-        // a - floor(a / b) * b in double, rounded once (as the interpreter does).
-        llvm::Type* f64 = with_lanes(b_.getDoubleTy(), lanes);
-        llvm::Value* x = a->getType() == f64 ? a : b_.CreateFPExt(a, f64);
-        llvm::Value* y = b->getType() == f64 ? b : b_.CreateFPExt(b, f64);
-        llvm::FastMathFlags saved = b_.getFastMathFlags();
-        b_.clearFastMathFlags();
-        llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y));
-        llvm::Value* r = b_.CreateFSub(x, b_.CreateFMul(q, y));
-        b_.setFastMathFlags(saved);
-        return round_to(r, et);
-      }
-      case NodeKind::Min: return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a);
-      case NodeKind::Max: return b_.CreateSelect(b_.CreateFCmpOGT(b, a), b, a);
-      case NodeKind::EQ: return b_.CreateFCmpOEQ(a, b);
-      case NodeKind::NE: return b_.CreateFCmpUNE(a, b);
-      case NodeKind::LT: return b_.CreateFCmpOLT(a, b);
-      case NodeKind::LE: return b_.CreateFCmpOLE(a, b);
-      case NodeKind::GT: return b_.CreateFCmpOGT(a, b);
-      case NodeKind::GE: return b_.CreateFCmpOGE(a, b);
-      default: break;
-    }
-    fail(std::string(ir::kind_name(kind)) + " is not defined on " + at.to_string());
-  }
+  if (at.is_float()) return float_binary(kind, a, b, et);
   if (at.is_handle()) fail(std::string(ir::kind_name(kind)) + " on handles");
   bool s = at.is_int();
   switch (kind) {
@@ -705,6 +714,43 @@ llvm::Value* CodeGen::emit_dot_u8s8x4(const ir::CallNode* op, llvm::Value* acc) 
   return acc ? b_.CreateAdd(acc, r) : r;
 }
 
+// A lane reduction (ir::lane_reduction_kind): the vector's high half combined with its
+// low half until one lane is left; x86 selects each step as one extract or shuffle and
+// one vector operation, log2(lanes) dependent steps where a serial loop took lanes.
+llvm::Value* CodeGen::emit_lane_reduction(const ir::CallNode* op, NodeKind kind) {
+  if (op->args.size() != 1) fail("intrinsic '" + op->name + "' takes 1 argument");
+  DataType vt = op->args[0].dtype();
+  int n = vt.lanes();
+  if (op->dtype.lanes() != 1 || n < 2 || (n & (n - 1))) fail("a lane reduction takes a vector of 2^n lanes to a scalar: " + op->name + " of " + vt.to_string());
+  DataType e = vt.element_of();
+  llvm::Value* v = emit(op->args[0]);
+  for (; n > 1; n /= 2) {
+    llvm::Value *a, *b;
+    if (n == 2) {  // the last step on scalars
+      a = b_.CreateExtractElement(v, uint64_t{0});
+      b = b_.CreateExtractElement(v, uint64_t{1});
+    } else {
+      std::vector<int> lo, hi;
+      for (int l = 0; l < n / 2; ++l) {
+        lo.push_back(l);
+        hi.push_back(l + n / 2);
+      }
+      a = b_.CreateShuffleVector(v, lo);
+      b = b_.CreateShuffleVector(v, hi);
+    }
+    if (e.is_float()) {
+      v = float_binary(kind, a, b, e.with_lanes(n / 2));
+    } else if (kind == NodeKind::Add) {
+      v = b_.CreateAdd(a, b);
+    } else {
+      bool s = e.is_int();
+      auto id = kind == NodeKind::Max ? (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax) : (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin);
+      v = b_.CreateBinaryIntrinsic(id, a, b);
+    }
+  }
+  return v;
+}
+
 llvm::Value* CodeGen::emit_call(const ir::CallNode* op) {
   const std::string& name = op->name;
   DataType t = op->dtype;
@@ -714,6 +760,7 @@ llvm::Value* CodeGen::emit_call(const ir::CallNode* op) {
     return splat_if_needed(emit(op->args[i]), lanes);
   };
   if (llvm::Value* v = emit_low_level_call(op)) return v;
+  if (std::optional<NodeKind> k = ir::lane_reduction_kind(name)) return emit_lane_reduction(op, *k);
   if (name == "dot_u8s8x4") return emit_dot_u8s8x4(op, nullptr);
   if (name == "likely") {
     llvm::Value* c = arg(0);

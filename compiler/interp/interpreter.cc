@@ -9,6 +9,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "compiler/ir/ir_util.h"
 #include "compiler/ir/printer.h"
 #include "compiler/passes/split_host_device.h"
 #include "compiler/support/error.h"
@@ -483,6 +484,28 @@ struct CallE : E {
   double (*libm)(double) = nullptr;
 };
 
+// vector_reduce_add / _max / _min: the lanes combined as a tree (ir::lane_reduction_kind),
+// each step as the binary operation on the element type.
+struct ReduceLanesE : E {
+  ReduceLanesE(DataType t, NodeKind kind, EPtr a, const std::string& text)
+      : E(t), arg(std::move(a)), work(static_cast<size_t>(arg->lanes)),
+        combine(t, kind, std::make_unique<ConstE>(t, Scalar{}), std::make_unique<ConstE>(t, Scalar{}), text) {
+    if (t.lanes() != 1 || arg->lanes < 2 || (arg->lanes & (arg->lanes - 1)))
+      throw InterpError("a lane reduction takes a vector of 2^n lanes to a scalar: " + text);
+  }
+  const Scalar* eval(Frame& f) override {
+    const Scalar* x = arg->eval(f);
+    std::copy(x, x + arg->lanes, work.begin());
+    for (int n = arg->lanes / 2; n >= 1; n /= 2)
+      for (int l = 0; l < n; ++l) work[static_cast<size_t>(l)] = combine.op(work[static_cast<size_t>(l)], work[static_cast<size_t>(l + n)]);
+    out[0] = work[0];
+    return out.data();
+  }
+  EPtr arg;
+  std::vector<Scalar> work;
+  BinaryE combine;
+};
+
 // ---------------------------------------------------------------- statements
 
 struct S {
@@ -671,6 +694,10 @@ class Compiler {
         std::vector<EPtr> args;
         for (const Expr& a : p->args) args.push_back(expr(a));
         if (args.empty()) throw InterpError("intrinsic '" + p->name + "' without arguments");
+        if (std::optional<NodeKind> k = ir::lane_reduction_kind(p->name)) {
+          if (args.size() != 1) throw InterpError("intrinsic '" + p->name + "' takes 1 argument");
+          return std::make_unique<ReduceLanesE>(t, *k, std::move(args[0]), ir::to_string(e));
+        }
         return std::make_unique<CallE>(t, p->name, std::move(args));
       }
       case NodeKind::Let: {

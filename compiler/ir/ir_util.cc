@@ -1,6 +1,7 @@
 #include "compiler/ir/ir_util.h"
 
 #include "compiler/ir/functor.h"
+#include "compiler/support/error.h"
 
 namespace kiln::ir {
 namespace {
@@ -106,6 +107,22 @@ std::vector<Var> free_vars(const Expr& e) {
   VarCollector c;
   c.visit(e);
   return c.vars;
+}
+
+std::optional<NodeKind> lane_reduction_kind(const std::string& call_name) {
+  if (call_name == "vector_reduce_add") return NodeKind::Add;
+  if (call_name == "vector_reduce_max") return NodeKind::Max;
+  if (call_name == "vector_reduce_min") return NodeKind::Min;
+  return std::nullopt;
+}
+
+std::string lane_reduction_name(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Add: return "vector_reduce_add";
+    case NodeKind::Max: return "vector_reduce_max";
+    case NodeKind::Min: return "vector_reduce_min";
+    default: throw CompileError(std::string("no lane reduction for ") + kind_name(kind));
+  }
 }
 
 }  // namespace kiln::ir

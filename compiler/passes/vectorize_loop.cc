@@ -3,6 +3,7 @@
 #include "compiler/ir/functor.h"
 #include "compiler/ir/ir_util.h"
 #include "compiler/ir/op.h"
+#include "compiler/ir/structural.h"
 #include "compiler/support/error.h"
 
 namespace kiln::passes {
@@ -116,6 +117,50 @@ class Vectorizer : public ir::IRMutator {
   ir::VarMap lets_;
 };
 
+// Whether `e` reads buffer `buf`.
+bool reads(const ir::Expr& e, const ir::Var& buf) {
+  struct Finder : ir::IRVisitor {
+    explicit Finder(const ir::VarNode* b) : buf(b) {}
+    using IRVisitor::visit_;
+    void visit_(const ir::LoadNode* op) override {
+      found = found || op->buffer_var.get() == buf;
+      IRVisitor::visit_(op);
+    }
+    const ir::VarNode* buf;
+    bool found = false;
+  } f(buf.get());
+  f.visit(e);
+  return f.found;
+}
+
+// A loop whose one statement accumulates into one element, s[i] = s[i] op f(v) with op
+// a sum, max or min and s[i] independent of v, as a lane reduction of f's vector:
+// s[i] = s[i] op vector_reduce_op(f(ramp)) (a row's maximum and sum over a vector of
+// partial results, ops.cc's reduce_last_axis). Null where the loop is not one; f must
+// not read s. A float sum is reassociated (ir::lane_reduction_kind's tree).
+ir::Stmt lane_reduction(const ir::ForNode* loop, const ir::Expr& ramp) {
+  const auto* st = loop->body.as<ir::StoreNode>();
+  if (!st || ir::uses_var(st->index, loop->var)) return ir::Stmt();
+  ir::NodeKind kind = st->value.kind();
+  ir::Expr a, b;
+  if (const auto* p = st->value.as<ir::AddNode>()) a = p->a, b = p->b;
+  else if (const auto* p = st->value.as<ir::MaxNode>()) a = p->a, b = p->b;
+  else if (const auto* p = st->value.as<ir::MinNode>()) a = p->a, b = p->b;
+  else return ir::Stmt();
+  auto is_element = [&](const ir::Expr& e) {
+    const auto* ld = e.as<ir::LoadNode>();
+    return ld && ld->buffer_var.same_as(st->buffer_var) && ir::structural_equal(ld->index, st->index);
+  };
+  if (!is_element(a)) std::swap(a, b);
+  ir::DataType t = st->value.dtype();
+  if (!is_element(a) || reads(b, st->buffer_var) || t.is_vector() || t.is_bool() || t.is_handle()) return ir::Stmt();
+  Vectorizer v(loop->var, ramp);
+  ir::Expr wide = v.mutate(b);
+  int lanes = ramp.dtype().lanes();
+  if (v.failed || wide.dtype().lanes() != lanes || (lanes & (lanes - 1))) return ir::Stmt();
+  return ir::make_store(st->buffer_var, ir::make_binary(kind, a, ir::make_call(t, ir::lane_reduction_name(kind), {wide})), st->index);
+}
+
 class LoopVectorizer : public ir::IRMutator {
  public:
   using IRMutator::mutate;
@@ -129,7 +174,9 @@ class LoopVectorizer : public ir::IRMutator {
     if (!n) throw CompileError("vectorize_loop: loop '" + loop->var.name() + "' has no constant extent");
     auto serial = [&] { return ir::make_for(loop->var, loop->min, loop->extent, ir::ForKind::Serial, loop->body); };
     if (*n <= 1) return serial();
-    Vectorizer v(loop->var, ir::make_ramp(loop->min, ir::make_int(1, loop->var.dtype()), static_cast<int>(*n)));
+    ir::Expr ramp = ir::make_ramp(loop->min, ir::make_int(1, loop->var.dtype()), static_cast<int>(*n));
+    if (ir::Stmt r = lane_reduction(loop, ramp); r.defined()) return r;
+    Vectorizer v(loop->var, ramp);
     ir::Stmt body = v.mutate(loop->body);
     if (v.failed) return serial();
     return body;

@@ -171,7 +171,13 @@ void Stage::reorder(const std::vector<IterVar>& order) {
 
 void Stage::vectorize(const IterVar& iv) {
   check_leaf(iv, "vectorize");
-  if (iv->kind == ir::IterKind::Reduce) fail(node_.get(), "vectorize", iv, "a reduction axis cannot be vectorized");
+  // A reduction's axis, where the reduction is a sum, maximum or minimum: innermost, its
+  // lanes are combined as a tree into the one element (vectorize_loop's lane reduction).
+  if (iv->kind == ir::IterKind::Reduce) {
+    const auto* r = node_->op->body.as<ir::ReduceNode>();
+    if (!r || r->combiner == ir::Combiner::Prod)
+      fail(node_.get(), "vectorize", iv, "a reduction axis can be vectorized only in a sum, maximum or minimum");
+  }
   attr(iv).kind = ir::ForKind::Vectorized;
 }
 

@@ -75,7 +75,10 @@ TEST(ScheduleErrors, ReductionAxes) {
   auto b = te::placeholder({8, 8}, DataType::Float(32), "B");
   auto c = te::matmul(a, b, "C");
   auto s = create_schedule({c});
-  EXPECT_ERROR(s[c].vectorize(c->reduce_axis[0]), "stage 'C'", "axis 'k'", "reduction axis cannot be vectorized");
+  ir::IterVar r = te::reduce_axis(8, "r");
+  auto p = te::compute({8}, [&](ir::Var i) { return te::prod(a(i, r->var), {r}); }, "P");
+  auto sp = create_schedule({p});
+  EXPECT_ERROR(sp[p].vectorize(r), "stage 'P'", "axis 'r'", "vectorized only in a sum, maximum or minimum");
   EXPECT_ERROR(s[c].parallel(c->reduce_axis[0]), "stage 'C'", "axis 'k'", "reduction axis cannot run in parallel");
   EXPECT_ERROR(s[c].fuse(c->axis[1], c->reduce_axis[0]), "stage 'C'", "axis 'j'", "reduction axis");
   auto d = te::compute({8, 8}, [&](ir::Var i, ir::Var j) { return c(i, j) * 2.0f; }, "D");

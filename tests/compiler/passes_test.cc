@@ -61,6 +61,26 @@ TEST(Passes, VectorizeAndItsFallback) {
   EXPECT_EQ(ir::to_string(vectorize_loop(race)), "for (i, 0, 8) {\n  A[j] = B[i]\n}\n");
 }
 
+TEST(Passes, VectorizeReducesAcrossLanes) {
+  Var i("i"), j("j"), a = buf("A"), b = buf("B");
+  auto acc = [&] { return ir::make_load(DataType::Float(32), a, j); };
+  auto elem = [&] { return ir::make_load(DataType::Float(32), b, j * 16 + i); };
+  // A[j] accumulates a vector of B: its lanes combined into one element
+  Stmt sum = ir::make_for(i, 0, 16, ForKind::Vectorized, ir::make_store(a, acc() + elem() * 2.0f, j));
+  EXPECT_EQ(ir::to_string(simplify(vectorize_loop(sum))),
+            "A[j] = A[j] + vector_reduce_add(B[ramp(j*16, 1, 16)]*broadcast(2.0f, 16))\n");
+  Stmt mx = ir::make_for(i, 0, 8, ForKind::Vectorized, ir::make_store(a, ir::max(elem(), acc()), j));
+  EXPECT_EQ(ir::to_string(simplify(vectorize_loop(mx))), "A[j] = max(A[j], vector_reduce_max(B[ramp(j*16, 1, 8)]))\n");
+  // not a reduction: a product, a value that reads the accumulator, lanes not a power of two
+  Stmt prod = ir::make_for(i, 0, 8, ForKind::Vectorized, ir::make_store(a, acc() * elem(), j));
+  EXPECT_EQ(ir::to_string(vectorize_loop(prod)), "for (i, 0, 8) {\n  A[j] = A[j]*B[j*16 + i]\n}\n");
+  Stmt self = ir::make_for(i, 0, 8, ForKind::Vectorized,
+                           ir::make_store(a, acc() + ir::make_load(DataType::Float(32), a, i), j));
+  EXPECT_EQ(ir::to_string(vectorize_loop(self)), "for (i, 0, 8) {\n  A[j] = A[j] + A[i]\n}\n");
+  Stmt odd = ir::make_for(i, 0, 6, ForKind::Vectorized, ir::make_store(a, acc() + elem(), j));
+  EXPECT_EQ(ir::to_string(vectorize_loop(odd)), "for (i, 0, 6) {\n  A[j] = A[j] + B[j*16 + i]\n}\n");
+}
+
 TEST(Passes, UnrollAndRemoveNoOp) {
   Var i("i"), a = buf("A");
   Stmt s = ir::make_for(i, 0, 3, ForKind::Unrolled, ir::make_store(a, ir::make_int(0), i));

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/support/error.h"
 #include "compiler/te/ops.h"
@@ -268,22 +269,48 @@ TEST(Codegen, Pooling) {
   }
 }
 
+// A [10, n] input and its sum, maximum and minimum over the rows.
+std::pair<Tensor, std::vector<Tensor>> row_reductions(DataType t, int n) {
+  auto a = te::placeholder({10, n}, t, "A");
+  auto k = te::reduce_axis(n, "k");
+  auto sum = te::compute({10}, [&](ir::Var i) { return te::sum(a(i, k->var), {k}); }, "S");
+  auto k2 = te::reduce_axis(n, "k2");
+  auto mx = te::compute({10}, [&](ir::Var i) { return te::max_reduce(a(i, k2->var), {k2}); }, "M");
+  auto k3 = te::reduce_axis(n, "k3");
+  auto mn = te::compute({10}, [&](ir::Var i) { return te::min_reduce(a(i, k3->var), {k3}); }, "N");
+  return {a, {sum, mx, mn}};
+}
+
 TEST(Codegen, Reductions) {
   for (DataType t : {DataType::Float(32), DataType::Int(16), DataType::UInt(8), DataType::Float(64)}) {
     SCOPED_TRACE(t.to_string());
-    auto a = te::placeholder({10, 37}, t, "A");
-    auto k = te::reduce_axis(37, "k");
-    auto sum = te::compute({10}, [&](ir::Var i) { return te::sum(a(i, k->var), {k}); }, "S");
-    auto k2 = te::reduce_axis(37, "k2");
-    auto mx = te::compute({10}, [&](ir::Var i) { return te::max_reduce(a(i, k2->var), {k2}); }, "M");
-    auto k3 = te::reduce_axis(37, "k3");
-    auto mn = te::compute({10}, [&](ir::Var i) { return te::min_reduce(a(i, k3->var), {k3}); }, "N");
-    for (const Tensor& out : {sum, mx, mn}) {
+    auto [a, outs] = row_reductions(t, 37);
+    for (const Tensor& out : outs) {
       auto s = create_schedule({out});
       auto [ko, ki] = s[out].split(out->reduce_axis[0], 8);
       s[out].unroll(ki);
       s[out].parallel(out->axis[0]);
       (void)ko;
+      expect_matches(s, {a, out});
+    }
+  }
+}
+
+// A reduction's inner axis vectorized: each vector of 16 is combined across its lanes
+// as a tree (vector_reduce_*), in the interpreter's order, so the results are exact
+// for every type, floats included.
+TEST(Codegen, ReductionsAcrossLanes) {
+  for (DataType t : all_types()) {
+    SCOPED_TRACE(t.to_string());
+    auto [a, outs] = row_reductions(t, 48);
+    for (const Tensor& out : outs) {
+      auto s = create_schedule({out});
+      auto [ko, ki] = s[out].split(out->reduce_axis[0], 16);
+      s[out].vectorize(ki);
+      s[out].parallel(out->axis[0]);
+      (void)ko;
+      std::string body = ir::to_string(lower(s, {a, out}, "f").body);
+      EXPECT_NE(body.find("vector_reduce_"), std::string::npos) << body;
       expect_matches(s, {a, out});
     }
   }

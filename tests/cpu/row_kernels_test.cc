@@ -1,5 +1,5 @@
 // Row reductions on the CPU: a kernel whose stages are reductions that keep the leading
-// axes of its output (a layer norm's halves) computes each row whole at the output's
+// axes of its output (a layer norm's halves, a softmax) computes each row whole at the output's
 // parallel loop over rows, one launch for all its stages. Results against the
 // interpreter on the host and narrower targets; the parallel loops of each kernel.
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend-cpu/graph_backend.h"
+#include "compiler/ir/printer.h"
 #include "tests/cpu/kernel_test_util.h"
 
 namespace kiln::graph {
@@ -43,6 +44,24 @@ TEST_P(RowKernels, ALayerNormComputesEachRowAtOneParallelLoop) {
   for (const auto& k : m.kernels) {
     EXPECT_EQ(test_util::parallel_extents(k.func), std::vector<int64_t>{128}) << k.func.name << " on " << target;
   }
+}
+
+// A softmax over rows of 128 (BERT-base's attention, [1, 12, 128, 128]): one kernel,
+// one parallel loop over the 1536 rows, the row's maximum and sum as lane reductions.
+TEST_P(RowKernels, ASoftmaxComputesEachRowAtOneParallelLoop) {
+  const std::string target = GetParam();
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 12, 128, 128}});
+  g.add_output(g.add_op("softmax", {x}, {{"axis", int64_t{-1}}}), "y");
+  auto in = test::random_floats(12 * 128 * 128, 7);
+  CompiledModel m;
+  std::vector<float> got = test_util::run_graph(g, in, "cpu", target, 0, &m);
+  EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << target;
+  ASSERT_EQ(m.kernels.size(), 1u);
+  EXPECT_EQ(test_util::parallel_extents(m.kernels[0].func), std::vector<int64_t>{1536}) << target;
+  std::string body = ir::to_string(m.kernels[0].func.body);
+  EXPECT_NE(body.find("vector_reduce_max"), std::string::npos) << body;
+  EXPECT_NE(body.find("vector_reduce_add"), std::string::npos) << body;
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, RowKernels, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);
