@@ -184,7 +184,33 @@ class Simplifier : public IRMutator {
     if (ra && bb && k == NodeKind::Mul && as_const_int(bb->value)) {
       return make_ramp(mutate(ra->base * bb->value), mutate(ra->stride * bb->value), ra->lanes);
     }
+    // ramp(b, s, n) / c and % c where the n lanes lie in one block of c: a broadcast of
+    // b / c and a ramp from b % c. A vector across a reshape's split axis (attention's
+    // heads merged back, [h, s, d] to [s, h * d]) then loads contiguously instead of
+    // gathering at computed addresses.
+    if (ra && bb && (k == NodeKind::Div || k == NodeKind::Mod) && is_index_type(ra->base.dtype())) {
+      const int64_t* c = as_const_int(bb->value);
+      const int64_t* st = as_const_int(ra->stride);
+      if (c && st && *c > 0 && *st >= 0 && in_one_block(ra->base, *st * (ra->lanes - 1), *c)) {
+        if (k == NodeKind::Div) return make_broadcast(mutate(make_binary(NodeKind::Div, ra->base, bb->value)), ra->lanes);
+        return make_ramp(mutate(make_binary(NodeKind::Mod, ra->base, bb->value)), ra->stride, ra->lanes);
+      }
+    }
     return Expr();
+  }
+
+  // Whether b, b + 1, ..., b + span have one quotient by c (floor division): b's
+  // residue mod c plus span stays below c. Its residue is the constant's mod g plus a
+  // multiple of g, g the gcd of c and the terms' coefficients; or the bounds of b
+  // decide it.
+  bool in_one_block(const Expr& b, int64_t span, int64_t c) {
+    Linear l = to_linear(b);
+    int64_t g = c;
+    for (const auto& [e, k] : l.terms) g = std::gcd(g, std::abs(k));
+    if (floormod(l.constant, g) + span < g) return true;
+    ConstBound bb = an_->const_bound(b);
+    return bb.min > std::numeric_limits<int64_t>::min() / 2 && bb.max < std::numeric_limits<int64_t>::max() / 2 &&
+           floordiv(bb.min, c) == floordiv(bb.max + span, c);
   }
 
   Expr mutate_(const DivNode* op, const Expr& self) override {

@@ -98,6 +98,20 @@ TEST_F(Simplify, Vectors) {
   EXPECT_EQ(s(make_ramp(x, 1, 4) * make_broadcast(2, 4)), "ramp(x*2, 2, 4)");
   EXPECT_EQ(s(make_broadcast(x, 4) + make_broadcast(1, 4)), "broadcast(x + 1, 4)");
   EXPECT_EQ(s(make_ramp(x, 0, 4)), "broadcast(x, 4)");
+  // lanes in one block of the divisor: a broadcast quotient, a ramp remainder
+  EXPECT_EQ(s(make_ramp(x * 16, 1, 16) / make_broadcast(64, 16)), "broadcast(x/4, 16)");
+  EXPECT_EQ(s(make_ramp(x * 16, 1, 16) % make_broadcast(64, 16)), "ramp(x % 4*16, 1, 16)");
+  EXPECT_EQ(s(make_ramp(x * 8 + 3, 2, 2) / make_broadcast(8, 2)), "broadcast(x, 2)");
+  // lanes that may cross a block boundary stay as they are
+  EXPECT_EQ(s(make_ramp(x * 16 + 8, 1, 16) / make_broadcast(64, 16)), "ramp(x*16 + 8, 1, 16)/broadcast(64, 16)");
+  EXPECT_EQ(s(make_ramp(x * 8, 1, 16) % make_broadcast(64, 16)), "ramp(x*8, 1, 16) % broadcast(64, 16)");
+}
+
+TEST_F(Simplify, VectorsInOneBlockByBounds) {
+  an.bind(x, 0, 3);
+  EXPECT_EQ(s(make_ramp(x, 1, 4) / make_broadcast(8, 4)), "broadcast(0, 4)");
+  EXPECT_EQ(s(make_ramp(x, 1, 4) % make_broadcast(8, 4)), "ramp(x, 1, 4)");
+  EXPECT_EQ(s(make_ramp(x, 1, 8) / make_broadcast(8, 8)), "ramp(x, 1, 8)/broadcast(8, 8)");
 }
 
 TEST_F(Simplify, Lets) {
