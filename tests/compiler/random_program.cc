@@ -118,7 +118,11 @@ void transform_loops(Stage st, Rng& r, bool root, std::string* log) {
   const auto& leaves = st->leaf_iter_vars;
   if (r.chance(0.4)) {
     const IterVar& inner = leaves.back();
-    if (inner->kind == ir::IterKind::DataPar) {
+    // A reduction axis too, in an integer sum (a lane reduction, exact where a float
+    // sum would be reassociated).
+    const auto* red = st->op->body.as<ir::ReduceNode>();
+    bool int_sum = red && red->combiner == ir::Combiner::Sum && !st->op->dtype.is_float();
+    if (inner->kind == ir::IterKind::DataPar || (inner->kind == ir::IterKind::Reduce && int_sum)) {
       st.vectorize(inner);
       *log += " vectorize(" + inner->var.name() + ")";
     }
