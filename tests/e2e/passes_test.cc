@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "compiler/graph/lower_group.h"
 #include "compiler/graph/memory_plan.h"
 #include "compiler/graph/passes/passes.h"
 #include "tests/e2e/test_util.h"
@@ -80,6 +81,44 @@ TEST(Passes, FoldConstantEvaluatesConstantSubgraphs) {
   EXPECT_EQ(f.num_ops(), 7) << f;
   EXPECT_EQ(count_op(f, "sqrt"), 0);
   EXPECT_LT(test::rel_error(run(f), run(g)), 1e-6);
+}
+
+// Folding a constant's transpose or a matrix weight's packing copies its elements in
+// C++ (evaluate_op's fast path); each element lands where the operator's definition
+// puts it, in a float and an 8-bit type.
+TEST(Passes, FoldingMovesAConstantsElementsWhereTheOperatorPutsThem) {
+  for (DataType t : {f32, DataType::Int(8)}) {
+    SCOPED_TRACE(t.to_string());
+    auto constant = [&](std::vector<int64_t> shape) {
+      auto b = std::make_shared<interp::HostBuffer>(t, shape);
+      for (int64_t i = 0; i < b->size(); ++i) b->set_int(i, i % 113 - 56);
+      return b;
+    };
+    Graph g;
+    ConstData x = constant({2, 3, 4, 5});
+    NodeId tr = g.add_op("transpose", {g.add_constant("x", x)}, {{"perm", std::vector<int64_t>{2, 0, 3, 1}}});
+    ConstData y = evaluate_op(g, tr);
+    ASSERT_EQ(y->shape(), (std::vector<int64_t>{4, 2, 5, 3}));
+    for (int64_t a = 0; a < 4; ++a)
+      for (int64_t b = 0; b < 2; ++b)
+        for (int64_t c = 0; c < 5; ++c)
+          for (int64_t d = 0; d < 3; ++d)
+            ASSERT_EQ(y->get_int(((a * 2 + b) * 5 + c) * 3 + d), x->get_int(((b * 3 + d) * 4 + a) * 5 + c));
+    for (std::string layout : {"nk", "kn"}) {
+      SCOPED_TRACE(layout);
+      bool nk = layout == "nk";
+      ConstData w = constant(nk ? std::vector<int64_t>{48, 6} : std::vector<int64_t>{6, 48});
+      NodeId p = g.add_op("pack_matmul_weight", {g.add_constant("w" + layout, w)}, {{"block", int64_t{16}}, {"layout", layout}});
+      ConstData packed = evaluate_op(g, p);
+      ASSERT_EQ(packed->shape(), (std::vector<int64_t>{3, 6, 16}));
+      for (int64_t panel = 0; panel < 3; ++panel)
+        for (int64_t k = 0; k < 6; ++k)
+          for (int64_t j = 0; j < 16; ++j) {
+            int64_t col = panel * 16 + j;
+            ASSERT_EQ(packed->get_int((panel * 6 + k) * 16 + j), w->get_int(nk ? col * 6 + k : k * 48 + col));
+          }
+    }
+  }
 }
 
 TEST(Passes, FoldScaleAxisMovesTheScaleIntoTheWeights) {
