@@ -6,12 +6,11 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "backend-cpu/module.h"
 #include "backend-cpu/runtime/parallel.h"
 #include "compiler/support/error.h"
+#include "support/file.h"
 #include "compiler/target/backend.h"
 
 namespace kiln::cpu {
@@ -34,11 +33,9 @@ class CpuKernels : public target::KernelModule {
     if (!mkdtemp(dir.data())) throw CompileError("cannot create a temporary directory");
     std::filesystem::path lib = std::filesystem::path(dir) / "libmodel.so";
     m_.export_library(lib.string());
-    std::ifstream f(lib, std::ios::binary);
-    std::ostringstream ss;
-    ss << f.rdbuf();
+    std::string bytes = read_file(lib.string());
     std::filesystem::remove_all(dir);
-    return ss.str();
+    return bytes;
   }
 
  private:

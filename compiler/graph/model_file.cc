@@ -10,10 +10,10 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
+#include "support/file.h"
 #include "support/json.h"
 
 namespace kiln::graph {
@@ -68,14 +68,21 @@ void save_model(const std::string& path, const Executor& ex, const std::string& 
   h["version"] = 1;
   h["backend"] = backend;
   h["target"] = target;
-  std::string payload;
+  // The payload is the buffers' initial data, the code and the accelerator's code, in
+  // that order; each is written where it lies, not gathered into one string first (a
+  // model's weights are hundreds of MB).
+  std::vector<const std::string*> payload;
+  size_t offset = 0;
+  auto place = [&](const std::string& blob) {
+    json where = {offset, blob.size()};
+    payload.push_back(&blob);
+    offset += blob.size();
+    return where;
+  };
   json buffers = json::array();
   for (const auto& b : p.buffers) {
     json jb{{"bytes", b.bytes}};
-    if (b.init) {
-      jb["init"] = {payload.size(), b.init->size()};
-      payload += *b.init;
-    }
+    if (b.init) jb["init"] = place(*b.init);
     buffers.push_back(jb);
   }
   h["buffers"] = buffers;
@@ -83,12 +90,10 @@ void save_model(const std::string& path, const Executor& ex, const std::string& 
   for (const auto& t : p.outputs) h["outputs"].push_back(tensor_json(t));
   for (const auto& k : p.kernels)
     h["kernels"].push_back({{"name", k.name}, {"args", k.args}, {"accelerator", k.on_accelerator}});
-  h["code"] = {payload.size(), code.size()};
-  payload += code;
+  h["code"] = place(code);
   if (ex.accelerator()) {
     h["accelerator"] = p.accelerator;
-    h["accelerator_code"] = {payload.size(), accel_code.size()};
-    payload += accel_code;
+    h["accelerator_code"] = place(accel_code);
   }
 
   std::string header = h.dump();
@@ -97,16 +102,13 @@ void save_model(const std::string& path, const Executor& ex, const std::string& 
   uint64_t n = header.size();
   f.write(kMagic, 8);
   f.write(reinterpret_cast<const char*>(&n), 8);
-  f << header << payload;
+  f << header;
+  for (const std::string* blob : payload) f.write(blob->data(), static_cast<std::streamsize>(blob->size()));
   if (!f) throw CompileError(path + ": write failed");
 }
 
 Executor load_model(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw CompileError(path + ": cannot open the file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  const std::string data = ss.str();
+  const std::string data = read_file(path);
   if (data.size() < 16 || std::memcmp(data.data(), kMagic, 8) != 0) throw CompileError(path + ": not a compiled Kiln model");
   uint64_t n;
   std::memcpy(&n, data.data() + 8, 8);

@@ -117,22 +117,6 @@ class Vectorizer : public ir::IRMutator {
   ir::VarMap lets_;
 };
 
-// Whether `e` reads buffer `buf`.
-bool reads(const ir::Expr& e, const ir::Var& buf) {
-  struct Finder : ir::IRVisitor {
-    explicit Finder(const ir::VarNode* b) : buf(b) {}
-    using IRVisitor::visit_;
-    void visit_(const ir::LoadNode* op) override {
-      found = found || op->buffer_var.get() == buf;
-      IRVisitor::visit_(op);
-    }
-    const ir::VarNode* buf;
-    bool found = false;
-  } f(buf.get());
-  f.visit(e);
-  return f.found;
-}
-
 // A loop whose one statement accumulates into one element, s[i] = s[i] op f(v) with op
 // a sum, max or min and s[i] independent of v, as a lane reduction of f's vector:
 // s[i] = s[i] op vector_reduce_op(f(ramp)) (a row's maximum and sum over a vector of
@@ -153,7 +137,7 @@ ir::Stmt lane_reduction(const ir::ForNode* loop, const ir::Expr& ramp) {
   };
   if (!is_element(a)) std::swap(a, b);
   ir::DataType t = st->value.dtype();
-  if (!is_element(a) || reads(b, st->buffer_var) || t.is_vector() || t.is_bool() || t.is_handle()) return ir::Stmt();
+  if (!is_element(a) || ir::uses_var(b, st->buffer_var) || t.is_vector() || t.is_bool() || t.is_handle()) return ir::Stmt();
   Vectorizer v(loop->var, ramp);
   ir::Expr wide = v.mutate(b);
   int lanes = ramp.dtype().lanes();

@@ -269,8 +269,10 @@ TEST(Codegen, Pooling) {
   }
 }
 
-// A [10, n] input and its sum, maximum and minimum over the rows.
-std::pair<Tensor, std::vector<Tensor>> row_reductions(DataType t, int n) {
+// A [10, n] input's sum, maximum and minimum over the rows, each reduction split by
+// `factor` and its inner axis unrolled or vectorized, against the interpreter.
+void expect_row_reductions_match(DataType t, int n, int factor, bool vectorize) {
+  SCOPED_TRACE(t.to_string());
   auto a = te::placeholder({10, n}, t, "A");
   auto k = te::reduce_axis(n, "k");
   auto sum = te::compute({10}, [&](ir::Var i) { return te::sum(a(i, k->var), {k}); }, "S");
@@ -278,42 +280,31 @@ std::pair<Tensor, std::vector<Tensor>> row_reductions(DataType t, int n) {
   auto mx = te::compute({10}, [&](ir::Var i) { return te::max_reduce(a(i, k2->var), {k2}); }, "M");
   auto k3 = te::reduce_axis(n, "k3");
   auto mn = te::compute({10}, [&](ir::Var i) { return te::min_reduce(a(i, k3->var), {k3}); }, "N");
-  return {a, {sum, mx, mn}};
+  for (const Tensor& out : {sum, mx, mn}) {
+    auto s = create_schedule({out});
+    auto ki = s[out].split(out->reduce_axis[0], factor).second;
+    s[out].parallel(out->axis[0]);
+    if (!vectorize) {
+      s[out].unroll(ki);
+    } else {
+      s[out].vectorize(ki);
+      std::string body = ir::to_string(lower(s, {a, out}, "f").body);
+      EXPECT_NE(body.find("vector_reduce_"), std::string::npos) << body;
+    }
+    expect_matches(s, {a, out});
+  }
 }
 
 TEST(Codegen, Reductions) {
-  for (DataType t : {DataType::Float(32), DataType::Int(16), DataType::UInt(8), DataType::Float(64)}) {
-    SCOPED_TRACE(t.to_string());
-    auto [a, outs] = row_reductions(t, 37);
-    for (const Tensor& out : outs) {
-      auto s = create_schedule({out});
-      auto [ko, ki] = s[out].split(out->reduce_axis[0], 8);
-      s[out].unroll(ki);
-      s[out].parallel(out->axis[0]);
-      (void)ko;
-      expect_matches(s, {a, out});
-    }
-  }
+  for (DataType t : {DataType::Float(32), DataType::Int(16), DataType::UInt(8), DataType::Float(64)})
+    expect_row_reductions_match(t, 37, 8, false);
 }
 
 // A reduction's inner axis vectorized: each vector of 16 is combined across its lanes
 // as a tree (vector_reduce_*), in the interpreter's order, so the results are exact
 // for every type, floats included.
 TEST(Codegen, ReductionsAcrossLanes) {
-  for (DataType t : all_types()) {
-    SCOPED_TRACE(t.to_string());
-    auto [a, outs] = row_reductions(t, 48);
-    for (const Tensor& out : outs) {
-      auto s = create_schedule({out});
-      auto [ko, ki] = s[out].split(out->reduce_axis[0], 16);
-      s[out].vectorize(ki);
-      s[out].parallel(out->axis[0]);
-      (void)ko;
-      std::string body = ir::to_string(lower(s, {a, out}, "f").body);
-      EXPECT_NE(body.find("vector_reduce_"), std::string::npos) << body;
-      expect_matches(s, {a, out});
-    }
-  }
+  for (DataType t : all_types()) expect_row_reductions_match(t, 48, 16, true);
 }
 
 TEST(Codegen, PadTransposeReshape) {

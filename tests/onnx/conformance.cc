@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
 #include "compiler/interp/host_buffer.h"
 #include "compiler/support/error.h"
+#include "support/file.h"
 
 namespace kiln::conformance {
 
@@ -26,14 +26,6 @@ namespace {
 // these unless a test sets its own.
 constexpr double kRtol = 1e-3;
 constexpr double kAtol = 1e-7;
-
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) throw CompileError(p.string() + ": cannot open the file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // ONNX's test data stores bfloat16 tensors as their uint16 bit patterns (numpy has no
 // bfloat16): read such a tensor as the bfloat16 the model declares.

@@ -1,10 +1,13 @@
-// support/: the debug flags, the integer helpers, the JSON integer reader and the one
-// error type that hw/ and compiler/ share (label support).
+// support/: the debug flags, the integer helpers, the JSON integer reader, the one
+// error type and the whole-file read that hw/ and compiler/ share (label support).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -15,6 +18,7 @@
 #include "hw/spec/error.h"
 #include "support/debug.h"
 #include "support/error.h"
+#include "support/file.h"
 #include "support/integer.h"
 #include "support/json.h"
 
@@ -194,6 +198,23 @@ TEST(Error, OtherExceptionsAreReportedAsKilnsOwnFault) {
   std::string r = internal_error_report("kiln", std::out_of_range("vector::_M_range_check"));
   EXPECT_EQ(r.rfind("kiln: internal error: vector::_M_range_check", 0), 0u) << r;
   EXPECT_NE(r.find("a bug in Kiln"), std::string::npos) << r;
+}
+
+TEST(File, ReadWholeAsItsBytesOrNamesThePath) {
+  auto path = std::filesystem::temp_directory_path() / ("kiln-support-read-" + std::to_string(::getpid()));
+  std::string bytes(70000, '\0');  // past any stream buffer, NUL bytes included
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 % 251);
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  EXPECT_EQ(read_file(path.string()), bytes);
+  std::ofstream(path, std::ios::binary | std::ios::trunc).flush();
+  EXPECT_EQ(read_file(path.string()), "");
+  std::filesystem::remove(path);
+  try {
+    read_file(path.string());
+    ADD_FAILURE() << "a missing file was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), path.string() + ": cannot open the file");
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "hw/spec/assembly.h"
 #include "hw/spec/error.h"
+#include "support/file.h"
 #include "tools/kiln/common.h"
 
 namespace kiln::cli {
@@ -19,10 +20,8 @@ struct AsmArgs {
 
 void run_asm(const AsmArgs& a) {
   hw::Config cfg = load_config(a.config);
-  std::vector<uint8_t> text = read_file(a.input);
-  hw::AsmProgram prog =
-      hw::assemble(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), cfg,
-                   a.input);
+  const std::string text = read_file(a.input);
+  hw::AsmProgram prog = hw::assemble(text, cfg, a.input);
   hw::InsnLayout layout(cfg);
   if (!prog.uops.empty() && a.uops.empty()) {
     throw hw::Error(fmt::format("{}: the file has {} micro-op lines; give --uops FILE for them",
@@ -37,14 +36,14 @@ void run_disasm(const AsmArgs& a) {
   hw::InsnLayout layout(cfg);
   std::string text;
   if (!a.input.empty()) {
-    std::vector<uint8_t> bytes = read_file(a.input);
+    std::vector<uint8_t> bytes = read_bytes(a.input);
     try {
       text += hw::disassemble(hw::decode_program(layout, bytes), cfg);
     } catch (const hw::Error& e) {
       throw hw::Error(fmt::format("{}: {}", a.input, e.what()));
     }
   }
-  if (!a.uops.empty()) text += hw::disassemble_uops(hw::decode_uops(layout, read_file(a.uops)));
+  if (!a.uops.empty()) text += hw::disassemble_uops(hw::decode_uops(layout, read_bytes(a.uops)));
   if (a.output.empty()) {
     fmt::print("{}", text);
   } else {

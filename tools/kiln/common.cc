@@ -4,10 +4,10 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 
 #include "hw/spec/config_files.h"
 #include "hw/spec/error.h"
+#include "support/file.h"
 
 namespace kiln::cli {
 
@@ -21,10 +21,9 @@ void add_config_option(CLI::App* app, std::string& target) {
       ->default_val("default");
 }
 
-std::vector<uint8_t> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw hw::Error(fmt::format("{}: cannot open for reading", path.string()));
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+std::vector<uint8_t> read_bytes(const fs::path& path) {
+  std::string bytes = read_file(path.string());
+  return {bytes.begin(), bytes.end()};
 }
 
 void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {

@@ -23,7 +23,7 @@ hw::Config load_config(const std::string& name_or_path);
 // Adds `--config FILE|NAME` (default "default") to a subcommand.
 void add_config_option(CLI::App* app, std::string& target);
 
-std::vector<uint8_t> read_file(const std::filesystem::path& path);
+std::vector<uint8_t> read_bytes(const std::filesystem::path& path);  // support/file.h's read_file, as bytes
 void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
 
 // kiln quantize without the output file: MODEL.onnx calibrated on the .npy inputs of

@@ -11,6 +11,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/quantize/quantize.h"
 #include "compiler/support/error.h"
+#include "support/file.h"
 #include "tools/kiln/common.h"
 
 namespace kiln::cli {
@@ -92,10 +93,7 @@ std::string quantize_file(const std::string& model, const std::string& calibrate
   if (g.inputs().size() != 1)
     throw CompileError(fmt::format("{}: the model has {} inputs; kiln quantize takes models with one", model, g.inputs().size()));
   std::vector<graph::ConstData> samples = load_calibration(calibrate_dir, g.type(g.inputs()[0]));
-  std::ifstream f(model, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return quantize::quantize_onnx(ss.str(), samples, opt, model, report);
+  return quantize::quantize_onnx(read_file(model), samples, opt, model, report);
 }
 
 void add_quantize_command(CLI::App& app) {

@@ -94,14 +94,14 @@ SystemcRun run_on_systemc(const hw::Config& cfg, const driver::DeviceOptions& op
 
 void run_sim(const SimArgs& a) {
   hw::Config cfg = load_config(a.config);
-  std::vector<uint8_t> prog = read_file(a.program);
+  std::vector<uint8_t> prog = read_bytes(a.program);
   if (prog.empty() || prog.size() % hw::kInsnBytes != 0) {
     throw hw::Error(fmt::format("{}: a program is a non-empty whole number of 16-byte "
                                 "instructions; it has {} bytes",
                                 a.program, prog.size()));
   }
   std::vector<uint8_t> image;
-  if (!a.dram_in.empty()) image = read_file(a.dram_in);
+  if (!a.dram_in.empty()) image = read_bytes(a.dram_in);
 
   // IN.bin at address 0, the instruction stream after it, the rest zero.
   uint64_t insn_addr = round_up(image.size(), 64);

@@ -6,11 +6,9 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "compiler/frontend/onnx/quant_converters.h"
 #include "compiler/frontend/onnx/importer.h"
@@ -18,6 +16,7 @@
 #include "compiler/graph/lower_group.h"
 #include "compiler/graph/op.h"
 #include "compiler/support/error.h"
+#include "support/file.h"
 
 namespace kiln::frontend {
 
@@ -961,16 +960,7 @@ graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& opti
 }
 
 graph::Graph import_onnx_file(const std::string& path, const OnnxOptions& options) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) fail(path + ": cannot open the file");
-  // Read at the file's size, once: through a stream buffer a 346 MB model (BERT-base)
-  // was copied as the buffer grew and again out of it.
-  std::streamoff size = f.tellg();
-  if (size < 0) fail(path + ": cannot read the file's size");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  f.seekg(0);
-  if (size > 0 && !f.read(bytes.data(), size)) fail(path + ": cannot read the file");
-  return import_onnx_bytes(bytes, options, path);
+  return import_onnx_bytes(read_file(path), options, path);
 }
 
 graph::ConstData read_onnx_tensor(const std::string& bytes, const std::string& source) {

@@ -1,0 +1,11 @@
+#pragma once
+// A whole file's bytes, read at its size in one pass: through a stream buffer
+// (`ss << f.rdbuf()`) a 346 MB model was copied as the buffer grew and again out of it.
+#include <string>
+
+namespace kiln {
+
+// Throws kiln::Error "PATH: cannot open the file" or "PATH: cannot read the file".
+std::string read_file(const std::string& path);
+
+}  // namespace kiln
