@@ -10,8 +10,8 @@
 #include "backend-cpu/module.h"
 #include "backend-cpu/runtime/parallel.h"
 #include "compiler/support/error.h"
-#include "support/file.h"
 #include "compiler/target/backend.h"
+#include "support/file.h"
 
 namespace kiln::cpu {
 

@@ -5,7 +5,9 @@
 
 namespace kiln {
 
-// Throws kiln::Error "PATH: cannot open the file" or "PATH: cannot read the file".
+// A regular file is read at its size, a pipe or a device as a stream. Throws
+// kiln::Error "PATH: cannot open the file", "PATH: is a directory, not a file" or
+// "PATH: cannot read the file".
 std::string read_file(const std::string& path);
 
 }  // namespace kiln

@@ -215,6 +215,15 @@ TEST(File, ReadWholeAsItsBytesOrNamesThePath) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), path.string() + ": cannot open the file");
   }
+  std::string dir = std::filesystem::temp_directory_path().string();
+  try {
+    read_file(dir);
+    ADD_FAILURE() << "a directory was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + ": is a directory, not a file");
+  }
+  // A device has no size ahead; it is read to its end like a pipe.
+  EXPECT_EQ(read_file("/dev/null"), "");
 }
 
 }  // namespace
