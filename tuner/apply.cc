@@ -79,7 +79,7 @@ std::map<std::string, InModelPick> in_model_picks(const std::vector<Record>& rec
 }
 
 graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& warn, ApplyStats* stats, const std::string& target) {
-  auto all = std::make_shared<std::vector<Record>>(load_records(records_path));
+  auto all = std::make_shared<std::vector<Record>>(load_records(records_path, IfMissing::kError));
   auto best = std::make_shared<std::map<std::string, Record>>(best_records(*all, target));
   auto picks = std::make_shared<std::map<std::string, InModelPick>>(in_model_picks(*all, target, host_threads()));
   auto own = std::make_shared<ApplyStats>();
@@ -132,7 +132,7 @@ graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& 
 }
 
 graph::KnobHook knobs_hook(const std::string& records_path, std::ostream& warn, ApplyStats* stats) {
-  auto all = std::make_shared<std::vector<Record>>(load_records(records_path));
+  auto all = std::make_shared<std::vector<Record>>(load_records(records_path, IfMissing::kError));
   // The best records per records key, chosen when a key is first asked for (the
   // templates are registered by then).
   auto best = std::make_shared<std::map<std::string, std::map<std::string, Record>>>();

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include <stdexcept>
 
 #include "support/error.h"
+#include "support/file.h"
 #include "support/json.h"
 
 namespace kiln::tuner {
@@ -78,12 +80,13 @@ Record Record::from_json(const std::string& line) {
   return r;
 }
 
-std::vector<Record> load_records(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+std::vector<Record> load_records(const std::string& path, IfMissing if_missing) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    if (if_missing == IfMissing::kEmpty) return {};
+    throw Error(fmt::format("{}: no such records file (kiln tune -r FILE writes one)", path));
+  }
+  const std::string text = read_file(path);
   std::vector<Record> out;
   size_t pos = 0;
   int line_no = 0;

@@ -40,10 +40,15 @@ struct Record {
   static Record from_json(const std::string& line);
 };
 
+// What load_records makes of a path with no file: records that kiln tune starts or
+// resumes are empty until written; records given to apply must exist.
+enum class IfMissing { kEmpty, kError };
+
 // Reads every record of a file. A line that is not a record throws
 // std::invalid_argument "FILE:LINE: why". A last line without its newline (a run
-// killed while writing) is dropped with a warning on stderr. A missing file is empty.
-std::vector<Record> load_records(const std::string& path);
+// killed while writing) is dropped with a warning on stderr. A missing file is empty,
+// or with IfMissing::kError throws "FILE: no such records file"; a directory throws.
+std::vector<Record> load_records(const std::string& path, IfMissing if_missing = IfMissing::kEmpty);
 
 // Appends one record and flushes it to the file (fsync).
 class RecordWriter {

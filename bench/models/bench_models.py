@@ -22,7 +22,8 @@ counts for each, so a slow minute of a shared machine does not fall on one side 
 The ratio to ONNX Runtime (and PyTorch) is also given round by round, Kiln and the peer
 timed minutes apart: its median over the rounds and its range (`paired_ratio_*`).
 --records MODEL=FILE: Kiln also runs MODEL with these `kiln tune` records (in the same
-rounds), reported with its gain over the default schedules.
+rounds), reported with its gain over the default schedules: the best rounds' ratio, and
+round by round (the default and the records' runs back to back, `paired_gain_tuned`).
 --layers: also layer by layer against ONNX Runtime: Kiln's per-kernel medians (`kiln run
 --json`'s profile) next to ONNX Runtime's own per-node times (its profiler), the
 convolutions and matrix products lined up in the order they run where both have as
@@ -221,6 +222,11 @@ def main():
                     if peer + "_ms" in trials:
                         paired = [a["median"] / b["median"] for a, b in zip(trials["kiln_ms"], trials[peer + "_ms"])]
                         row["paired_ratio_" + peer] = {"median": float(np.median(paired)), "min": min(paired), "max": max(paired)}
+                # Default / with records round by round (the two runs seconds apart): the
+                # records' gain with the machine's drift between rounds taken out.
+                if "kiln_tuned_ms" in trials:
+                    paired = [a["median"] / b["median"] for a, b in zip(trials["kiln_ms"], trials["kiln_tuned_ms"])]
+                    row["paired_gain_tuned"] = {"median": float(np.median(paired)), "min": min(paired), "max": max(paired)}
                 if a.layers:
                     row["layers"] = layers(a.kiln, path, x_path, t, a.repeat, node_modules, {input_name: x})
                 rows.append(row)
@@ -250,10 +256,12 @@ def main():
     tuned = [r for r in rows if "kiln_tuned_ms" in r]
     if tuned:
         print("with `kiln tune` records:")
-        print(f"{'model':<14}{'threads':>8}{'default ms':>12}{'tuned ms':>10}{'gain':>7}{'/ORT':>7}")
+        print(f"{'model':<14}{'threads':>8}{'default ms':>12}{'tuned ms':>10}{'gain':>7}{'/ORT':>7}  gain round by round")
         for r in tuned:
+            g = r["paired_gain_tuned"]
             print(f"{r['model']:<14}{r['threads']:>8}{r['kiln_ms']['median']:>12.2f}{r['kiln_tuned_ms']['median']:>10.2f}"
-                  f"{r['kiln_ms']['median'] / r['kiln_tuned_ms']['median']:>7.2f}{cell(r, 'ratio_tuned_ort', 7)}")
+                  f"{r['kiln_ms']['median'] / r['kiln_tuned_ms']['median']:>7.2f}{cell(r, 'ratio_tuned_ort', 7)}"
+                  f"  {g['median']:.3f} ({g['min']:.3f} - {g['max']:.3f})")
     for r in (r for r in rows if "layers" in r):
         L = r["layers"]
         print(f"{r['model']}, {r['threads']} thread(s), layer by layer: kernels {L['kiln_kernels_ms']:.2f} ms in Kiln, "

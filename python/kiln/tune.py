@@ -380,7 +380,7 @@ class ApplyHistoryBest:
     a tuned workload schedules with that workload's best record."""
 
     def __init__(self, records):
-        self._best = best_records(load_records(str(records)) if not isinstance(records, list) else records)
+        self._best = best_records(load_records(str(records), missing_ok=False) if not isinstance(records, list) else records)
 
     def _config(self, name, args):
         rec = self._best.get(f"{name}:{_args_text(args)}")

@@ -143,7 +143,13 @@ void bind_tune(py::module_& m) {
       .def_property_readonly("ok", &tuner::Record::ok)
       .def("to_json", &tuner::Record::to_json)
       .def("__repr__", &tuner::Record::to_json);
-  t.def("load_records", &tuner::load_records, py::arg("path"));
+  // missing_ok: a path with no file is no records (as kiln tune resumes), else an error.
+  t.def(
+      "load_records",
+      [](const std::string& path, bool missing_ok) {
+        return tuner::load_records(path, missing_ok ? tuner::IfMissing::kEmpty : tuner::IfMissing::kError);
+      },
+      py::arg("path"), py::arg("missing_ok") = true);
   // {workload key: the best record} of the records whose template serves `target`.
   t.def("best_records", &tuner::best_records, py::arg("records"), py::arg("target") = "cpu");
 

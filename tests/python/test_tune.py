@@ -141,6 +141,12 @@ def test_every_search_policy_and_early_stopping(tmp_path):
     # grid search in index order: the first configurations of the space
     grid = autotvm.load_records(str(tmp_path / "GridSearchTuner.log"))
     assert [r.config for r in grid] == list(range(6))
+    # a path with no file: no records to resume from, but records to apply must exist
+    assert autotvm.load_records(str(tmp_path / "none.log")) == []
+    with pytest.raises(kiln.KilnError, match="none.log: no such records file"):
+        autotvm.load_records(str(tmp_path / "none.log"), missing_ok=False)
+    with pytest.raises(kiln.KilnError, match="none.log: no such records file"):
+        autotvm.apply_history_best(str(tmp_path / "none.log"))
     # early stopping: stops once that many trials in a row found nothing better
     res = autotvm.tuner.RandomTuner(task).tune(n_trial=task.config_space.size, measure_option=option,
                                                early_stopping=3)

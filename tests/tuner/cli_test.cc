@@ -146,6 +146,11 @@ TEST(TuneCli, TunesAModelAndRunAppliesTheRecords) {
   ASSERT_EQ(cold.status, 0) << cold.out;
   EXPECT_NE(cold.out.find("warning: no tuning record in " + empty.string() + " for " + matmul), std::string::npos) << cold.out;
   EXPECT_NE(cold.out.find("for conv2d:N=1,C=16"), std::string::npos) << cold.out;
+  // A records file that is not there is an error, not a run on the default schedules.
+  const std::string typo = rec.string() + ".typo";
+  Result missing = kiln("run " + model.string() + " --repeat 1 --records " + typo);
+  EXPECT_EQ(missing.status, 1) << missing.out;
+  EXPECT_NE(missing.out.find("kiln: error: " + typo + ": no such records file"), std::string::npos) << missing.out;
 
   fs::path saved = temp("model.kiln");
   Result comp = kiln("compile " + model.string() + " --records " + rec.string() + " -o " + saved.string());

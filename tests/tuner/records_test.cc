@@ -111,6 +111,29 @@ TEST(Records, BadLineNamesFileAndLine) {
   fs::remove(p);
 }
 
+// A path with no file: kiln tune starts its records there, but records given to apply
+// must exist (a mistyped --records was a run with the default schedules and a warning
+// per workload). A directory is an error either way.
+TEST(Records, AMissingFileIsEmptyOnlyWhereTheTunerStartsOne) {
+  const fs::path missing = fs::temp_directory_path() / "kiln-records-missing-no-such.jsonl";
+  fs::remove(missing);
+  EXPECT_TRUE(load_records(missing.string()).empty());
+  auto error = [](const std::string& path, IfMissing m) -> std::string {
+    try {
+      load_records(path, m);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error(missing.string(), IfMissing::kError), missing.string() + ": no such records file (kiln tune -r FILE writes one)");
+  const std::string dir = fs::temp_directory_path().string();
+  EXPECT_EQ(error(dir, IfMissing::kEmpty), dir + ": is a directory, not a file");
+  EXPECT_EQ(error(dir, IfMissing::kError), dir + ": is a directory, not a file");
+  std::ostringstream warn;
+  EXPECT_THROW(records_hook(missing.string(), warn), std::invalid_argument);
+}
+
 // Found by tests/fuzz/records_fuzz: a config of 8.9e28 was cast to int64 (undefined
 // behaviour). Integer fields take JSON integers of their type's range, nothing else.
 TEST(Records, IntegerFieldsRefuseFloatsAndOutOfRangeValues) {

@@ -89,7 +89,7 @@ void run_vta(VtaArgs a, bool dense) {
     tuner::Workload w = tuner::parse_workload(fmt::format("conv2d:N={},C={},H={},W={},O={},KH={},KW={},stride={},pad={}",
                                                           wl.batch, wl.in_channels, wl.height, wl.width, wl.out_channels,
                                                           wl.kernel_h, wl.kernel_w, wl.stride_h, wl.pad_h));
-    auto best = tuner::best_records(tuner::load_records(a.records),
+    auto best = tuner::best_records(tuner::load_records(a.records, tuner::IfMissing::kError),
                                     graph::records_key_of(target::Target("vta", {{"config", a.config}})));
     auto it = best.find(w.key());
     if (it == best.end()) {
