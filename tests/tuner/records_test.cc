@@ -115,8 +115,7 @@ TEST(Records, BadLineNamesFileAndLine) {
 // must exist (a mistyped --records was a run with the default schedules and a warning
 // per workload). A directory is an error either way.
 TEST(Records, AMissingFileIsEmptyOnlyWhereTheTunerStartsOne) {
-  const fs::path missing = fs::temp_directory_path() / "kiln-records-missing-no-such.jsonl";
-  fs::remove(missing);
+  const fs::path missing = temp_file("kiln-records-missing");
   EXPECT_TRUE(load_records(missing.string()).empty());
   auto error = [](const std::string& path, IfMissing m) -> std::string {
     try {
