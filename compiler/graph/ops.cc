@@ -1021,15 +1021,13 @@ void register_injective() {
          for (int d = axis + 1; d < in[0].ndim(); ++d) out.shape.push_back(in[0].shape[d]);
          return out;
        },
-       [](const std::vector<Tensor>& in, const Attrs& a, const TensorType&) {
-         TensorType xt = type_of(in[0]), it = type_of(in[1]);
+       [](const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
+         TensorType xt = type_of(in[0]);
          int axis = normalize_axis(a.get_int("axis", 0), xt.ndim());
-         int ir_ = static_cast<int>(it.shape.size());
-         std::vector<int64_t> oshape;
-         for (int d = 0; d < axis; ++d) oshape.push_back(xt.shape[d]);
-         for (int64_t d : it.shape) oshape.push_back(d);
-         for (int d = axis + 1; d < xt.ndim(); ++d) oshape.push_back(xt.shape[d]);
-         return te::compute(te_shape(TensorType{xt.dtype, oshape}),
+         // The indices' rank from the output's: a rank-0 index (Gather's scalar, which
+         // drops the axis) is a te tensor of shape [1], so its own te shape cannot say.
+         int ir_ = out.ndim() - (xt.ndim() - 1);
+         return te::compute(te_shape(out),
                             [&](const std::vector<Var>& i) {
                               std::vector<Expr> iidx;
                               for (int d = 0; d < ir_; ++d) iidx.push_back(i[axis + d]);

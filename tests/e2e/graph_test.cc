@@ -281,6 +281,26 @@ TEST(GraphOps, InjectiveOps) {
   EXPECT_EQ(run_graph(g, {xv}), ref);
 }
 
+// take with a rank-0 index drops the axis (ONNX Gather of a scalar: Swin Transformer's
+// q, k, v = qkv[0], qkv[1], qkv[2]), and what reads it sees the lower rank: here a
+// transpose of the 3-d result, in one injective kernel with the take.
+TEST(GraphOps, TakeOfAScalarIndexDropsTheAxis) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {3, 2, 4, 5}});
+  auto idx = std::make_shared<interp::HostBuffer>(DataType::Int(64), std::vector<int64_t>{});
+  idx->set_int(0, 1);
+  NodeId k = g.add_op("take", {x, g.add_constant("idx", idx)}, {{"axis", int64_t{0}}});
+  NodeId t = g.add_op("transpose", {k}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  g.add_output(t);
+  ASSERT_EQ(g.type(k).shape, (std::vector<int64_t>{2, 4, 5}));
+  auto xv = random_floats(120, 12);
+  std::vector<float> ref;
+  for (int a = 0; a < 2; ++a)
+    for (int c = 0; c < 5; ++c)
+      for (int b = 0; b < 4; ++b) ref.push_back(xv[((1 * 2 + a) * 4 + b) * 5 + c]);
+  EXPECT_EQ(run_graph(g, {xv}), ref);
+}
+
 TEST(GraphOps, ElementwiseFormulas) {
   Graph g;
   NodeId x = g.add_input("x", {f32, {64}});

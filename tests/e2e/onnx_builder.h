@@ -22,18 +22,16 @@ class OnnxBuilder {
   }
   void output(const std::string& name) { model_.mutable_graph()->add_output()->set_name(name); }
   void initializer(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& data) {
-    auto* t = model_.mutable_graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : shape) t->add_dims(d);
+    auto* t = add_initializer(name, shape, onnx::TensorProto::FLOAT);
     for (float v : data) t->add_float_data(v);
   }
   void initializer_i64(const std::string& name, std::vector<int64_t> shape, const std::vector<int64_t>& data) {
-    auto* t = model_.mutable_graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    for (int64_t d : shape) t->add_dims(d);
+    auto* t = add_initializer(name, shape, onnx::TensorProto::INT64);
     for (int64_t v : data) t->add_int64_data(v);
+  }
+  void initializer_bool(const std::string& name, std::vector<int64_t> shape, const std::vector<bool>& data) {
+    auto* t = add_initializer(name, shape, onnx::TensorProto::BOOL);  // booleans live in int32_data
+    for (bool v : data) t->add_int32_data(v);
   }
   onnx::NodeProto* node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
                         const std::string& name = "") {
@@ -85,6 +83,13 @@ class OnnxBuilder {
   onnx::ModelProto& model() { return model_; }
 
  private:
+  onnx::TensorProto* add_initializer(const std::string& name, const std::vector<int64_t>& shape, int type) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    for (int64_t d : shape) t->add_dims(d);
+    return t;
+  }
   static void value_info(onnx::ValueInfoProto* vi, const std::string& name, const std::vector<int64_t>& shape, int elem) {
     vi->set_name(name);
     auto* tt = vi->mutable_type()->mutable_tensor_type();

@@ -435,6 +435,31 @@ TEST(OnnxErrors, ScalarOperandsHoldOneValue) {
   EXPECT_EQ(graph::constant_ints(y), (std::vector<int64_t>{INT64_MAX - 2, INT64_MAX - 1}));
 }
 
+// Dropout in training mode drops at random, except with a ratio of 0 (PyTorch exports
+// that for torchvision's Swin Transformer): that one is the identity, the others an
+// error that says what to do. The ONNX conformance cases test_training_dropout_zero_ratio*
+// check the identity's values and mask.
+TEST(OnnxErrors, DropoutInTrainingModeOnlyWithARatioOfZero) {
+  auto model = [](const std::vector<float>& ratio) {
+    OnnxBuilder b(13);
+    b.input("x", {2, 3});
+    std::vector<std::string> in{"x", ratio.empty() ? "" : "ratio", "training"};
+    if (!ratio.empty()) b.initializer("ratio", {}, ratio);
+    b.initializer_bool("training", {}, {true});
+    b.node("Dropout", in, {"y"}, "drop0");
+    b.output("y");
+    return b.bytes();
+  };
+  Graph g = import_onnx_bytes(model({0}));
+  EXPECT_EQ(count_op(g, "dropout"), 1) << g;
+  std::string e = import_error(model({0.25f}));
+  EXPECT_NE(e.find("node 'drop0' (Dropout, opset 13): training_mode=true with ratio 0.25 drops elements at random"),
+            std::string::npos)
+      << e;
+  e = import_error(model({}));  // the ratio's default, 0.5
+  EXPECT_NE(e.find("training_mode=true with ratio 0.5 drops"), std::string::npos) << e;
+}
+
 // Random byte flips and truncations of a valid model: each import either succeeds or
 // throws a CompileError; nothing else (no crash, no other exception).
 TEST(OnnxErrors, CorruptedBytesNeverCrash) {

@@ -883,8 +883,17 @@ const std::map<std::string, Converter>& converters() {
       {"Identity", [](Importer& c) { return std::vector<NodeId>{c.in(0)}; }},
       {"Dropout",
        [](Importer& c) {
-         if (c.has_input(2) && c.const_value(2, "training_mode") != 0)
-           fail("training_mode=true is not supported (inference only)");
+         // training_mode=true drops elements at random, which inference has no use for,
+         // but with a ratio of 0 it drops none and scales by 1: the identity. PyTorch
+         // exports that for dropouts it calls with training=True and p=0 (torchvision's
+         // Swin Transformer attention).
+         if (c.has_input(2) && c.const_value(2, "training_mode") != 0) {
+           const double ratio = c.has_input(1) ? c.const_value(1, "ratio") : 0.5;
+           if (ratio != 0)
+             fail(fmt::format("training_mode=true with ratio {} drops elements at random (training only); export the "
+                              "model in inference mode (PyTorch: model.eval())",
+                              ratio));
+         }
          NodeId y = c.op("dropout", {c.in(0)});
          if (c.node().output_size() < 2) return std::vector<NodeId>{y};
          // Inference keeps every element: the mask is all true.
