@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/frontend/onnx/external_data.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/executor.h"
 #include "compiler/support/error.h"
@@ -364,6 +365,7 @@ std::string quantize_onnx(const std::string& model_bytes, const std::vector<grap
   onnx::ModelProto model;
   if (model_bytes.empty() || !model.ParseFromString(model_bytes) || !model.has_graph())
     fail(source + ": not a valid ONNX model");
+  frontend::load_external_data(model, options.model_dir, source);
   return Quantizer(std::move(model), options, source).run(samples, report);
 }
 

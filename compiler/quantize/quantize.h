@@ -28,6 +28,9 @@ struct Options {
   std::vector<std::string> skip;
   bool skip_given = false;    // an explicit (possibly empty) skip list
   std::string backend = "cpu";  // the executor's backend for the calibration runs
+  // The folder the model's external data files are in (frontend::model_folder of its
+  // path); empty: the model has none. The QDQ model written holds every tensor inline.
+  std::string model_dir;
 };
 
 // What was done, for the command's summary.

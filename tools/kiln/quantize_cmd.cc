@@ -93,7 +93,9 @@ std::string quantize_file(const std::string& model, const std::string& calibrate
   if (g.inputs().size() != 1)
     throw CompileError(fmt::format("{}: the model has {} inputs; kiln quantize takes models with one", model, g.inputs().size()));
   std::vector<graph::ConstData> samples = load_calibration(calibrate_dir, g.type(g.inputs()[0]));
-  return quantize::quantize_onnx(read_file(model), samples, opt, model, report);
+  quantize::Options o = opt;
+  o.model_dir = frontend::model_folder(model);
+  return quantize::quantize_onnx(read_file(model), samples, o, model, report);
 }
 
 void add_quantize_command(CLI::App& app) {

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <set>
 
-#include "compiler/frontend/onnx/quant_converters.h"
+#include "compiler/frontend/onnx/external_data.h"
 #include "compiler/frontend/onnx/importer.h"
+#include "compiler/frontend/onnx/quant_converters.h"
 #include "compiler/frontend/onnx/onnx_version.h"
 #include "compiler/graph/lower_group.h"
 #include "compiler/graph/op.h"
@@ -50,7 +52,9 @@ DataType onnx_dtype(int t) {
 }
 
 ConstData tensor_data(const onnx::TensorProto& t) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) fail("tensor '" + t.name() + "': external data is not supported");
+  // A model's external tensors are read in before (load_external_data); a lone tensor
+  // file has no folder to read them from.
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) fail("tensor '" + t.name() + "': its data is in an external file");
   DataType dt = onnx_dtype(t.data_type());
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
   int64_t n = 1;
@@ -958,18 +962,34 @@ const std::map<std::string, Converter>& converters() {
 }
 
 
-graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& options, const std::string& source) {
+namespace {
+
+// `dir`: the folder external data is read from (empty for a model given as bytes).
+graph::Graph import_model(const std::string& bytes, const OnnxOptions& options, const std::string& source,
+                          const std::string& dir) {
   onnx::ModelProto model;
   if (bytes.empty()) fail(source + ": the file is empty");
   if (!model.ParseFromString(bytes))
     fail(source + ": not a valid ONNX model (the protobuf does not parse: the file is truncated or not an ONNX file)");
   if (!model.has_graph()) fail(source + ": the model has no graph (truncated or not an ONNX file)");
+  load_external_data(model, dir, source);
   upgrade_opset(model, options, source);
   return Importer(model, options, source).run();
 }
 
+}  // namespace
+
+graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& options, const std::string& source) {
+  return import_model(bytes, options, source, "");
+}
+
 graph::Graph import_onnx_file(const std::string& path, const OnnxOptions& options) {
-  return import_onnx_bytes(read_file(path), options, path);
+  return import_model(read_file(path), options, path, model_folder(path));
+}
+
+std::string model_folder(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
 }
 
 graph::ConstData read_onnx_tensor(const std::string& bytes, const std::string& source) {

@@ -42,10 +42,16 @@ struct OnnxOptions {
   std::set<std::string> empty_inputs;
 };
 
+// A model file; tensors stored as external data (external_data.h) are read from the
+// files beside it.
 graph::Graph import_onnx_file(const std::string& path, const OnnxOptions& options = {});
-// `bytes`: a serialized ModelProto; `source` names it in messages.
+// `bytes`: a serialized ModelProto; `source` names it in messages. A model whose tensors
+// are external data is an error here: there is no folder to read them from.
 graph::Graph import_onnx_bytes(const std::string& bytes, const OnnxOptions& options = {},
                                const std::string& source = "<memory>");
+// The folder a model file's external data is read from: its path's parent, "." for a
+// bare file name.
+std::string model_folder(const std::string& path);
 
 // A serialized onnx::TensorProto (a conformance test's input_0.pb) as a host buffer;
 // `source` names it in messages.
