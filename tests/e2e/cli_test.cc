@@ -10,9 +10,12 @@
 #include <string>
 #include <unistd.h>
 #include <utility>
+#include <vector>
 
-#include "tests/support/command.h"
 #include "backend-cpu/runtime/tensor.h"
+#include "compiler/ir/type.h"
+#include "tests/e2e/onnx_builder.h"
+#include "tests/support/command.h"
 
 namespace {
 
@@ -68,6 +71,35 @@ TEST(KilnRun, CompileThenRunTheSavedModel) {
   EXPECT_NE(r.out.find("latency: median"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("profile (median per kernel"), std::string::npos) << r.out;
   fs::remove(saved);
+}
+
+// A float16 model: random inputs of its type when none are given, float16 outputs, and
+// its convolution compiled as the CPU's blocked float32 one (promote_half).
+TEST(KilnRun, HalfPrecisionModels) {
+  kiln::test::OnnxBuilder b(13);
+  b.input("x", {1, 16, 8, 8}, onnx::TensorProto::FLOAT16);
+  auto* w = b.model().mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT16);
+  for (int64_t d : {16, 16, 3, 3}) w->add_dims(d);
+  for (int k = 0; k < 16 * 16 * 9; ++k) w->add_int32_data(kiln::ir::float_to_half_bits((k % 7 - 3) * 0.01));
+  auto* c = b.node("Conv", {"x", "w"}, {"c"});
+  kiln::test::OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"y"});
+  b.output("y");
+  fs::path model = fs::temp_directory_path() / ("kiln_cli_half_" + std::to_string(getpid()) + ".onnx");
+  fs::path out = model.string() + ".y.npy";
+  std::ofstream(model, std::ios::binary) << b.bytes();
+  Result r = kiln("run " + model.string() + " --repeat 2 --json --output " + out.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("inputs").at(0).at("type"), "float16[1, 16, 8, 8]") << r.out;
+  EXPECT_EQ(j.at("outputs").at(0).at("type"), "float16[1, 16, 8, 8]") << r.out;
+  EXPECT_NE(j.at("profile").dump().find("conv2d_nchwc"), std::string::npos) << r.out;
+  kiln::cpu::NDArray y = kiln::cpu::NDArray::load_npy(out.string());
+  EXPECT_EQ(y.dtype(), kiln::ir::DataType::Float(16));
+  fs::remove(model);
+  fs::remove(out);
 }
 
 TEST(KilnRun, BrokenModelsGiveClearErrors) {

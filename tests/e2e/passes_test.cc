@@ -431,6 +431,56 @@ TEST(Passes, PadChannelsFillsWholeVectors) {
 // A reshape computed alone is a view: no kernel, its source's storage, which stays
 // live until the view's last reader (here after a tensor of the same size that would
 // otherwise take the block).
+// A float16 model computes in float32 (promote_half): a cast at each edge, constants
+// converted, an explicit cast to float16 kept (and cast back); after optimize() its
+// convolution is the CPU's blocked one, as a float32 model's. The results are a float32
+// evaluation's on the same half-precision values, rounded to float16 at the output.
+TEST(Passes, PromoteHalfComputesInFloat32) {
+  const DataType f16 = DataType::Float(16);
+  auto half_of = [&](const ConstData& c) {
+    auto b = std::make_shared<interp::HostBuffer>(f16, c->shape());
+    for (int64_t k = 0; k < b->size(); ++k) b->set(k, c->get(k));
+    return b;
+  };
+  const ConstData w = half_of(const_f32({16, 16, 3, 3}, 21, -0.2f, 0.2f));
+  // r = relu(conv(x, w)); y = cast(r * 3 to the half type) + r.
+  auto model = [&](DataType t, const ConstData& weight) {
+    Graph g;
+    NodeId x = g.add_input("x", {t, {1, 16, 8, 8}});
+    NodeId c = g.add_op("conv2d", {x, g.add_constant("w", weight)}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv");
+    NodeId r = g.add_op("relu", {c});
+    NodeId s = g.add_op("multiply", {g.add_op("cast", {r}, {{"dtype", "float32"}}), g.add_scalar("three", f32, 3)});
+    NodeId h = g.add_op("cast", {s}, {{"dtype", f16.to_string()}});
+    if (t == f32) h = g.add_op("cast", {h}, {{"dtype", "float32"}});
+    g.add_output(g.add_op("add", {h, r}), "y");
+    return g;
+  };
+  Graph g = model(f16, w);
+  Graph p = promote_half(g);
+  ASSERT_EQ(p.type(p.outputs()[0]).dtype, f16);
+  int half = 0;
+  for (const Node& n : p.nodes()) half += n.type.dtype == f16;
+  EXPECT_EQ(half, 3) << p;  // the input, the explicit cast, the output's cast
+  EXPECT_EQ(count_op(optimize(g), "conv2d_nchwc"), 1) << optimize(g);
+
+  auto xv = test::random_floats(16 * 64, 22);
+  std::vector<uint16_t> xh;
+  for (float& v : xv) {
+    xh.push_back(ir::float_to_half_bits(v));
+    v = static_cast<float>(ir::half_bits_to_float(xh.back()));
+  }
+  auto wf = std::make_shared<interp::HostBuffer>(f32, w->shape());
+  for (int64_t k = 0; k < w->size(); ++k) wf->set(k, w->get(k));
+  const std::vector<float> want = test::run_graph(model(f32, wf), {xv});
+  Executor ex = make_executor(compile(g), "interp");
+  ex.set_input(0, xh.data(), static_cast<int64_t>(xh.size() * sizeof(uint16_t)));
+  ex.run();
+  ASSERT_EQ(ex.output_type(0).size(), static_cast<int64_t>(want.size()));
+  const auto* y = static_cast<const uint16_t*>(ex.output(0));
+  for (size_t k = 0; k < want.size(); ++k)
+    EXPECT_EQ(y[k], ir::float_to_half_bits(want[k])) << k << ": " << ir::half_bits_to_float(y[k]) << " against " << want[k];
+}
+
 TEST(MemoryPlan, AReshapeAloneIsAView) {
   Graph g;
   NodeId x = g.add_input("x", {f32, {4, 64}});

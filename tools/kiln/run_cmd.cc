@@ -250,10 +250,17 @@ void set_inputs(graph::Executor& ex, const std::vector<std::string>& specs) {
       files.erase(it);
     } else {
       arr = cpu::NDArray::empty(in.type.shape, in.type.dtype);
+      // Floats in [-1, 1] (half types rounded from them), integers in [0, 10).
+      const ir::DataType t = in.type.dtype;
+      std::uniform_real_distribution<float> real(-1, 1);
+      std::uniform_int_distribution<int> integer(0, 9);
       for (int64_t i = 0; i < arr.size(); ++i) {
-        if (in.type.dtype == ir::DataType::Float(32)) arr.data_as<float>()[i] = std::uniform_real_distribution<float>(-1, 1)(rng);
-        else if (in.type.dtype == ir::DataType::Int(64)) arr.data_as<int64_t>()[i] = std::uniform_int_distribution<int>(0, 9)(rng);
-        else if (in.type.dtype == ir::DataType::Int(32)) arr.data_as<int32_t>()[i] = std::uniform_int_distribution<int>(0, 9)(rng);
+        if (t == ir::DataType::Float(32)) arr.data_as<float>()[i] = real(rng);
+        else if (t == ir::DataType::Float(64)) arr.data_as<double>()[i] = real(rng);
+        else if (t == ir::DataType::Float(16)) arr.data_as<uint16_t>()[i] = ir::float_to_half_bits(real(rng));
+        else if (t == ir::DataType::BFloat16()) arr.data_as<uint16_t>()[i] = ir::float_to_bfloat_bits(real(rng));
+        else if (t == ir::DataType::Int(64)) arr.data_as<int64_t>()[i] = integer(rng);
+        else if (t == ir::DataType::Int(32)) arr.data_as<int32_t>()[i] = integer(rng);
         else throw CompileError(fmt::format("input '{}' ({}): give it with --input", in.name, in.type.to_string()));
       }
     }

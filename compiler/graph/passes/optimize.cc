@@ -18,6 +18,8 @@ Graph logged(const char* pass, Graph g) {
 
 Graph optimize(const Graph& input, const target::MachineTraits& machine) {
   Graph g = logged("import", input);
+  // A GPU computes half precision natively; the CPU's schedules are float32's.
+  if (!machine.is_gpu() && has_half(g)) g = logged("promote_half", promote_half(g));
   if (has_quantization(g)) g = logged("quantize_realize", quantize_realize(g));
   g = logged("simplify_inference", simplify_inference(g));
   g = logged("fold_constant", fold_constant(g));

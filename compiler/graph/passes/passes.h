@@ -13,6 +13,10 @@ namespace kiln::graph {
 // powers of two (the accelerator's form), by float scales elsewhere.
 Graph quantize_realize(const Graph& g);
 bool has_quantization(const Graph& g);
+// Float16 and bfloat16 models compute in float32 between casts at their inputs and
+// outputs; constants are converted, explicit casts to a half type keep their rounding.
+Graph promote_half(const Graph& g);
+bool has_half(const Graph& g);
 // batch_norm becomes a multiply and an add of per-channel constants; dropout is removed.
 Graph simplify_inference(const Graph& g);
 // Operators whose inputs are all constants are evaluated at compile time.
