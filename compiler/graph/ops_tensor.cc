@@ -117,7 +117,7 @@ void register_gather_elements() {
 // The input coordinate (float64) of output index i along a dimension, as ONNX's
 // coordinate_transformation_mode says; ONNX's resized length is in * scale, unrounded.
 // roi0, roi1: the crop of tf_crop_and_resize, as fractions of the input.
-Expr source_coord(const std::string& mode, Expr i, double scale, int64_t in, double roi0, double roi1) {
+Expr source_coord(const std::string& mode, Expr i, double scale, int64_t in, int64_t out_len, double roi0, double roi1) {
   double out = static_cast<double>(in) * scale;
   DataType f = DataType::Float(64);
   auto k = [&](double v) { return ir::make_const(f, v); };
@@ -128,6 +128,12 @@ Expr source_coord(const std::string& mode, Expr i, double scale, int64_t in, dou
   if (mode == "tf_half_pixel_for_nn") return (x + k(0.5)) / k(scale);
   if (mode == "pytorch_half_pixel" && out <= 1) return k(0);
   if (mode == "half_pixel" || mode == "pytorch_half_pixel") return (x + k(0.5)) / k(scale) - k(0.5);
+  if (mode == "half_pixel_symmetric") {
+    // Opset 19: half_pixel, shifted so that the resized image's center stays the input's
+    // where the output length was rounded down from in * scale.
+    double offset = static_cast<double>(in) / 2 * (1 - static_cast<double>(out_len) / out);
+    return k(offset) + (x + k(0.5)) / k(scale) - k(0.5);
+  }
   if (mode == "tf_crop_and_resize") {
     if (out == 1) return k((roi1 - roi0) * last / 2 + roi0 * last);
     return x * k((roi1 - roi0) * last / (out - 1)) + k(roi0 * last);
@@ -221,7 +227,7 @@ void register_resize() {
                               Expr outside;  // tf_crop_and_resize: a coordinate outside the input
                               DataType f = DataType::Float(64);
                               for (int d : resized) {
-                                coords[d] = source_coord(coord, i[d], scales[d], xt.shape[d], roi[d], roi[d + n]);
+                                coords[d] = source_coord(coord, i[d], scales[d], xt.shape[d], out.shape[d], roi[d], roi[d + n]);
                                 if (!crop) continue;
                                 Expr o = coords[d] < ir::make_const(f, 0) || coords[d] > ir::make_const(f, static_cast<double>(xt.shape[d] - 1));
                                 outside = outside.defined() ? outside || o : o;

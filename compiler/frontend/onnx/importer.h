@@ -162,6 +162,16 @@ void add_rnn_converters(std::map<std::string, Converter>& m);
 void add_seqflow_converters(std::map<std::string, Converter>& m);
 void add_window_converters(std::map<std::string, Converter>& m);  // window_converters.cc
 
+// A reduction's axes: an input from opset 13 for ReduceSum and from opset 18 for the
+// others, an attribute before. `noop` is set where the axes are an input that is empty
+// or absent and noop_with_empty_axes asks for the input unreduced (else empty axes
+// reduce every axis).
+struct ReduceAxes {
+  std::vector<int64_t> axes;
+  bool noop = false;
+};
+ReduceAxes reduce_axes(Importer& c);
+
 // The window attributes (strides, dilations, pads, groups) of a convolution of data x
 // by weight w, from the node's attributes (window_converters.cc).
 Attrs conv_window_attrs(Importer& c, const TensorType& x, const TensorType& w);

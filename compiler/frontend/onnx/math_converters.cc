@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <numbers>
 
 #include "compiler/frontend/onnx/importer.h"
 
@@ -32,12 +34,16 @@ Converter variadic(const std::string& op, bool mean = false) {
   };
 }
 
-// The axes of a reduction: an input from opset 13 for ReduceSum, an attribute otherwise
-// (until opset 18).
-std::vector<int64_t> reduce_axes(Importer& c, bool axes_input) {
-  if (axes_input && c.opset() >= 13) return c.has_input(1) ? c.const_ints(1) : std::vector<int64_t>{};
-  return c.attr_ints("axes", {});
+}  // namespace
+
+ReduceAxes reduce_axes(Importer& c) {
+  const bool input = c.opset() >= (c.node().op_type() == "ReduceSum" ? 13 : 18);
+  if (!input) return {c.attr_ints("axes", {}), false};
+  std::vector<int64_t> axes = c.has_input(1) ? c.const_ints(1) : std::vector<int64_t>{};
+  return {axes, axes.empty() && c.attr_int("noop_with_empty_axes", 0) != 0};
 }
+
+namespace {
 
 NodeId reduce(Importer& c, const std::string& kind, NodeId x, const std::vector<int64_t>& axes, int64_t keepdims) {
   return c.op(kind, {x}, {{"axes", axes}, {"keepdims", keepdims}});
@@ -46,7 +52,9 @@ NodeId reduce(Importer& c, const std::string& kind, NodeId x, const std::vector<
 // ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare, ReduceMin.
 Converter reduction(const std::string& kind) {
   return [kind](Importer& c) {
-    std::vector<int64_t> axes = reduce_axes(c, false);
+    const ReduceAxes r = reduce_axes(c);
+    if (r.noop) return std::vector<NodeId>{c.in(0)};
+    const std::vector<int64_t>& axes = r.axes;
     int64_t keep = c.attr_int("keepdims", 1);
     NodeId x = c.in(0);
     if (kind == "min") return std::vector<NodeId>{reduce(c, "min", x, axes, keep)};
@@ -230,9 +238,38 @@ std::vector<NodeId> softmax_cross_entropy(Importer& c) {
   return {nll(c, logp, c.in(1), 2), logp};
 }
 
+// Mish (opset 18): x * tanh(softplus(x)).
+std::vector<NodeId> mish(Importer& c) {
+  NodeId x = c.in(0);
+  return {c.op("multiply", {x, c.op("tanh", {c.op("softplus", {x})})})};
+}
+
+// Gelu (opset 20): x / 2 * (1 + erf(x / sqrt(2))), the form PyTorch exports as
+// separate nodes before it, or with approximate="tanh" x / 2 * (1 + tanh(sqrt(2 / pi)
+// * (x + 0.044715 x^3))).
+std::vector<NodeId> gelu(Importer& c) {
+  NodeId x = c.in(0);
+  const DataType t = c.in_type(0).dtype;
+  const std::string approximate = c.attr_string("approximate", "none");
+  NodeId inner;
+  if (approximate == "none") {
+    inner = c.op("erf", {c.op("multiply", {x, c.scalar(t, 1 / std::sqrt(2.0))})});
+  } else if (approximate == "tanh") {
+    NodeId cube = c.op("multiply", {c.op("multiply", {x, x}), x});
+    NodeId arg = c.op("add", {x, c.op("multiply", {cube, c.scalar(t, 0.044715)})});
+    inner = c.op("tanh", {c.op("multiply", {arg, c.scalar(t, std::sqrt(2 / std::numbers::pi))})});
+  } else {
+    fail("approximate '" + approximate + "' is not one of none, tanh");
+  }
+  NodeId half = c.op("multiply", {x, c.scalar(t, 0.5)});
+  return {c.op("multiply", {half, c.op("add", {inner, c.scalar(t, 1)})})};
+}
+
 }  // namespace
 
 void add_math_converters(std::map<std::string, Converter>& m) {
+  m["Mish"] = mish;
+  m["Gelu"] = gelu;
   m["Max"] = variadic("maximum");
   m["Min"] = variadic("minimum");
   m["Sum"] = variadic("add");

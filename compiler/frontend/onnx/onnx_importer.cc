@@ -593,6 +593,17 @@ std::vector<NodeId> split(Importer& c) {
   else parts = c.attr_ints("split", {});
   int n = c.node().output_size();
   if (n == 0) fail("no outputs");
+  if (c.opset() >= 18 && c.has_attr("num_outputs")) {
+    // Opset 18: parts of ceil(dim / num_outputs), the last one what is left.
+    int64_t k = c.attr_int("num_outputs", 0);
+    if (!parts.empty()) fail("num_outputs and split sizes are given both");
+    if (k != n) fail(fmt::format("num_outputs is {}, the node has {} outputs", k, n));
+    int64_t chunk = (s[axis] + n - 1) / n;
+    if (chunk * (n - 1) >= s[axis] && s[axis] > 0)
+      fail(fmt::format("dimension {} ({}) leaves no elements for the last of {} parts", axis, s[axis], n));
+    parts.assign(n, chunk);
+    parts.back() = s[axis] - chunk * (n - 1);
+  }
   if (parts.empty()) {
     if (s[axis] % n) fail(fmt::format("dimension {} ({}) does not split into {} equal parts", axis, s[axis], n));
     parts.assign(n, s[axis] / n);
@@ -708,14 +719,14 @@ std::vector<NodeId> softmax(Importer& c) {
 }
 
 std::vector<NodeId> reduce(Importer& c, const std::string& kind) {
-  // ReduceSum takes its axes as an input from opset 13, the others from opset 18.
-  std::vector<int64_t> axes = kind == "sum" ? axes_of(c, 1) : c.attr_ints("axes", {});
-  if (axes.empty() && kind == "sum" && c.attr_int("noop_with_empty_axes", 0)) return {c.in(0)};
-  return {c.op(kind, {c.in(0)}, {{"axes", axes}, {"keepdims", c.attr_int("keepdims", 1)}})};
+  const ReduceAxes r = reduce_axes(c);
+  if (r.noop) return {c.in(0)};
+  return {c.op(kind, {c.in(0)}, {{"axes", r.axes}, {"keepdims", c.attr_int("keepdims", 1)}})};
 }
 
-// Edge and reflect padding: per padded dimension, a take of the source index of each
-// output position (clamped for edge, mirrored without repeating the border for reflect).
+// Edge, reflect and wrap padding: per padded dimension, a take of the source index of
+// each output position (clamped for edge, mirrored without repeating the border for
+// reflect, modulo the dimension for wrap).
 NodeId pad_by_index(Importer& c, NodeId x, const std::vector<int64_t>& pads, const std::string& mode) {
   std::vector<int64_t> shape = c.type(x).shape;
   size_t n = shape.size();
@@ -724,10 +735,12 @@ NodeId pad_by_index(Importer& c, NodeId x, const std::vector<int64_t>& pads, con
     int64_t before = pads[d], after = pads[d + n], len = shape[d];
     if (before == 0 && after == 0) continue;
     if (mode == "reflect" && (before >= len || after >= len)) fail("reflect pads must be smaller than the dimension");
+    if (len == 0) fail(fmt::format("{} padding of an empty dimension ({})", mode, d));
     std::vector<int64_t> idx;
     for (int64_t j = 0; j < len + before + after; ++j) {
       int64_t src = j - before;
       if (mode == "edge") src = std::clamp<int64_t>(src, 0, len - 1);
+      else if (mode == "wrap") src = (src % len + len) % len;
       else if (src < 0) src = -src;
       else if (src >= len) src = 2 * (len - 1) - src;
       idx.push_back(src);
@@ -740,8 +753,25 @@ NodeId pad_by_index(Importer& c, NodeId x, const std::vector<int64_t>& pads, con
 std::vector<NodeId> pad(Importer& c) {
   std::string mode = c.attr_string("mode", "constant");
   std::vector<int64_t> pads = c.const_ints(1);
-  if (mode == "edge" || mode == "reflect") return {pad_by_index(c, c.in(0), pads, mode)};
-  if (mode != "constant") fail("pad mode '" + mode + "' is not supported (constant, edge, reflect)");
+  if (c.opset() >= 18 && c.has_input(3)) {
+    // Opset 18: the pads of the axes listed (begins, then ends), the others 0.
+    const int n = c.in_type(0).ndim();
+    std::vector<int64_t> axes = c.const_ints(3), full(2 * static_cast<size_t>(n), 0);
+    if (pads.size() != 2 * axes.size()) fail(fmt::format("pads has {} entries for {} axes", pads.size(), axes.size()));
+    std::vector<bool> seen(static_cast<size_t>(n), false);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      int64_t a = axes[k] < 0 ? axes[k] + n : axes[k];
+      if (a < 0 || a >= n) fail(fmt::format("axis {} out of range for rank {}", axes[k], n));
+      if (seen[static_cast<size_t>(a)]) fail(fmt::format("axis {} is listed twice", axes[k]));
+      seen[static_cast<size_t>(a)] = true;
+      full[static_cast<size_t>(a)] = pads[k];
+      full[static_cast<size_t>(a + n)] = pads[k + axes.size()];
+    }
+    pads = full;
+  }
+  if (mode == "edge" || mode == "reflect" || (mode == "wrap" && c.opset() >= 19))
+    return {pad_by_index(c, c.in(0), pads, mode)};
+  if (mode != "constant") fail("pad mode '" + mode + "' is not supported (constant, edge, reflect, and wrap from opset 19)");
   double value = 0;
   if (c.has_input(2)) value = c.const_value(2, "constant_value");
   return {c.op("pad", {c.in(0)}, {{"pads", pads}, {"value", value}})};

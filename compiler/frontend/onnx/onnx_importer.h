@@ -1,7 +1,8 @@
 #pragma once
-// The ONNX frontend: reads a model into the graph IR. Opsets 11 to 17 of the default
-// domain are read as they are; older ones (and any up to the newest libonnx knows)
-// are first brought to opset 11 by ONNX's version converter (onnx_version.h). Initializers become constants; computations on constants (shape
+// The ONNX frontend: reads a model into the graph IR. Opsets 11 to 22 of the default
+// domain are read as they are (18 to 22 by the converters alone: libonnx 1.12 knows up
+// to 17); older ones are first brought to opset 11 by ONNX's version converter
+// (onnx_version.h). Initializers become constants; computations on constants (shape
 // arithmetic that PyTorch exports: Shape, Gather, Concat, ...) are folded while
 // importing. Every unsupported operator of a model is listed in one error; a
 // malformed file, a missing value or a shape mismatch is a CompileError naming the

@@ -98,10 +98,10 @@ void check_subgraph(const onnx::GraphProto& g, int from, int to, const std::stri
 void upgrade_opset(onnx::ModelProto& model, const OnnxOptions& options, const std::string& source) {
   int from = default_opset(model);
   if (from == 0 || (from >= kMinNativeOpset && from <= kMaxNativeOpset)) return;
-  int newest = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
-  if (from > newest)
-    throw CompileError(fmt::format("{}: opset {} is newer than the newest this ONNX library knows ({})", source, from, newest));
-  int to = from < kMinNativeOpset ? kConvertTarget : kMaxNativeOpset;
+  if (from > kMaxNativeOpset)
+    throw CompileError(fmt::format("{}: opset {} is newer than the newest Kiln reads ({}); re-export the model at opset {} "
+                                   "or older", source, from, kMaxNativeOpset, kMaxNativeOpset));
+  const int to = kConvertTarget;
   std::set<std::string> initializers;
   for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
   for (auto& vi : *model.mutable_graph()->mutable_input()) {

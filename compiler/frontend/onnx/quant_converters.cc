@@ -18,6 +18,8 @@ namespace {
 [[noreturn]] void fail(const std::string& msg) { throw CompileError(msg); }
 
 const DataType kI32 = DataType::Int(32);
+// ONNX's TensorProto element types of QuantizeLinear's output_dtype (opset 21).
+constexpr int64_t onnx_uint8 = 2, onnx_int8 = 3;
 
 bool is_q8(DataType t) { return t == DataType::Int(8) || t == DataType::UInt(8); }
 
@@ -98,13 +100,29 @@ NodeId integer_matmul(NodeContext& c, int a, int azp, int b, int bzp) {
   return c.op("matmul", {ac, bc}, with_acc({}, c, ac, bc));
 }
 
+// Opset 21's blocked quantization (a scale per block of an axis): refused by name.
+void check_block_size(NodeContext& c) {
+  if (int64_t b = c.attr_int("block_size", 0); b != 0)
+    fail(fmt::format("block_size {}: blocked quantization is not supported (per tensor or per axis)", b));
+}
+
 std::vector<NodeId> quantize_linear(NodeContext& c) {
+  check_block_size(c);
   std::vector<NodeId> in = {c.in(0), c.in(1)};
-  if (c.has_input(2)) in.push_back(c.in(2));
+  if (c.has_input(2)) {
+    in.push_back(c.in(2));
+  } else if (int64_t t = c.attr_int("output_dtype", 0); t != 0 && t != onnx_uint8) {
+    // Opset 21: the output type without a zero point; int8's zero point is 0 too.
+    if (t != onnx_int8) fail(fmt::format("output_dtype {} is not supported (int8 or uint8)", t));
+    auto zero = std::make_shared<interp::HostBuffer>(DataType::Int(8), std::vector<int64_t>{});
+    zero->set_int(0, 0);
+    in.push_back(c.constant(zero));
+  }
   return {c.op("quantize_linear", in, {{"axis", c.attr_int("axis", 1)}})};
 }
 
 std::vector<NodeId> dequantize_linear(NodeContext& c) {
+  check_block_size(c);
   std::vector<NodeId> in = {c.in(0), c.in(1)};
   if (c.has_input(2)) in.push_back(c.in(2));
   // Kept on constants: quantize_realize reads the int8 weights and their scales.

@@ -90,7 +90,10 @@ NodeId dft(Importer& c, NodeId x, int axis, int64_t length, bool inverse, bool o
 std::vector<NodeId> dft_op(Importer& c) {
   TensorType t = c.in_type(0);
   int rank = t.ndim();
-  int64_t axis = c.attr_int("axis", 1);
+  // Opset 20 takes the axis as input 2 (default -2, the last signal axis), 17 as an
+  // attribute (default 1).
+  int64_t axis = c.opset() >= 20 ? (c.has_input(2) ? static_cast<int64_t>(c.const_value(2, "axis")) : -2)
+                                 : c.attr_int("axis", 1);
   if (axis < 0) axis += rank;
   int64_t length = t.shape.at(static_cast<size_t>(std::clamp<int64_t>(axis, 0, rank - 1)));
   if (c.has_input(1)) {

@@ -147,6 +147,91 @@ std::vector<NodeId> instance_norm(Importer& c) {
   return {c.op("add", {y, c.reshape(c.in(2), cshape)})};
 }
 
+// GroupNormalization (opsets 18 and 21): x [N, C, ...] normalized over each group of
+// C / num_groups channels and the spatial positions; scale and bias per group at
+// opset 18, per channel from 21.
+std::vector<NodeId> group_norm(Importer& c) {
+  TensorType t = c.in_type(0);  // a copy: adding nodes moves the graph's types
+  if (t.ndim() < 2) fail("GroupNormalization takes data of rank 2 or more (N, C, ...)");
+  const int64_t groups = c.attr_int("num_groups", 0), channels = t.shape[1];
+  if (groups <= 0 || channels % groups != 0)
+    fail(fmt::format("num_groups {} does not divide the {} channels", groups, channels));
+  if (t.size() == 0) fail("GroupNormalization of an empty tensor");
+  const int64_t per_scale = c.opset() >= 21 ? channels : groups;
+  for (int k : {1, 2})
+    if (c.in_type(k).size() != per_scale)
+      fail(fmt::format("{} has {} values; opset {} takes one per {} ({})", k == 1 ? "scale" : "bias", c.in_type(k).size(),
+                       c.opset(), c.opset() >= 21 ? "channel" : "group", per_scale));
+  const int64_t rest = t.size() / (t.shape[0] * groups);
+  NodeId x = c.reshape(c.in(0), {t.shape[0], groups, rest});
+  Attrs mean_attrs{{"axes", std::vector<int64_t>{2}}, {"keepdims", int64_t{1}}};
+  NodeId d = c.op("subtract", {x, c.op("mean", {x}, mean_attrs)});
+  NodeId var = c.op("mean", {c.op("multiply", {d, d})}, mean_attrs);
+  NodeId den = c.op("sqrt", {c.op("add", {var, c.scalar(t.dtype, c.attr_float("epsilon", 1e-5))})});
+  NodeId y = c.op("divide", {d, den});
+  if (per_scale == groups) {
+    y = c.op("add", {c.op("multiply", {y, c.reshape(c.in(1), {groups, 1})}), c.reshape(c.in(2), {groups, 1})});
+    return {c.reshape(y, t.shape)};
+  }
+  std::vector<int64_t> cshape(t.shape.size() - 1, 1);
+  cshape[0] = channels;
+  y = c.reshape(y, t.shape);
+  return {c.op("add", {c.op("multiply", {y, c.reshape(c.in(1), cshape)}), c.reshape(c.in(2), cshape)})};
+}
+
+// Resize's attributes of opset 18: `axes` (scales or sizes for those axes only, the
+// others 1 or their length), keep_aspect_ratio_policy (sizes as bounds: one scale for
+// all the axes, the smallest for not_larger, the largest for not_smaller) and
+// antialias (a low-pass filter when downsampling by linear or cubic: refused). True
+// where the policy set both the sizes and the scales (the one scale on its axes).
+bool resize18(Importer& c, const TensorType& x, std::vector<double>& scales, std::vector<int64_t>& sizes) {
+  const int n = x.ndim();
+  bool both = false;
+  std::vector<int64_t> axes = c.attr_ints("axes", {});
+  if (!axes.empty()) {
+    std::vector<bool> seen(static_cast<size_t>(n), false);
+    for (int64_t& a : axes) {
+      if (a < 0) a += n;
+      if (a < 0 || a >= n || seen[static_cast<size_t>(a)]) fail(fmt::format("axes [{}] are not distinct axes of rank {}", fmt::join(c.attr_ints("axes", {}), ", "), n));
+      seen[static_cast<size_t>(a)] = true;
+    }
+    auto spread = [&](auto& v, auto other) {
+      if (v.empty()) return;
+      if (v.size() != axes.size()) fail(fmt::format("{} values for {} axes", v.size(), axes.size()));
+      auto given = v;
+      v.clear();
+      for (int d = 0; d < n; ++d) v.push_back(other(d));
+      for (size_t k = 0; k < axes.size(); ++k) v[static_cast<size_t>(axes[k])] = given[k];
+    };
+    spread(scales, [](int) { return 1.0; });
+    spread(sizes, [&](int d) { return x.shape[static_cast<size_t>(d)]; });
+  } else {
+    for (int d = 0; d < n; ++d) axes.push_back(d);
+  }
+  std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && !sizes.empty()) {
+    if (sizes.size() != static_cast<size_t>(n)) fail(fmt::format("sizes has {} entries for rank {}", sizes.size(), n));
+    if (policy != "not_larger" && policy != "not_smaller")
+      fail("keep_aspect_ratio_policy '" + policy + "' is not one of stretch, not_larger, not_smaller");
+    double scale = policy == "not_larger" ? INFINITY : 0;
+    for (int64_t a : axes) {
+      if (x.shape[static_cast<size_t>(a)] == 0) fail(fmt::format("{} cannot keep the aspect ratio of an empty axis {}", policy, a));
+      double r = static_cast<double>(sizes[static_cast<size_t>(a)]) / static_cast<double>(x.shape[static_cast<size_t>(a)]);
+      scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+    }
+    scales.assign(static_cast<size_t>(n), 1.0);
+    for (int64_t a : axes) {
+      const auto k = static_cast<size_t>(a);
+      const double len = std::round(scale * static_cast<double>(x.shape[k]));
+      if (!(len >= 0 && len <= 0x1p40)) fail(fmt::format("{} makes axis {} {} long", policy, a, len));
+      sizes[k] = static_cast<int64_t>(len);
+      scales[k] = scale;
+    }
+    both = true;
+  }
+  return both;
+}
+
 // Resize (opset 10: X, scales; 11 on: X, roi, scales, sizes) and Upsample (X, scales).
 std::vector<NodeId> resize(Importer& c) {
   TensorType x = c.in_type(0);
@@ -157,15 +242,19 @@ std::vector<NodeId> resize(Importer& c) {
   if (c.has_input(scales_input)) scales = graph::constant_values(c.const_input(scales_input));
   if (!v10 && c.has_input(3)) sizes = c.const_ints(3);
   size_t n = x.shape.size();
-  if (!sizes.empty()) {
+  const bool both = c.opset() >= 18 && resize18(c, x, scales, sizes);
+  if (!both && !sizes.empty()) {
     if (sizes.size() != n) fail(fmt::format("sizes has {} entries for rank {}", sizes.size(), n));
     scales.clear();
     for (size_t d = 0; d < n; ++d) scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(x.shape[d]));
-  } else {
+  } else if (!both) {
     if (scales.size() != n) fail(fmt::format("scales has {} entries for rank {} (and no sizes are given)", scales.size(), n));
     for (size_t d = 0; d < n; ++d) sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x.shape[d]) * scales[d])));
   }
   std::string mode = c.attr_string("mode", "nearest");
+  if (!v10 && c.opset() >= 18 && c.attr_int("antialias", 0) != 0 && mode != "nearest")
+    for (size_t d = 0; d < n; ++d)
+      if (sizes[d] < x.shape[d]) fail("antialias=1 when downsampling (" + mode + " mode) is not supported");
   std::string coord = v10 ? "asymmetric" : c.attr_string("coordinate_transformation_mode", "half_pixel");
   std::string nearest = v10 ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
   Attrs a{{"sizes", sizes}, {"scales", scales}, {"mode", mode}, {"coord", coord}, {"nearest", nearest}};
@@ -185,7 +274,10 @@ std::vector<NodeId> resize(Importer& c) {
 // GridSample (opset 16): bilinear, nearest or bicubic sampling of NCHW data at a grid
 // of [-1, 1] coordinates.
 std::vector<NodeId> grid_sample(Importer& c) {
-  Attrs a{{"mode", c.attr_string("mode", "bilinear")}, {"padding", c.attr_string("padding_mode", "zeros")},
+  // Opset 20 names the modes linear and cubic (for any rank; Kiln's op is 2-d).
+  std::string mode = c.attr_string("mode", c.opset() >= 20 ? "linear" : "bilinear");
+  if (c.opset() >= 20 && (mode == "linear" || mode == "cubic")) mode = mode == "linear" ? "bilinear" : "bicubic";
+  Attrs a{{"mode", mode}, {"padding", c.attr_string("padding_mode", "zeros")},
           {"align_corners", c.attr_int("align_corners", 0)}};
   return {c.op("grid_sample", {c.in(0), c.in(1)}, a)};
 }
@@ -270,6 +362,7 @@ void add_tensor_converters(std::map<std::string, Converter>& m) {
   m["NonZero"] = non_zero;
   m["GlobalMaxPool"] = global_max_pool;
   m["InstanceNormalization"] = instance_norm;
+  m["GroupNormalization"] = group_norm;
   m["Resize"] = resize;
   m["Upsample"] = resize;
   m["GridSample"] = grid_sample;

@@ -217,6 +217,9 @@ std::vector<NodeId> lp_pool(Importer& c) {
   if (k.size() != r) fail(fmt::format("kernel_shape has {} entries, the data has {} spatial dimensions", k.size(), r));
   auto s = per_dim(c, "strides", r, 1);
   std::vector<int64_t> d(r, 1);
+  // Opset 18's dilations and ceil_mode.
+  if (per_dim(c, "dilations", r, 1) != d) fail("dilations: dilated LpPool is not supported");
+  if (c.attr_int("ceil_mode", 0) != 0) fail("ceil_mode=1 is not supported for LpPool");
   Attrs a{{"kernel", k}, {"strides", s}, {"dilations", d}, {"pads", window_pads(c, spatial(x), k, s, d)},
           {"ceil_mode", int64_t{0}}, {"count_include_pad", int64_t{1}}};
   NodeId mean = window_op(c, r, "avg_pool2d", "avg_pool3d", {abs_power(c, c.in(0), p)}, a);
