@@ -130,6 +130,7 @@ TEST_F(OnnxExternalData, LocationsStayInTheModelsFolder) {
       {"weights.bin", "-8", "", "", "external data offset '-8' is not a whole number of bytes"},
       {"weights.bin", "8", "2x", "", "external data length '2x' is not a whole number of bytes"},
       {"", "", "", "", "tensor 'w': its data is external but names no location"},
+      {std::string("weights.bin\0/../x", 17), "", "", "", "tensor 'w': external data location holds a NUL character"},
   };
   for (const Case& c : cases) {
     std::string path = write(c.location, c.offset, c.length, c.folder);

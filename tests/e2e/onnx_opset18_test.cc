@@ -212,6 +212,9 @@ TEST(OnnxOpset18, WhatIsRefusedIsNamed) {
     OnnxBuilder::attr(n, "dilations", std::vector<int64_t>{2, 2});
   });
   EXPECT_NE(e.find("dilations: dilated LpPool is not supported"), std::string::npos) << e;
+  e = error(19, "Pad", {3}, {"x", "pads"}, [](OnnxBuilder& b) { b.initializer_i64("pads", {2}, {0, int64_t{1} << 40}); },
+            [](onnx::NodeProto* n) { OnnxBuilder::attr(n, "mode", std::string("wrap")); });
+  EXPECT_NE(e.find("wrap pads 0 and 1099511627776 of dimension 0 (3) leave a length outside 0 to 2^24"), std::string::npos) << e;
   // QuantizeLinear 21's output_dtype int8 without a zero point: an int8 result.
   OnnxBuilder q(21);
   q.input("x", {3});

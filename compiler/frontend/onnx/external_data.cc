@@ -76,6 +76,7 @@ class ExternalData {
       fail(t, fmt::format("its data is in an external file ('{}'), read relative to the model's folder: give the "
                           "model as a file path, not as bytes",
                           *location));
+    if (location->find('\0') != std::string::npos) fail(t, "external data location holds a NUL character");
     const fs::path rel(*location);
     if (rel.has_root_path())
       fail(t, fmt::format("external data location '{}' is not a path relative to the model's folder", *location));

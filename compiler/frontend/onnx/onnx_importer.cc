@@ -736,6 +736,10 @@ NodeId pad_by_index(Importer& c, NodeId x, const std::vector<int64_t>& pads, con
     if (before == 0 && after == 0) continue;
     if (mode == "reflect" && (before >= len || after >= len)) fail("reflect pads must be smaller than the dimension");
     if (len == 0) fail(fmt::format("{} padding of an empty dimension ({})", mode, d));
+    // One index per output position: a hostile pad must not allocate without bound.
+    constexpr int64_t kMaxPadded = int64_t{1} << 24;
+    if (before < -len || after < -len || before > kMaxPadded || after > kMaxPadded || len + before + after > kMaxPadded)
+      fail(fmt::format("{} pads {} and {} of dimension {} ({}) leave a length outside 0 to 2^24", mode, before, after, d, len));
     std::vector<int64_t> idx;
     for (int64_t j = 0; j < len + before + after; ++j) {
       int64_t src = j - before;

@@ -192,7 +192,8 @@ bool resize18(Importer& c, const TensorType& x, std::vector<double>& scales, std
     std::vector<bool> seen(static_cast<size_t>(n), false);
     for (int64_t& a : axes) {
       if (a < 0) a += n;
-      if (a < 0 || a >= n || seen[static_cast<size_t>(a)]) fail(fmt::format("axes [{}] are not distinct axes of rank {}", fmt::join(c.attr_ints("axes", {}), ", "), n));
+      if (a < 0 || a >= n || seen[static_cast<size_t>(a)])
+        fail(fmt::format("axes [{}] are not distinct axes of rank {}", fmt::join(c.attr_ints("axes", {}), ", "), n));
       seen[static_cast<size_t>(a)] = true;
     }
     auto spread = [&](auto& v, auto other) {
