@@ -250,6 +250,28 @@ TEST(GemmKernels, TheReductionUnrollFollowsTheCore) {
   }
 }
 
+// A panel of three vectors (96 columns with AVX-512: panels of 48) is computed in
+// vectors of 16 lanes: LLVM built a 48-lane vector an element at a time, 7x slower.
+// The same results as the interpreter.
+TEST(GemmKernels, PanelsOfThreeVectorsAreWholeVectors) {
+  cpu::register_graph_backend();
+  const std::string target = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
+  Graph g = gemm_graph(64, 96, 64, false, Epilogue::BiasRelu);
+  CompileOptions o;
+  o.target = target::Target::parse(target);
+  CompiledModel m = compile(g, o);
+  ASSERT_EQ(m.kernels.size(), 1u);
+  bool panels_of_48 = false;
+  for (const auto& n : m.graph.nodes())
+    panels_of_48 = panels_of_48 || (n.op == "matmul_packed" && m.graph.type(n.inputs[1]).shape.back() == 48);
+  EXPECT_TRUE(panels_of_48) << m.graph;
+  std::string body = ir::to_string(m.kernels[0].func.body);
+  EXPECT_EQ(body.find(", 1, 48)"), std::string::npos) << body;
+  EXPECT_NE(body.find(", 1, 16)"), std::string::npos) << body;
+  auto x = random_floats(64 * 64, 3);
+  EXPECT_LT(max_error(run(g, {x}, "cpu", target), run(g, {x}, "interp", "")), 1e-5);
+}
+
 // The reduction loop's addresses are 64-bit (the codegen emits index arithmetic with
 // nsw, so LLVM widens it): no sign extension per step, except the prefetch's, whose
 // index is clamped by a min.
