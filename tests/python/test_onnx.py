@@ -79,6 +79,19 @@ def test_a_pytorch_export_runs_on_the_cpu_saves_and_loads(tmp_path):
     numpy.testing.assert_allclose(loaded(x.numpy()).numpy(), want, rtol=1e-5, atol=1e-6)
 
 
+def test_a_model_with_external_data_imports_from_its_path(tmp_path):
+    import onnx
+    model, x, onnx_bytes = exported_small(1)
+    onnx.save_model(onnx.load_from_string(onnx_bytes), str(tmp_path / "small.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="small.weights", size_threshold=0)
+    assert (tmp_path / "small.weights").stat().st_size > 0
+    module = kiln.build_model(kiln.frontend.from_onnx(str(tmp_path / "small.onnx")), target="cpu")
+    numpy.testing.assert_allclose(module(x.numpy()).numpy(), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    # As bytes the model has no folder to read its weights from.
+    with pytest.raises(kiln.CompileError, match="give the model as a file path"):
+        kiln.frontend.from_onnx((tmp_path / "small.onnx").read_bytes())
+
+
 def test_model_errors_arrive_with_the_cpp_message(tmp_path):
     with pytest.raises(kiln.CompileError):
         kiln.frontend.from_onnx(b"not a model")
