@@ -102,9 +102,9 @@ TEST_F(OnnxExternalData, ImportsAsTheSameModelInline) {
   const std::vector<float> want = test::run_graph(import_onnx_bytes(inline_model().bytes()), {x});
   ASSERT_EQ(want.size(), 4u);
   EXPECT_EQ(test::run_graph(import_onnx_file(write("weights.bin", "8", "24")), {x}), want);
-  // Without a length: the rest of the file is too long for w's 6 values.
+  // Without a length: the rest of the file, too long for w's 6 values.
   std::string e = error(write("weights.bin", "8", ""));
-  EXPECT_NE(e.find("tensor 'w': 8 values for shape [3, 2] (6 expected)"), std::string::npos) << e;
+  EXPECT_NE(e.find("tensor 'w': external data of 32 bytes for 6 values of float32 (24 bytes expected)"), std::string::npos) << e;
   // Relative to the model's folder, from a bare file name too.
   const fs::path cwd = fs::current_path();
   write("weights.bin", "8", "24");
@@ -126,7 +126,7 @@ TEST_F(OnnxExternalData, LocationsStayInTheModelsFolder) {
       {"sub", "", "", "", "its external data file " + (dir_ / "sub").string() + " is not a regular file"},
       {"weights.bin", "41", "", "", "external data offset 41 is past the end of"},
       {"weights.bin", "8", "40", "", "external data of 40 bytes at offset 8 runs past the end of"},
-      {"weights.bin", "8", "16", "", "tensor 'w': 4 values for shape [3, 2] (6 expected)"},
+      {"weights.bin", "8", "16", "", "tensor 'w': external data of 16 bytes for 6 values of float32 (24 bytes expected)"},
       {"weights.bin", "-8", "", "", "external data offset '-8' is not a whole number of bytes"},
       {"weights.bin", "8", "2x", "", "external data length '2x' is not a whole number of bytes"},
       {"", "", "", "", "tensor 'w': its data is external but names no location"},

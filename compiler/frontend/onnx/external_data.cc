@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "compiler/frontend/onnx/importer.h"
 #include "compiler/support/error.h"
 
 namespace kiln::frontend {
@@ -94,6 +95,17 @@ class ExternalData {
     if (n > size - offset)
       fail(t, fmt::format("external data of {} bytes at offset {} runs past the end of {} ({} bytes)", n, offset,
                           path.string(), size));
+    // What the shape and type hold, checked before reading: a hostile model must not
+    // read a large file once for every tensor.
+    int64_t count = 1;
+    for (int64_t d : t.dims()) {
+      if (d < 0 || (d > 0 && count > (int64_t{1} << 40) / d)) fail(t, "implausible dimensions (corrupt?)");
+      count *= d;
+    }
+    const DataType type = onnx_dtype(t.data_type());
+    if (n != count * type.storage_bytes())
+      fail(t, fmt::format("external data of {} bytes for {} values of {} ({} bytes expected)", n, count, dtype_name(type),
+                          count * type.storage_bytes()));
     std::ifstream& in = open(path);
     std::string bytes(static_cast<size_t>(n), '\0');
     in.clear();
