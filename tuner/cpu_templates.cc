@@ -93,7 +93,7 @@ void gemm_apply(const graph::AnchorStage& a, const Workload& w, const Config& cf
   }
   out.parallel(order[0]);
   IterVar attach = order.back();
-  out.vectorize(t[3]);
+  graph::vectorize_columns(out, t[3], nr);
   schedule::Stage ls = s[cc];
   ls.compute_at(out, attach);
   if (cfg.name("pack_b") == "panel") {
@@ -108,7 +108,7 @@ void gemm_apply(const graph::AnchorStage& a, const Workload& w, const Config& cf
   ls.reorder({ko, ki, cc->axis[0], cc->axis[1]});
   if (ku > 1) ls.unroll(ki);
   if (cfg.name("unroll_i") == "unroll") ls.unroll(cc->axis[0]);
-  ls.vectorize(cc->axis[1]);
+  graph::vectorize_columns(ls, cc->axis[1], nr);
 }
 
 // ------------------------------------------------------------------ matmul_packed

@@ -33,22 +33,6 @@ int vector_factor(int64_t extent) {
 
 int64_t extent_of(const ir::IterVar& iv) { return *ir::as_const_int(iv->dom.extent); }
 
-// Vectorizes a register tile's columns in vectors of a power-of-two lane count: a panel
-// of 48 columns (three AVX-512 vectors, for a product with 96 or 48 columns) as three
-// vectors of 16 unrolled. LLVM built a 48-lane vector an element at a time (538
-// shuffles in the kernel): ConvNeXt's 384 -> 96 products, 1024 x 384 x 96, took 2.95 ms
-// at one thread against 0.43 for its 96 -> 384 ones.
-// `n`: the columns (a split's loop has no extent before bounds are inferred).
-void vectorize_columns(schedule::Stage& st, const ir::IterVar& iv, int64_t n) {
-  const int64_t chunk = n & -n;  // the largest power of two dividing n
-  if (chunk == n) {
-    st.vectorize(iv);
-    return;
-  }
-  auto [outer, inner] = st.split(iv, static_cast<int>(chunk));
-  st.unroll(outer);
-  st.vectorize(inner);
-}
 
 // The bytes of a tensor of constant shape.
 int64_t bytes_of(const te::Tensor& t) {
@@ -695,6 +679,23 @@ void schedule_winograd_row(schedule::Schedule& s, const te::Tensor& mm, const te
 }
 
 }  // namespace
+
+// Vectorizes a register tile's columns in vectors of a power-of-two lane count: a panel
+// of 48 columns (three AVX-512 vectors, for a product with 96 or 48 columns) as three
+// vectors of 16 unrolled. LLVM built a 48-lane vector an element at a time (538
+// shuffles in the kernel): ConvNeXt's 384 -> 96 products, 1024 x 384 x 96, took 2.95 ms
+// at one thread against 0.43 for its 96 -> 384 ones.
+// `n`: the columns (a split's loop has no extent before bounds are inferred).
+void vectorize_columns(schedule::Stage& st, const ir::IterVar& iv, int64_t n) {
+  const int64_t chunk = n & -n;  // the largest power of two dividing n
+  if (chunk == n) {
+    st.vectorize(iv);
+    return;
+  }
+  auto [outer, inner] = st.split(iv, static_cast<int>(chunk));
+  st.unroll(outer);
+  st.vectorize(inner);
+}
 
 void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile) {
   te::Tensor w = mm->input_tensors().at(1);  // before cache_write makes mm a copy of the accumulator

@@ -60,6 +60,10 @@ struct GemmTile {
   bool operator==(const GemmTile&) const = default;
 };
 void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const te::Tensor& out, const GemmTile& tile);
+// Vectorizes `iv`, a register tile's `n` columns, in vectors of a power-of-two lane
+// count (n = 48: three vectors of 16, unrolled); every matrix product's schedule, the
+// tuner's templates too, vectorizes its columns so.
+void vectorize_columns(schedule::Stage& st, const ir::IterVar& iv, int64_t n);
 // The default without tuning: half the vector registers hold accumulators (4 x 64 with
 // AVX-512's 32), rows and k (up to 8) as the largest divisors that fit, rows in
 // parallel too when there are fewer than 8 panels; no row blocks (measured here on
