@@ -1,6 +1,7 @@
 #include "compiler/frontend/onnx/quant_converters.h"
 
 #include <fmt/format.h>
+#include <onnx/onnx_pb.h>
 
 #include <limits>
 
@@ -18,8 +19,6 @@ namespace {
 [[noreturn]] void fail(const std::string& msg) { throw CompileError(msg); }
 
 const DataType kI32 = DataType::Int(32);
-// ONNX's TensorProto element types of QuantizeLinear's output_dtype (opset 21).
-constexpr int64_t onnx_uint8 = 2, onnx_int8 = 3;
 
 bool is_q8(DataType t) { return t == DataType::Int(8) || t == DataType::UInt(8); }
 
@@ -111,9 +110,9 @@ std::vector<NodeId> quantize_linear(NodeContext& c) {
   std::vector<NodeId> in = {c.in(0), c.in(1)};
   if (c.has_input(2)) {
     in.push_back(c.in(2));
-  } else if (int64_t t = c.attr_int("output_dtype", 0); t != 0 && t != onnx_uint8) {
+  } else if (int64_t t = c.attr_int("output_dtype", 0); t != 0 && t != onnx::TensorProto::UINT8) {
     // Opset 21: the output type without a zero point; int8's zero point is 0 too.
-    if (t != onnx_int8) fail(fmt::format("output_dtype {} is not supported (int8 or uint8)", t));
+    if (t != onnx::TensorProto::INT8) fail(fmt::format("output_dtype {} is not supported (int8 or uint8)", t));
     auto zero = std::make_shared<interp::HostBuffer>(DataType::Int(8), std::vector<int64_t>{});
     zero->set_int(0, 0);
     in.push_back(c.constant(zero));
