@@ -154,8 +154,10 @@ ConfigSpace conv_space(const Workload& w) {
   s.define_split("tile_oh", oh, 2, SplitPolicy::Factors, 4);
   // Channel blocks (vectors) per output pixel in the register tile.
   s.define_split("tile_oc", w.at("O") / w.at("block"), 2, SplitPolicy::Factors, 4);
-  // The channels unrolled: of C on NCHW data, of a block's on NCHWc data.
-  int64_t rc = w.params.count("in_block") && w.at("in_block") > 0 ? w.at("in_block") : w.at("C");
+  // The channels unrolled: of C on NCHW data, of a block's on NCHWc data, of a group's
+  // when grouped (one reduction over them on either).
+  int64_t groups = w.params.count("groups") ? w.at("groups") : 1;
+  int64_t rc = groups > 1 ? w.at("C") / groups : w.params.count("in_block") && w.at("in_block") > 0 ? w.at("in_block") : w.at("C");
   s.define_split_list("tile_rc", rc, divisors_upto(rc, 8, {1, 2, 4, 8}));
   // Reduction order: 0: rc.o, ry, rx, rc.i; 1: ry, rx, rc.o, rc.i; 2: rc.o, rc.i, ry, rx.
   s.define_reorder("reduce_order", conv_reduce_orders());

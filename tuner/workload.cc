@@ -26,7 +26,7 @@ const std::map<std::string, OpParams>& op_params() {
       {"matmul", {{"M", "N", "K"}, {}}},
       {"dense", {{"M", "N", "K"}, {}}},
       {"matmul_packed", {{"M", "N", "K"}, {"block"}}},
-      {"conv2d", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "block", "in_block"}}},
+      {"conv2d", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "block", "in_block", "groups"}}},
       // A GPU's convolution, on the model's own NCHW layout (any groups).
       {"conv2d_nchw", {{"C", "H", "W", "O", "KH"}, {"N", "KW", "stride", "pad", "groups"}}},
       // A CPU's 3x3 stride-1 convolution in Winograd's tiles (graph::winograd), on NCHWc
@@ -46,7 +46,7 @@ std::vector<std::string> key_order(const std::string& op) {
 
 // The CPU layout's channel block of a conv2d workload: what --op assumes when it is not
 // given, and what an accelerator's workload (which has no CPU layout) is keyed with.
-int64_t default_block(int64_t out_channels) { return out_channels % 16 == 0 ? 16 : 8; }
+int64_t default_block(int64_t out_channels) { return std::max<int64_t>(8, graph::conv_channel_block(out_channels, false)); }
 
 }  // namespace
 
@@ -73,6 +73,8 @@ std::string Workload::key() const {
   for (const auto& k : key_order(op)) parts.push_back(fmt::format("{}={}", k, at(k)));
   // NCHWc data (CarryLayout): its channel block; NCHW data's key has none.
   if (op == "conv2d" && params.count("in_block") && at("in_block") > 0) parts.push_back(fmt::format("in_block={}", at("in_block")));
+  // Grouped: its groups; one group's key has none.
+  if (op == "conv2d" && params.count("groups") && at("groups") > 1) parts.push_back(fmt::format("groups={}", at("groups")));
   return op + ":" + fmt::format("{}", fmt::join(parts, ","));
 }
 
@@ -85,7 +87,7 @@ double Workload::flops() const {
   if (op == "conv2d" || op == "conv2d_nchw") {
     int64_t oh = (at("H") + 2 * at("pad") - at("KH")) / at("stride") + 1;
     int64_t ow = (at("W") + 2 * at("pad") - at("KW")) / at("stride") + 1;
-    int64_t groups = op == "conv2d_nchw" ? at("groups") : 1;
+    int64_t groups = params.count("groups") ? at("groups") : 1;
     return 2.0 * at("N") * at("O") * oh * ow * at("C") / groups * at("KH") * at("KW");
   }
   return 2.0 * at("M") * at("N") * at("K");
@@ -159,9 +161,14 @@ Workload parse_workload(const std::string& spec) {
     w.params.try_emplace("KW", w.params["KH"]);
     w.params.try_emplace("stride", 1);
     w.params.try_emplace("pad", 0);
-    int64_t o = w.params["O"];
-    w.params.try_emplace("block", default_block(o));
-    if (o % w.params["block"]) throw Error(fmt::format("--op '{}': O={} is not a multiple of block={}", spec, o, w.params["block"]));
+    int64_t o = w.params["O"], g = w.params.try_emplace("groups", 1).first->second;
+    if (w.params["C"] % g || o % g)
+      throw Error(fmt::format("--op '{}': groups={} does not divide C={} and O={}", spec, g, w.params["C"], o));
+    w.params.try_emplace("block", g > 1 ? graph::conv_channel_block(o / g, true) : default_block(o));
+    if (w.params["block"] < 1)
+      throw Error(fmt::format("--op '{}': a group's {} output channels have no channel block (a multiple of 4 has)", spec, o / g));
+    if ((o / g) % w.params["block"])
+      throw Error(fmt::format("--op '{}': {}={} is not a multiple of block={}", spec, g > 1 ? "a group's O" : "O", o / g, w.params["block"]));
     auto ib = w.params.find("in_block");
     if (ib != w.params.end() && (ib->second < 0 || (ib->second > 0 && w.params["C"] % ib->second)))
       throw Error(fmt::format("--op '{}': C={} is not a multiple of in_block={}", spec, w.params["C"], ib->second));
@@ -238,6 +245,7 @@ std::optional<Workload> workload_of(const graph::Graph& g, graph::NodeId node) {
       wl.params["C"] = x[1] * x[4];
       wl.params["in_block"] = x[4];
     }
+    if (int64_t groups = n.attrs.get_int("groups", 1); groups > 1) wl.params["groups"] = groups;
     return wl;
   }
   return std::nullopt;
@@ -267,13 +275,15 @@ graph::Graph workload_graph(const Workload& w, graph::NodeId* op_node) {
     std::vector<int64_t> data = {w.at("N"), w.at("C"), w.at("H"), w.at("W")};
     if (ib > 0) data = {w.at("N"), w.at("C") / ib, w.at("H"), w.at("W"), ib};
     graph::NodeId x = g.add_input("data", TensorType{f32, data});
-    graph::NodeId wt = g.add_input("weight", TensorType{f32, {w.at("O") / b, w.at("C"), w.at("KH"), w.at("KW"), b}});
+    int64_t groups = w.params.count("groups") ? w.at("groups") : 1;
+    graph::NodeId wt = g.add_input("weight", TensorType{f32, {w.at("O") / b, w.at("C") / groups, w.at("KH"), w.at("KW"), b}});
     int64_t s = w.at("stride"), p = w.at("pad");
     // NCHWc out, as CarryLayout hands a model's convolutions on.
     graph::Attrs attrs{{"strides", std::vector<int64_t>{s, s}},
                        {"pads", std::vector<int64_t>{p, p, p, p}},
                        {"dilations", std::vector<int64_t>{1, 1}},
                        {"blocked_out", int64_t{1}}};
+    if (groups > 1) attrs.set("groups", groups);
     out = g.add_op("conv2d_nchwc", {x, wt}, attrs, "conv2d");
   } else if (w.op == "conv2d_winograd") {
     int64_t ib = w.at("in_block"), alpha = w.at("tile") + 2, p = w.at("pad");

@@ -36,8 +36,9 @@ struct Workload {
 
 // Parses an --op spec: "matmul:M=..,N=..,K=..", "dense:M=..,N=..,K=.." (x[M,K] times
 // w[N,K] transposed), "conv2d:N=1,C=..,H=..,W=..,O=..,KH=3[,KW=3][,stride=1][,pad=1]
-// [,block=16][,in_block=16]" (in_block: NCHWc data in blocks of that many channels, as
-// CarryLayout hands a model's convolutions their data), "conv2d_winograd:[N=1,]C=..,H=..,
+// [,block=16][,in_block=16][,groups=1]" (in_block: NCHWc data in blocks of that many
+// channels, as CarryLayout hands a model's convolutions their data; groups: a grouped
+// convolution, each group's O/groups output channels in blocks), "conv2d_winograd:[N=1,]C=..,H=..,
 // W=..,O=..[,pad=1][,tile=4 or 2][,block=16][,in_block=16]" (a 3x3 stride-1 convolution
 // in Winograd's tiles, tile by default as the winograd_conv pass picks it). Throws
 // std::invalid_argument naming the bad part.

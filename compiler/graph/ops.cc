@@ -12,7 +12,7 @@
 // | where | cond, a, b | - | broadcast |
 // | batch_norm | x, gamma, beta, mean, var | epsilon | broadcast (SimplifyInference removes it) |
 // | conv2d | data [N,C,H,W], weight [O,C/g,KH,KW] | strides, pads [t,l,b,r], dilations, groups, out_dtype | out_elemwise_fusable |
-// | conv2d_nchwc | data NCHW or NCHWc, weight [O/b,C,KH,KW,b] (AlterLayout) | strides, pads, dilations, depthwise, blocked_out | out_elemwise_fusable |
+// | conv2d_nchwc | data NCHW or NCHWc, weight [O/b,C/groups,KH,KW,b] (AlterLayout) | strides, pads, dilations, depthwise, groups, blocked_out | out_elemwise_fusable |
 // | to_nchwc | x NCHW | block | injective |
 // | from_nchwc | x NCHWc [N,C/b,H,W,b] | - | injective |
 // | pack_conv_weight | weight OIHW | block | injective |
@@ -529,7 +529,15 @@ TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const Attrs& a)
   if ((x.size() != 4 && x.size() != 5) || w.size() != 5)
     fail("conv2d_nchwc takes NCHW or NCHWc data and a [O/b, C, KH, KW, b] weight");
   int64_t channels = x.size() == 5 ? x[1] * x[4] : x[1];
-  if (a.get_int("depthwise", 0)) {
+  int64_t groups = a.get_int("groups", 1);
+  if (groups > 1) {
+    // Grouped: each block of b output channels lies in one group, whose w[1] input
+    // channels it reads.
+    int64_t o = w[0] * w[4];
+    if (w[1] * groups != channels || o % groups || (o / groups) % w[4])
+      fail(fmt::format("a weight of shape [{}] in {} groups does not fit {} input channels in blocks of {} output channels", fmt::join(w, ", "),
+                       groups, channels, w[4]));
+  } else if (a.get_int("depthwise", 0)) {
     if (w[1] != 1 || w[0] * w[4] != channels)
       fail(fmt::format("a depthwise weight for {} channels cannot have shape [{}]", channels, fmt::join(w, ", ")));
     if (x.size() == 5 && x[4] != w[4]) fail(fmt::format("depthwise data in blocks of {} needs a weight in blocks of {}, not {}", x[4], x[4], w[4]));
@@ -591,6 +599,37 @@ Tensor compute_depthwise_nchwc(const std::vector<Tensor>& in, const Window& w, i
   return view_blocked(blocked, b, out);
 }
 
+// Grouped (not depthwise): the output block ob lies in group ob / (blocks a group),
+// whose cg input channels the reduction rc runs over. On NCHWc data (any block c) the
+// channel g * cg + rc is at block (g * cg + rc) / c, lane (g * cg + rc) % c; either way
+// each element of the data is a broadcast, as in the ungrouped convolution on NCHW data.
+Tensor compute_grouped_nchwc(const std::vector<Tensor>& in, const Window& w, int64_t b, int64_t groups, const TensorType& out) {
+  auto I = [](int64_t v) { return Expr(static_cast<int>(v)); };
+  TensorType wt = type_of(in[1]);
+  int64_t cg = wt.shape[1], per_group = wt.shape[0] / groups;  // blocks a group
+  bool blocked_in = in[0]->shape.size() == 5;
+  Tensor data = in[0];
+  if (blocked_in) {
+    data = pad_blocked(in[0], w);
+  } else if (w.pt || w.pl || w.pb || w.pr) {
+    data = te::pad(data, {0, 0, static_cast<int>(w.pt), static_cast<int>(w.pl)}, {0, 0, static_cast<int>(w.pb), static_cast<int>(w.pr)},
+                   Expr(), "pad");
+  }
+  int64_t c = blocked_in ? *ir::as_const_int(in[0]->shape[4]) : 1;
+  ir::IterVar rc = te::reduce_axis(I(cg), "rc"), ry = te::reduce_axis(I(w.kh), "ry"), rx = te::reduce_axis(I(w.kw), "rx");
+  Tensor blocked = te::compute(
+      {I(out.shape[0]), I(wt.shape[0]), I(out.shape[2]), I(out.shape[3]), I(b)},
+      [&](const std::vector<Var>& i) {
+        Expr y = i[2] * I(w.sh) + ry->var * I(w.dh);
+        Expr x = i[3] * I(w.sw) + rx->var * I(w.dw);
+        Expr ch = i[1] / I(per_group) * I(cg) + rc->var;
+        Expr v = blocked_in ? data(i[0], ch / I(c), y, x, ch % I(c)) : data(i[0], ch, y, x);
+        return te::sum(v * in[1](i[1], rc->var, ry->var, rx->var, i[4]), {rc, ry, rx});
+      },
+      "conv2d_nchwc", "conv2d_nchwc");
+  return view_blocked(blocked, b, out);
+}
+
 Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
   TensorType wt = type_of(in[1]);
   Window w = window(a, {wt.shape[2], wt.shape[3]});
@@ -598,6 +637,7 @@ Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const
   int64_t b = wt.shape[4];
   const Tensor& weight = in[1];
   if (a.get_int("depthwise", 0)) return compute_depthwise_nchwc(in, w, b, out);
+  if (a.get_int("groups", 1) > 1) return compute_grouped_nchwc(in, w, b, a.get_int("groups", 1), out);
   ir::IterVar ry = te::reduce_axis(I(w.kh), "ry");
   ir::IterVar rx = te::reduce_axis(I(w.kw), "rx");
   std::vector<Expr> shape = {I(out.shape[0]), I(wt.shape[0]), I(out.shape[2]), I(out.shape[3]), I(b)};

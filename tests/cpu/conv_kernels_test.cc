@@ -202,6 +202,41 @@ TEST_P(ConvKernels, ConvolutionsSplitTheirRowsOrTheirChannelGroupsOverThreads) {
   }
 }
 
+// Grouped convolutions (ResNeXt, RegNet) are blocked inside their groups: on NCHW data
+// (groups of 16 output channels, 4 inputs each), on NCHWc data in blocks of 16 holding
+// two groups of 8 (strided), groups of 4 in blocks of 4 added to a 16-blocked tensor;
+// groups of 2 channels stay a plain convolution. Results those of the interpreter.
+TEST_P(ConvKernels, GroupedConvolutionsAreBlockedInsideTheirGroups) {
+  const std::string target = GetParam();
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 8, 12, 12}});
+  uint32_t seed = 70;
+  auto conv = [&](NodeId t, int64_t out, int64_t in, int64_t k, int64_t stride, int64_t groups) {
+    Attrs a{{"pads", std::vector<int64_t>(4, k / 2)}, {"strides", std::vector<int64_t>{stride, stride}}};
+    if (groups > 1) a.set("groups", groups);
+    NodeId c = g.add_op("conv2d", {t, g.add_constant("w", random_constant({out, in / groups, k, k}, seed++))}, a);
+    return g.add_op("add", {c, g.add_constant("b", random_constant({out, 1, 1}, seed++))});
+  };
+  NodeId g1 = g.add_op("relu", {conv(x, 32, 8, 3, 1, 2)});
+  NodeId g2 = g.add_op("relu", {conv(g1, 32, 32, 3, 2, 4)});
+  NodeId p = conv(g2, 64, 32, 1, 1, 1);
+  NodeId g3 = g.add_op("relu", {g.add_op("add", {conv(p, 64, 64, 3, 1, 16), p})});
+  g.add_output(conv(g3, 64, 64, 3, 1, 32), "y");
+  auto in = test::random_floats(8 * 12 * 12, 3);
+  CompiledModel m;
+  std::vector<float> got = test_util::run_graph(g, in, "cpu", target, 0, &m);
+  std::vector<int64_t> blocks;
+  int plain = 0;
+  for (const auto& node : m.graph.nodes()) {
+    if (node.op == "conv2d_nchwc" && node.attrs.get_int("groups", 1) > 1)
+      blocks.push_back(m.graph.type(node.inputs[1]).shape.back());
+    plain += node.op == "conv2d" && node.attrs.get_int("groups", 1) == 32;
+  }
+  EXPECT_EQ(blocks, (std::vector<int64_t>{16, 8, 4})) << target;
+  EXPECT_EQ(plain, 1) << "groups of 2 channels: " << target;
+  EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << target;
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, ConvKernels, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);
 
 }  // namespace

@@ -267,6 +267,35 @@ std::pair<std::vector<float>, std::vector<float>> run_both(graph::Executor& tune
   return {out(tuned), out(ref)};
 }
 
+// Records of `w`'s default configuration and of `other` (faster), in a file the hook
+// reads: `g` compiled with them applies a record to `w`, and computes what the reference
+// interpreter does (its one output of `size` elements).
+void expect_record_applies(const graph::Graph& g, const Template& t, const Workload& w, int64_t d, int64_t other, size_t size) {
+  ConfigSpace s = t.space(w);
+  fs::path p = temp_file("kiln-records-" + w.op);
+  {
+    RecordWriter out(p.string());
+    MeasureResult mr;
+    mr.cost = 1e-3;
+    out.append(record_of(t, w, s, "cpu", d, mr, 0, "random"));
+    mr.cost = 0.5e-3;
+    out.append(record_of(t, w, s, "cpu", other, mr, 1, "random"));
+  }
+  std::ostringstream warn;
+  ApplyStats stats;
+  graph::CompileOptions o;
+  o.schedule_hook = records_hook(p.string(), warn, &stats);
+  graph::Executor tuned = graph::make_executor(graph::compile(g, o), "cpu");
+  EXPECT_EQ(stats.applied.count(w.key()), 1u) << warn.str();
+  graph::CompileOptions plain;
+  plain.optimize = false;
+  graph::Executor ref = graph::make_executor(graph::compile(g, plain), "interp");
+  auto [a, b] = run_both(tuned, ref);
+  ASSERT_EQ(a.size(), size);
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-3) << "at " << i;
+  fs::remove(p);
+}
+
 // A model's Winograd convolutions are workloads of their own (conv2d_winograd, found
 // where the winograd_conv pass made them), and a record of conv2d_winograd.cpu schedules
 // their products at compile time; the result still matches the reference interpreter.
@@ -301,30 +330,39 @@ TEST(Apply, RecordsScheduleAWinogradConvolutionsProducts) {
                                     {"order", t.space(w).get(d).name("order") == "tiles" ? "slices" : "tiles"}});
   ASSERT_GE(other, 0);
   ASSERT_NE(other, d);
-  fs::path p = temp_file("kiln-records-winograd");
-  {
-    RecordWriter out(p.string());
-    MeasureResult mr;
-    mr.cost = 1e-3;
-    out.append(record_of(t, w, s, "cpu", d, mr, 0, "random"));
-    mr.cost = 0.8e-3;
-    out.append(record_of(t, w, s, "cpu", other, mr, 1, "random"));
-  }
-  std::ostringstream warn;
-  ApplyStats stats;
-  graph::CompileOptions o;
-  o.schedule_hook = records_hook(p.string(), warn, &stats);
-  graph::Executor tuned = graph::make_executor(graph::compile(g, o), "cpu");
-  EXPECT_EQ(stats.applied.count(key), 1u) << warn.str();
-  graph::CompileOptions plain;
-  plain.optimize = false;
-  graph::Executor ref = graph::make_executor(graph::compile(g, plain), "interp");
-  auto [a, b] = run_both(tuned, ref);
-  ASSERT_EQ(a.size(), 16u * 16 * 16);
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-3) << "at " << i;
-  fs::remove(p);
+  expect_record_applies(g, t, w, d, other, 16u * 16 * 16);
 }
 
+// A model's grouped convolutions (RegNet's groups of 8 after a 1x1 convolution, so on
+// NCHWc data) are workloads with their groups, and a record schedules them; the result
+// matches the reference interpreter.
+TEST(Apply, RecordsScheduleAGroupedConvolution) {
+  cpu::register_graph_backend();
+  auto f32 = ir::DataType::Float(32);
+  auto constant = [&](std::vector<int64_t> shape, size_t seed) {
+    auto buf = std::make_shared<interp::HostBuffer>(f32, shape);
+    for (int64_t i = 0; i < buf->size(); ++i) buf->set(i, static_cast<double>((static_cast<size_t>(i) * 29 + seed) % 23) / 46.0 - 0.25);
+    return buf;
+  };
+  graph::Graph g;
+  graph::NodeId x = g.add_input("x", {f32, {1, 16, 10, 10}});
+  graph::NodeId c1 = g.add_op("conv2d", {x, g.add_constant("w1", constant({48, 16, 1, 1}, 1))}, {}, "expand");
+  graph::NodeId c2 = g.add_op("conv2d", {g.add_op("relu", {c1}), g.add_constant("w2", constant({48, 8, 3, 3}, 2))},
+                              {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"groups", int64_t{6}}}, "grouped");
+  g.add_output(g.add_op("relu", {c2}), "y");
+  const std::string key = "conv2d:N=1,C=48,H=10,W=10,O=48,KH=3,KW=3,stride=1,pad=1,block=8,in_block=16,groups=6";
+  std::set<std::string> keys;
+  for (const auto& [w, node] : model_workloads(g)) keys.insert(w.key());
+  ASSERT_EQ(keys.count(key), 1u) << "the model's workloads: " << ::testing::PrintToString(keys);
+
+  const Template& t = find_template("conv2d_nchwc.cpu");
+  Workload w = parse_workload(key);
+  ASSERT_EQ(w.key(), key);
+  ConfigSpace s = t.space(w);
+  const int64_t d = t.default_config(w);
+  ASSERT_GE(d, 0);
+  expect_record_applies(g, t, w, d, (d + s.size() / 2) % s.size(), 48u * 10 * 10);
+}
 
 // A product whose reduction AlterLayout splits into chunks (a long k for the rows to
 // stay in L2: BERT-base's 3072 -> 768 layers here) is tuned and scheduled chunk by

@@ -91,6 +91,17 @@ TEST(Workload, ParsesSpecsAndNamesErrors) {
   EXPECT_NE(error_of("matmul:M=64,N=64,K=64,Q=1").find("no parameter 'Q'"), std::string::npos);
   EXPECT_NE(error_of("matmul").find("give the shape"), std::string::npos);
   EXPECT_NE(error_of("conv2d:C=3,H=8,W=8,O=12,KH=3,block=16").find("not a multiple"), std::string::npos);
+  // Grouped: the block from a group's output channels (4 for ResNeXt's groups of 4), the
+  // groups in the key only when more than one, flops a group's share of the channels.
+  Workload grouped = parse_workload("conv2d:C=128,H=16,W=16,O=128,KH=3,pad=1,groups=32");
+  EXPECT_EQ(grouped.key(), "conv2d:N=1,C=128,H=16,W=16,O=128,KH=3,KW=3,stride=1,pad=1,block=4,groups=32");
+  EXPECT_EQ(parse_workload(grouped.key()).key(), grouped.key());
+  EXPECT_DOUBLE_EQ(grouped.flops(), 2.0 * 128 * 16 * 16 * 4 * 9);
+  EXPECT_EQ(parse_workload("conv2d:C=16,H=8,W=8,O=16,KH=3,groups=1").key(), parse_workload("conv2d:C=16,H=8,W=8,O=16,KH=3").key());
+  EXPECT_NE(error_of("conv2d:C=16,H=8,W=8,O=16,KH=3,groups=3").find("groups=3 does not divide C=16"), std::string::npos);
+  EXPECT_NE(error_of("conv2d:C=16,H=8,W=8,O=16,KH=3,groups=8").find("2 output channels have no channel block"), std::string::npos);
+  EXPECT_NE(error_of("conv2d:C=64,H=8,W=8,O=64,KH=3,groups=4,block=32").find("a group's O=16 is not a multiple of block=32"),
+            std::string::npos);
   // A Winograd convolution: its tile as the winograd_conv pass picks it (4 where it
   // divides the output), flops those of the direct convolution.
   Workload wg = parse_workload("conv2d_winograd:C=64,H=56,W=56,O=64");

@@ -50,7 +50,11 @@ TEST(Templates, RandomConfigurationsMatchTheInterpreter) {
   std::mt19937_64 rng(11);
   for (const char* spec : {"matmul:M=48,N=64,K=24", "dense:M=8,N=32,K=20", "conv2d:C=8,H=10,W=10,O=16,KH=3,pad=1",
                            "conv2d:C=4,H=9,W=9,O=16,KH=3,stride=2", "conv2d_winograd:C=16,H=12,W=12,O=32",
-                           "conv2d_winograd:N=2,C=8,H=9,W=11,O=16,tile=2,in_block=8"}) {
+                           "conv2d_winograd:N=2,C=8,H=9,W=11,O=16,tile=2,in_block=8",
+                           // Grouped: groups of 8 on NCHWc data in blocks of 16 (a block
+                           // holds two groups), groups of 4 in blocks of 4, strided.
+                           "conv2d:C=48,H=9,W=9,O=48,KH=3,pad=1,groups=6,in_block=16",
+                           "conv2d:C=32,H=8,W=8,O=32,KH=3,pad=1,stride=2,groups=8,in_block=8"}) {
     Workload w = parse_workload(spec);
     const Template& t = *templates_for(w.op, "cpu").at(0);
     ConfigSpace s = t.space(w);
@@ -111,6 +115,7 @@ TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=32,H=14,W=14,O=64,KH=3,KW=3,stride=1,pad=1,block=16,in_block=16"},
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=144,H=56,W=56,O=32,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16"},
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=3,H=32,W=32,O=32,KH=3,KW=3,stride=2,pad=1,block=16"},
+           {"conv2d_nchwc.cpu", "conv2d:N=1,C=104,H=16,W=16,O=104,KH=3,KW=3,stride=1,pad=1,block=8,in_block=8,groups=13"},
            // MobileNetV2's 112x112 expansion: its row tiles outermost (the knob's `n_oh`).
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=16,H=112,W=112,O=96,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16"},
            {"matmul_packed.cpu", "matmul_packed:M=128,N=768,K=768,block=64"},

@@ -1,9 +1,10 @@
-// AlterLayout for CPU convolutions: conv2d with a constant weight, one group (or
-// depthwise) and a multiple of 8 output channels becomes conv2d_nchwc, which computes blocks of 16 (or
-// 8) output channels as one vector: its weight is packed to [O/b, C, KH, KW, b] by a
-// pack_conv_weight node that FoldConstant evaluates at compile time. Its result is
-// viewed as NCHW inside the kernel; CarryLayout (carry_layout.cc) then keeps it blocked
-// where the operators after it can take it so.
+// AlterLayout for CPU convolutions: conv2d with a constant weight and a multiple of 8
+// output channels (each group's, when grouped and not depthwise) becomes conv2d_nchwc,
+// which computes blocks of 16 (or 8) output channels as one vector: its weight is
+// packed to [O/b, C/groups, KH, KW, b] by a pack_conv_weight node that FoldConstant
+// evaluates at compile time. Its result is viewed as NCHW inside the kernel;
+// CarryLayout (carry_layout.cc) then keeps it blocked where the operators after it can
+// take it so.
 // Dense layers and 2-d matmuls with a constant float weight become matmul_packed,
 // their weight packed at compile time in panels of b columns, b from the target's
 // vector width and register count (register_tile_columns); where no panel width
@@ -15,6 +16,13 @@
 #include "compiler/graph/passes/passes.h"
 
 namespace kiln::graph {
+
+int64_t conv_channel_block(int64_t out_channels, bool grouped) {
+  if (out_channels % 16 == 0) return 16;
+  if (out_channels % 8 == 0) return 8;
+  // ResNeXt's first groups of 4 channels: a quarter of a vector, still 5x a scalar loop.
+  return grouped && out_channels % 4 == 0 ? 4 : 0;
+}
 
 int64_t register_tile_columns(int64_t n, const target::MachineTraits& m) {
   int64_t lanes = m.lanes(32), widest = (m.vector_registers >= 32 ? 4 : 2) * lanes;
@@ -60,16 +68,15 @@ Graph alter_layout(const Graph& old, const target::MachineTraits& machine) {
     if (n.is_input()) continue;
     int64_t groups = n.attrs.get_int("groups", 1);
     bool depthwise = groups > 1 && n.op == "conv2d" && groups == old.type(n.inputs[0]).shape[1] && groups == n.type.shape[1];
-    if (n.op == "conv2d" && (groups == 1 || depthwise) && old.node(n.inputs[1]).is_constant() &&
-        n.type.dtype == DataType::Float(32)) {
-      int64_t o = n.type.shape[1];
-      int64_t block = o % 16 == 0 ? 16 : o % 8 == 0 ? 8 : 0;
-      if (block) {
+    if (n.op == "conv2d" && old.node(n.inputs[1]).is_constant() && n.type.dtype == DataType::Float(32)) {
+      // Grouped: blocks inside a group.
+      bool grouped = groups > 1 && !depthwise;
+      if (int64_t block = conv_channel_block(grouped ? n.type.shape[1] / groups : n.type.shape[1], grouped)) {
         Graph& g = rw.graph();
         NodeId w = g.add_op("pack_conv_weight", {rw.map(n.inputs[1])}, {{"block", block}}, n.name + ".packed_weight");
         Attrs b;
         for (const auto& [k, v] : n.attrs.map())
-          if (k != "groups") b.set(k, v);
+          if (k != "groups" || grouped) b.set(k, v);
         if (depthwise) b.set("depthwise", int64_t{1});
         rw.set(id, g.add_op("conv2d_nchwc", {rw.map(n.inputs[0]), w}, b, n.name));
         continue;

@@ -36,6 +36,10 @@ Graph carry_layout(const Graph& g);
 // 3x3 stride-1 convolutions on blocked data with large enough images become
 // conv2d_winograd (F(2x2, 3x3)), their weights transformed at compile time.
 Graph winograd_conv(const Graph& g);
+// The channel block alter_layout computes a float convolution's output in: 16 or 8
+// where they divide its output channels (a group's, when grouped), 4 for a group of a
+// multiple of 4; 0: not blocked.
+int64_t conv_channel_block(int64_t out_channels, bool grouped);
 // The panel width alter_layout packs a constant matrix product of n columns into
 // (0: none fits).
 int64_t register_tile_columns(int64_t n, const target::MachineTraits& machine);

@@ -16,7 +16,8 @@ namespace kiln::graph {
 namespace {
 
 bool applies(const Graph& g, const Node& n) {
-  if (n.op != "conv2d_nchwc" || n.attrs.get_int("depthwise", 0) || n.type.ndim() != 5 || n.type.dtype != DataType::Float(32))
+  if (n.op != "conv2d_nchwc" || n.attrs.get_int("depthwise", 0) || n.attrs.get_int("groups", 1) > 1 || n.type.ndim() != 5 ||
+      n.type.dtype != DataType::Float(32))
     return false;
   if (g.type(n.inputs[0]).ndim() != 5) return false;
   const Node& pack = g.node(n.inputs[1]);
