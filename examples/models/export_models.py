@@ -9,7 +9,7 @@ writes, into the output directory:
 
 Usage: /usr/bin/python3 export_models.py OUTDIR [NAME ...]
 NAME: resnet18 mobilenet_v2 bert_tiny (the default set), bert_base, vgg11 squeezenet1_1
-shufflenet_v2_x0_5 densenet121 googlenet efficientnet_b0 convnext_tiny rnn_tiny; resnet18@SIZE
+shufflenet_v2_x0_5 densenet121 googlenet efficientnet_b0 convnext_tiny regnet_y_400mf rnn_tiny; resnet18@SIZE
 is ResNet-18 on a SIZE x SIZE image, written as resnet18_SIZE.
 Needs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy.
 """
@@ -105,7 +105,8 @@ def build(name):
     zoo = {"vgg11": torchvision.models.vgg11, "squeezenet1_1": torchvision.models.squeezenet1_1,
            "shufflenet_v2_x0_5": torchvision.models.shufflenet_v2_x0_5, "densenet121": torchvision.models.densenet121,
            "googlenet": lambda weights: torchvision.models.googlenet(weights=weights, aux_logits=False, init_weights=True),
-           "efficientnet_b0": torchvision.models.efficientnet_b0, "convnext_tiny": torchvision.models.convnext_tiny}
+           "efficientnet_b0": torchvision.models.efficientnet_b0, "convnext_tiny": torchvision.models.convnext_tiny,
+           "regnet_y_400mf": torchvision.models.regnet_y_400mf}
     if name in zoo:
         return zoo[name](weights=None), torch.randn(1, 3, 224, 224), 13
     if name == "bert_tiny":

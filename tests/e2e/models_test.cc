@@ -112,6 +112,8 @@ INSTANTIATE_TEST_SUITE_P(E2E, Models,
                                            ModelCase{"shufflenet_v2_x0_5", 1000}, ModelCase{"densenet121", 1000},
                                            ModelCase{"googlenet", 1000}, ModelCase{"efficientnet_b0", 1000},
                                            ModelCase{"convnext_tiny", 1000},
+                                           // Grouped convolutions (groups of 8 channels) and squeeze-and-excitation.
+                                           ModelCase{"regnet_y_400mf", 1000},
                                            // LSTM and GRU layers, unrolled over their 12 steps.
                                            ModelCase{"rnn_tiny", 1000}),
                          [](const auto& info) { return info.param.name; });
