@@ -237,6 +237,42 @@ TEST_P(ConvKernels, GroupedConvolutionsAreBlockedInsideTheirGroups) {
   EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << target;
 }
 
+// 3-d convolutions (video models) are 2-d convolutions per kernel tap in depth over the
+// frames as a batch: a 3x3x3 one padded in depth, a temporal 3x1x1 one strided and
+// dilated in depth, a spatial 1x3x3 one strided in height and width with two groups,
+// two clips; every one blocked, none left a 3-d loop nest; a batch-norm scale after
+// one folded into its weight. Results those of the interpreter.
+TEST_P(ConvKernels, ThreeDConvolutionsAreTwoDConvolutionsPerTap) {
+  const std::string target = GetParam();
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {2, 4, 7, 10, 9}});
+  uint32_t seed = 90;
+  // conv3d, then (scale, shift): a batch norm's form after simplify_inference, or the bias.
+  auto conv = [&](NodeId t, int64_t out, int64_t in, std::vector<int64_t> k, std::vector<int64_t> pads, std::vector<int64_t> strides,
+                  std::vector<int64_t> dilations, int64_t groups, bool scaled) {
+    Attrs a{{"pads", pads}, {"strides", strides}, {"dilations", dilations}, {"groups", groups}};
+    NodeId c = g.add_op("conv3d", {t, g.add_constant("w", random_constant({out, in / groups, k[0], k[1], k[2]}, seed++))}, a);
+    if (scaled) c = g.add_op("multiply", {c, g.add_constant("s", random_constant({out, 1, 1, 1}, seed++))});
+    return g.add_op("add", {c, g.add_constant("b", random_constant({out, 1, 1, 1}, seed++))});
+  };
+  NodeId c1 = g.add_op("relu", {conv(x, 16, 4, {3, 3, 3}, {1, 1, 1, 1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, false)});
+  NodeId c2 = g.add_op("relu", {conv(c1, 24, 16, {3, 1, 1}, {1, 0, 0, 1, 0, 0}, {2, 1, 1}, {2, 1, 1}, 1, true)});
+  g.add_output(conv(c2, 32, 24, {1, 3, 3}, {0, 1, 1, 0, 1, 1}, {1, 2, 2}, {1, 1, 1}, 2, false), "y");
+  auto in = test::random_floats(2 * 4 * 7 * 10 * 9, 3);
+  CompiledModel m;
+  std::vector<float> got = test_util::run_graph(g, in, "cpu", target, 0, &m);
+  int conv3d = 0, blocked = 0, scales = 0;
+  for (const auto& node : m.graph.nodes()) {
+    conv3d += node.op == "conv3d";
+    blocked += node.op == "conv2d_nchwc" || node.op == "conv2d_winograd";
+    scales += node.op == "multiply";
+  }
+  EXPECT_EQ(conv3d, 0) << target;
+  EXPECT_EQ(blocked, 3 + 3 + 1) << "one a tap: " << target;
+  EXPECT_EQ(scales, 0) << "the scale is in the weight: " << target;
+  EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << target;
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, ConvKernels, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);
 
 }  // namespace

@@ -1,6 +1,6 @@
 // FoldScaleAxis (backward): y = conv2d(x, W) * s, where W and s are constants and s
 // varies only along the output channels (shape [O, 1, 1], [1, O, 1, 1] or a scalar),
-// becomes conv2d(x, W * s[o]); likewise dense(x, W) * s with s of shape [M] or [1, M].
+// becomes conv2d(x, W * s[o]) (conv3d likewise); likewise dense(x, W) * s with s of shape [M] or [1, M].
 // The convolution's result must have no other user. Together with SimplifyInference
 // this folds batch norm's scale into the weights; the shift stays an add that FuseOps
 // puts into the convolution's kernel.
@@ -42,11 +42,11 @@ Graph fold_scale_axis(const Graph& old) {
       if (old.node(p).is_constant()) std::swap(p, s);
       const Node& prod = old.node(p);
       const Node& sc = old.node(s);
-      bool foldable = sc.is_constant() && uses[p] == 1 && (prod.op == "conv2d" || prod.op == "dense") &&
+      bool foldable = sc.is_constant() && uses[p] == 1 && (prod.op == "conv2d" || prod.op == "conv3d" || prod.op == "dense") &&
                       old.node(prod.inputs[1]).is_constant() && sc.type.dtype == prod.type.dtype &&
                       !prod.attrs.has("out_dtype");
       if (foldable) {
-        int axis = prod.op == "conv2d" ? 1 : prod.type.ndim() - 1;
+        int axis = prod.op == "dense" ? prod.type.ndim() - 1 : 1;
         auto shape = channel_scale_shape(sc.type, prod.type, axis, old.type(prod.inputs[1]));
         if (shape) {
           Graph& g = rw.graph();

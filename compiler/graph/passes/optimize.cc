@@ -24,9 +24,12 @@ Graph optimize(const Graph& input, const target::MachineTraits& machine) {
   g = logged("simplify_inference", simplify_inference(g));
   g = logged("fold_constant", fold_constant(g));
   g = logged("fold_scale_axis", fold_scale_axis(g));
+  // The scaled weights are constants again (the passes below take constant weights).
+  g = logged("fold_constant", fold_constant(g));
   // The CPU's layouts (NCHWc blocks of vector width, packed weights, Winograd tiles);
   // a GPU's default schedules take the model's own layout.
   if (!machine.is_gpu()) {
+    g = logged("conv3d_as_conv2d", conv3d_as_conv2d(g));
     g = logged("pad_channels", pad_channels(g, machine));
     g = logged("fold_constant", fold_constant(g));
     g = logged("alter_layout", alter_layout(g, machine));

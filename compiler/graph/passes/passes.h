@@ -23,8 +23,11 @@ Graph simplify_inference(const Graph& g);
 Graph fold_constant(const Graph& g);
 // A per-channel multiply after conv2d/dense is folded into the (constant) weights.
 Graph fold_scale_axis(const Graph& g);
-// Float convolutions with a multiple of half the vector width of output channels, but
-// not of the width, get zero filters up to the next multiple; the zeros go on through
+// A float 3-d convolution with a constant weight becomes one 2-d convolution per kernel
+// tap in depth over all its output frames (the frames as the batch), added up.
+Graph conv3d_as_conv2d(const Graph& g);
+// Float convolutions with more than half a vector of output channels, but not a
+// multiple of the vector width, get zero filters up to the next multiple; the zeros go on through
 // the operators that keep them, other consumers read the real channels (pad_channels.cc).
 Graph pad_channels(const Graph& g, const target::MachineTraits& machine = {});
 // CPU convolutions compute blocks of output channels as vectors, weights pre-packed;
