@@ -981,18 +981,20 @@ void CodeGen::emit_allocate(const ir::AllocateNode* op) {
     emit(op->body);
     return;
   }
-  // Heap: aligned_alloc(64, round_up(bytes, 64)) ... free().
+  // Heap: kiln_workspace_alloc(round_up(bytes, 64) + 64) ... kiln_workspace_free (the
+  // runtime's cache of such buffers, runtime/workspace.h; 64-byte aligned).
   llvm::Type* i64 = b_.getInt64Ty();
   llvm::Value* count = to_i64(emit(op->extent), op->extent.dtype());
   llvm::Value* size = b_.CreateMul(count, b_.getInt64(static_cast<uint64_t>(elem.storage_bytes())));
   size = b_.CreateAnd(b_.CreateAdd(size, b_.getInt64(kAllocAlign - 1 + kAllocAlign)), b_.getInt64(~static_cast<uint64_t>(kAllocAlign - 1)));
-  llvm::FunctionCallee alloc = mod_.getOrInsertFunction("aligned_alloc", llvm::FunctionType::get(b_.getPtrTy(), {i64, i64}, false));
-  llvm::FunctionCallee dealloc = mod_.getOrInsertFunction("free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false));
-  llvm::Value* p = b_.CreateCall(alloc, {b_.getInt64(kAllocAlign), size}, op->buffer_var.name());
+  llvm::FunctionCallee alloc = mod_.getOrInsertFunction("kiln_workspace_alloc", llvm::FunctionType::get(b_.getPtrTy(), {i64}, false));
+  llvm::FunctionCallee dealloc =
+      mod_.getOrInsertFunction("kiln_workspace_free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i64}, false));
+  llvm::Value* p = b_.CreateCall(alloc, {size}, op->buffer_var.name());
   check(b_.CreateIsNull(p), kErrOutOfMemory);
   vars_[op->buffer_var.get()] = p;
   emit(op->body);
-  b_.CreateCall(dealloc, {p});
+  b_.CreateCall(dealloc, {p, size});
 }
 
 void CodeGen::emit_for(const ir::ForNode* op) {

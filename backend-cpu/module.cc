@@ -22,6 +22,7 @@
 
 #include "backend-cpu/codegen.h"
 #include "backend-cpu/runtime/parallel.h"
+#include "backend-cpu/runtime/workspace.h"
 #include "compiler/ir/printer.h"
 #include "compiler/support/error.h"
 #include "support/debug.h"
@@ -90,8 +91,8 @@ void Module::Impl::ensure_jit() {
   if (!created) throw RuntimeError("cpu: cannot start the JIT: " + llvm_error(created.takeError()));
   std::unique_ptr<llvm::orc::LLJIT> j = std::move(*created);
   llvm::orc::JITDylib& jd = j->getMainJITDylib();
-  // libm and libc (exp, tanh, aligned_alloc, free) come from the process; the runtime's
-  // thread pool is this process's one.
+  // libm and libc (exp, tanh) come from the process; the runtime's thread pool and
+  // workspace cache are this process's ones.
   auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(j->getDataLayout().getGlobalPrefix());
   if (!gen) throw RuntimeError("cpu: JIT symbol search: " + llvm_error(gen.takeError()));
   jd.addGenerator(std::move(*gen));
@@ -102,6 +103,10 @@ void Module::Impl::ensure_jit() {
                                                          llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   runtime[j->mangleAndIntern("kiln_set_num_threads")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_set_num_threads),
                                                          llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  runtime[j->mangleAndIntern("kiln_workspace_alloc")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_workspace_alloc),
+                                                         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  runtime[j->mangleAndIntern("kiln_workspace_free")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_workspace_free),
+                                                        llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
     throw RuntimeError("cpu: JIT runtime symbols: " + llvm_error(std::move(err)));
   }

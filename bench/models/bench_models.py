@@ -6,13 +6,15 @@ the same number of threads; prints the latencies and the ratios Kiln / peer.
 
 Usage: /usr/bin/python3 bench/models/bench_models.py --kiln PATH_TO_KILN
            [--threads 1,2] [--repeat N] [--rounds R]
-           [--models resnet18,mobilenet_v2,bert_tiny,bert_base,matmul1024,matmul4096]
+           [--models resnet18,mobilenet_v2,bert_tiny,bert_base,matmul1024,matmul4096,tv.ARCH@SIZE,...]
            [--ort PREFIX] [--no-ort] [--gemm-bench PATH] [--records MODEL=FILE ...] [--layers] [--json]
 
 PATH_TO_KILN: the `kiln` program, build/tools/kiln/kiln. The models are exported with
 random weights by examples/models/export_models.py into a temporary directory
 (bert_tiny: the 2-layer encoder, hidden 64, 32 tokens; bert_base: BERT-base's encoder,
-12 layers, hidden 768, 12 heads, 128 tokens). matmulN: one ONNX MatMul of an N x N
+12 layers, hidden 768, 12 heads, 128 tokens; tv.ARCH@SIZE: any torchvision
+classification or video model, e.g. tv.regnet_y_400mf@128 or tv.mc3_18@112, on a
+SIZE x SIZE image or 16 frames of it, export_models.py's names). matmulN: one ONNX MatMul of an N x N
 input by a constant N x N weight, also timed with OpenBLAS's cblas_sgemm at its best
 kernel (bench/gemm's gemm_bench --peer-only, PATH default build/bench/gemm/gemm_bench).
 --ort PREFIX: where onnxruntime-node is (installed there by npm when missing; default
@@ -187,7 +189,8 @@ def main():
             if m.startswith("matmul"):
                 path, x_path, x, w = matmul_model(int(m[len("matmul"):]), d)
             else:
-                path, x_path = os.path.join(d, m + ".onnx"), os.path.join(d, m + ".input.npy")
+                f = m.replace("@", "_")  # as export_models.py names the files
+                path, x_path = os.path.join(d, f + ".onnx"), os.path.join(d, f + ".input.npy")
                 x = np.load(x_path)
             input_name = onnx.load(path, load_external_data=False).graph.input[0].name
             for t in threads:

@@ -10,7 +10,9 @@ writes, into the output directory:
 Usage: /usr/bin/python3 export_models.py OUTDIR [NAME ...]
 NAME: resnet18 mobilenet_v2 bert_tiny (the default set), bert_base, vgg11 squeezenet1_1
 shufflenet_v2_x0_5 densenet121 googlenet efficientnet_b0 convnext_tiny regnet_y_400mf rnn_tiny; resnet18@SIZE
-is ResNet-18 on a SIZE x SIZE image, written as resnet18_SIZE.
+is ResNet-18 on a SIZE x SIZE image, written as resnet18_SIZE; tv.ARCH[@SIZE] any
+torchvision classification model (a SIZE x SIZE image, 224 by default) or video model
+(16 frames, 112 by default), written as tv.ARCH[_SIZE].
 Needs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy.
 """
 import math
@@ -109,6 +111,16 @@ def build(name):
            "regnet_y_400mf": torchvision.models.regnet_y_400mf}
     if name in zoo:
         return zoo[name](weights=None), torch.randn(1, 3, 224, 224), 13
+    if name.startswith("tv."):
+        # Any torchvision classification or video model by its name, on a SIZE x SIZE
+        # image (224 by default) or a clip of 16 such frames (112 by default).
+        arch, _, size = name[len("tv."):].partition("@")
+        video = arch in torchvision.models.list_models(module=torchvision.models.video)
+        if arch not in torchvision.models.list_models(module=torchvision.models) and not video:
+            raise SystemExit(f"{name}: torchvision has no classification or video model {arch}")
+        side = int(size) if size else 112 if video else 224
+        x = torch.randn(1, 3, 16, side, side) if video else torch.randn(1, 3, side, side)
+        return torchvision.models.get_model(arch, weights=None), x, 13
     if name == "bert_tiny":
         return TinyBert(), torch.randint(0, 1000, (1, 32)), 17
     if name == "bert_base":

@@ -15,6 +15,7 @@
 
 #include "backend-cpu/runtime/parallel.h"
 #include "backend-cpu/runtime/tensor.h"
+#include "backend-cpu/runtime/workspace.h"
 #include "backend-cpu/target.h"
 #include "compiler/support/error.h"
 
@@ -308,6 +309,55 @@ TEST(ThreadPool, ReportsTaskErrorsAndNestsSerially) {
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(inner.load(), 12);
   kiln_set_num_threads(0);
+}
+
+// A kernel's heap buffer comes back on the next call: the same buffer for the same
+// size and for a request of at least half its size, a new one for a smaller request;
+// 64-byte aligned; release empties the cache. Buffers taken and returned from several
+// pool threads at once are each used by one at a time.
+TEST(Workspace, FreedBuffersAreHandedOutAgain) {
+  kiln_workspace_release();
+  void* a = kiln_workspace_alloc(40 << 20);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+  std::memset(a, 1, 40 << 20);
+  kiln_workspace_free(a, 40 << 20);
+  void* b = kiln_workspace_alloc(40 << 20);
+  EXPECT_EQ(b, a) << "the same size";
+  kiln_workspace_free(b, 40 << 20);
+  void* c = kiln_workspace_alloc(30 << 20);
+  EXPECT_EQ(c, a) << "a smaller request of at least half the size";
+  void* d = kiln_workspace_alloc(30 << 20);
+  EXPECT_NE(d, a) << "the cached one is taken";
+  kiln_workspace_free(c, 30 << 20);
+  kiln_workspace_free(d, 30 << 20);
+  void* e = kiln_workspace_alloc(1 << 20);
+  EXPECT_NE(e, a);
+  EXPECT_NE(e, d);
+  kiln_workspace_free(e, 1 << 20);
+  kiln_workspace_release();
+  EXPECT_EQ(kiln_workspace_alloc(-1), nullptr);
+
+  kiln_set_num_threads(4);
+  std::atomic<int> clashes{0};
+  ASSERT_EQ(kiln_parallel_launch(
+                [](int32_t t, int32_t, void* cl) -> int32_t {
+                  for (int k = 0; k < 200; ++k) {
+                    int64_t bytes = (70 << 10) * (1 + (t + k) % 3);
+                    auto* p = static_cast<int32_t*>(kiln_workspace_alloc(bytes));
+                    if (!p) return 1;
+                    for (int64_t i = 0; i < bytes / 4; i += 1024) p[i] = t;
+                    for (int64_t i = 0; i < bytes / 4; i += 1024)
+                      if (p[i] != t) static_cast<std::atomic<int>*>(cl)->fetch_add(1);
+                    kiln_workspace_free(p, bytes);
+                  }
+                  return 0;
+                },
+                &clashes, 4),
+            0);
+  EXPECT_EQ(clashes.load(), 0);
+  kiln_set_num_threads(0);
+  kiln_workspace_release();
 }
 
 }  // namespace
