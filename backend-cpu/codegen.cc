@@ -989,12 +989,12 @@ void CodeGen::emit_allocate(const ir::AllocateNode* op) {
   size = b_.CreateAnd(b_.CreateAdd(size, b_.getInt64(kAllocAlign - 1 + kAllocAlign)), b_.getInt64(~static_cast<uint64_t>(kAllocAlign - 1)));
   llvm::FunctionCallee alloc = mod_.getOrInsertFunction("kiln_workspace_alloc", llvm::FunctionType::get(b_.getPtrTy(), {i64}, false));
   llvm::FunctionCallee dealloc =
-      mod_.getOrInsertFunction("kiln_workspace_free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i64}, false));
+      mod_.getOrInsertFunction("kiln_workspace_free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false));
   llvm::Value* p = b_.CreateCall(alloc, {size}, op->buffer_var.name());
   check(b_.CreateIsNull(p), kErrOutOfMemory);
   vars_[op->buffer_var.get()] = p;
   emit(op->body);
-  b_.CreateCall(dealloc, {p, size});
+  b_.CreateCall(dealloc, {p});
 }
 
 void CodeGen::emit_for(const ir::ForNode* op) {

@@ -11,8 +11,8 @@ constexpr int64_t kAlign = 64;
 constexpr int64_t kCacheBytes = int64_t{1} << 30;
 
 struct Block {
-  void* p;
-  int64_t bytes;  // its capacity
+  void* p;        // its header
+  int64_t bytes;  // its capacity, after the header
 };
 
 struct Cache {
@@ -33,9 +33,11 @@ int64_t capacity(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign;
 
 }  // namespace
 
+// Each buffer is a 64-byte header holding its capacity, then the caller's bytes.
 extern "C" void* kiln_workspace_alloc(int64_t bytes) {
   if (bytes < 0) return nullptr;
   int64_t want = capacity(bytes > 0 ? bytes : 1);
+  void* base = nullptr;
   {
     // The smallest cached buffer that holds it, if it is at most twice its size (a
     // larger one would sit unused; malloc hands out a fitting one).
@@ -47,24 +49,29 @@ extern "C" void* kiln_workspace_alloc(int64_t bytes) {
       if (have >= want && have <= 2 * want && (best == c.blocks.size() || have < c.blocks[best].bytes)) best = i;
     }
     if (best < c.blocks.size()) {
-      Block b = c.blocks[best];
+      base = c.blocks[best].p;
+      c.bytes -= c.blocks[best].bytes;
       c.blocks.erase(c.blocks.begin() + static_cast<std::ptrdiff_t>(best));
-      c.bytes -= b.bytes;
-      return b.p;
     }
   }
-  return std::aligned_alloc(kAlign, static_cast<size_t>(want));
+  if (!base) {
+    base = std::aligned_alloc(kAlign, static_cast<size_t>(want + kAlign));
+    if (!base) return nullptr;
+    *static_cast<int64_t*>(base) = want;
+  }
+  return static_cast<char*>(base) + kAlign;
 }
 
-extern "C" void kiln_workspace_free(void* p, int64_t bytes) {
+extern "C" void kiln_workspace_free(void* p) {
   if (!p) return;
-  Block b{p, capacity(bytes > 0 ? bytes : 1)};
+  void* base = static_cast<char*>(p) - kAlign;
+  Block b{base, *static_cast<int64_t*>(base)};
   std::vector<void*> evicted;
   {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mu);
     if (b.bytes > kCacheBytes) {
-      evicted.push_back(p);
+      evicted.push_back(base);
     } else {
       c.blocks.push_back(b);
       c.bytes += b.bytes;

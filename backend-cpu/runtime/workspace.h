@@ -15,8 +15,8 @@ extern "C" {
 
 // A buffer of at least `bytes` bytes, aligned to 64; NULL when out of memory.
 void* kiln_workspace_alloc(int64_t bytes);
-// Returns a buffer of kiln_workspace_alloc (`bytes` as asked) to the cache.
-void kiln_workspace_free(void* p, int64_t bytes);
+// Returns a buffer of kiln_workspace_alloc to the cache.
+void kiln_workspace_free(void* p);
 // Frees every cached buffer.
 void kiln_workspace_release(void);
 

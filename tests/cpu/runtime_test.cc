@@ -321,20 +321,20 @@ TEST(Workspace, FreedBuffersAreHandedOutAgain) {
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
   std::memset(a, 1, 40 << 20);
-  kiln_workspace_free(a, 40 << 20);
+  kiln_workspace_free(a);
   void* b = kiln_workspace_alloc(40 << 20);
   EXPECT_EQ(b, a) << "the same size";
-  kiln_workspace_free(b, 40 << 20);
+  kiln_workspace_free(b);
   void* c = kiln_workspace_alloc(30 << 20);
   EXPECT_EQ(c, a) << "a smaller request of at least half the size";
   void* d = kiln_workspace_alloc(30 << 20);
   EXPECT_NE(d, a) << "the cached one is taken";
-  kiln_workspace_free(c, 30 << 20);
-  kiln_workspace_free(d, 30 << 20);
+  kiln_workspace_free(c);
+  kiln_workspace_free(d);
   void* e = kiln_workspace_alloc(1 << 20);
   EXPECT_NE(e, a);
   EXPECT_NE(e, d);
-  kiln_workspace_free(e, 1 << 20);
+  kiln_workspace_free(e);
   kiln_workspace_release();
   EXPECT_EQ(kiln_workspace_alloc(-1), nullptr);
 
@@ -349,7 +349,7 @@ TEST(Workspace, FreedBuffersAreHandedOutAgain) {
                     for (int64_t i = 0; i < bytes / 4; i += 1024) p[i] = t;
                     for (int64_t i = 0; i < bytes / 4; i += 1024)
                       if (p[i] != t) static_cast<std::atomic<int>*>(cl)->fetch_add(1);
-                    kiln_workspace_free(p, bytes);
+                    kiln_workspace_free(p);
                   }
                   return 0;
                 },
