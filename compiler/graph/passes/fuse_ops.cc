@@ -105,7 +105,8 @@ bool is_depthwise_nchwc(const Node& n) {
          node_target(n).empty();
 }
 bool is_pointwise_nchwc(const Graph& g, const Node& n) {
-  if (n.op != "conv2d_nchwc" || n.attrs.get_int("depthwise", 0) || n.attrs.get_int("groups", 1) > 1 || n.type.dtype != DataType::Float(32) || !node_target(n).empty())
+  if (n.op != "conv2d_nchwc" || n.attrs.get_int("depthwise", 0) || n.attrs.get_int("groups", 1) > 1 ||
+      n.type.dtype != DataType::Float(32) || !node_target(n).empty())
     return false;
   const auto& w = g.type(n.inputs[1]).shape;
   auto all = [&](const char* key, int64_t v) {

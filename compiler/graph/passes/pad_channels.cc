@@ -3,12 +3,13 @@
 // AlterLayout blocks it in whole vectors: MobileNetV2's 24-channel projections ran at
 // half the FMA rate in blocks of 8 (144 -> 24 at 56x56: 263 us, ONNX Runtime, which pads
 // so too, 138), and ShuffleNetV2's 58 and 116 channels, not multiples of 8, were not
-// blocked at all (the model 1.98x ONNX Runtime's time at one thread, 0.69 padded). Not
-// one half vector (8 on AVX-512, blocked as it is), nor fewer channels (a head's few). The padded channels hold zeros, and stay
-// zero through the operators that keep zeros (bias and residual adds, ReLU-like
-// activations, pooling); a convolution that reads them gets zero weights for them; any
-// other consumer, and the graph's outputs, read the real channels through a slice. A
-// constant that has to grow is padded by a `pad` node, which FoldConstant folds.
+// blocked at all (the model 1.98x ONNX Runtime's time at one thread, 0.65 padded). Not
+// one half vector (8 on AVX-512, blocked as it is), nor fewer channels (a head's few).
+// The padded channels hold zeros, and stay zero through the operators that keep zeros
+// (bias and residual adds, ReLU-like activations, pooling); a convolution that reads
+// them gets zero weights for them; any other consumer, and the graph's outputs, read
+// the real channels through a slice. A constant that has to grow is padded by a `pad`
+// node, which FoldConstant folds.
 #include <map>
 
 #include "compiler/graph/op.h"
