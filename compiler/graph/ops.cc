@@ -344,13 +344,17 @@ TensorType infer_conv2d(const std::vector<TensorType>& in, const Attrs& a) {
                     {x[0], w[0], conv_out(x[2], win.kh, win.sh, win.pt, win.pb, win.dh), conv_out(x[3], win.kw, win.sw, win.pl, win.pr, win.dw)}};
 }
 
+// NCHW data [N, C, H, W] with zero rows and columns around its image.
+Tensor pad_nchw(const Tensor& x, const Window& w) {
+  if (!w.pt && !w.pl && !w.pb && !w.pr) return x;
+  return te::pad(x, {0, 0, static_cast<int>(w.pt), static_cast<int>(w.pl)}, {0, 0, static_cast<int>(w.pb), static_cast<int>(w.pr)},
+                 Expr(), "pad");
+}
+
 Tensor compute_conv2d(const std::vector<Tensor>& in, const Attrs& a, const TensorType& out) {
   TensorType wt = type_of(in[1]);
   Window w = window(a, {wt.shape[2], wt.shape[3]});
-  Tensor data = in[0];
-  if (w.pt || w.pl || w.pb || w.pr)
-    data = te::pad(data, {0, 0, static_cast<int>(w.pt), static_cast<int>(w.pl)},
-                   {0, 0, static_cast<int>(w.pb), static_cast<int>(w.pr)}, Expr(), "pad");
+  Tensor data = pad_nchw(in[0], w);
   int64_t g = a.get_int("groups", 1);
   int64_t cin_g = wt.shape[1], cout_g = out.shape[1] / g;
   ir::IterVar rc = te::reduce_axis(static_cast<int>(cin_g), "rc");
@@ -608,13 +612,7 @@ Tensor compute_grouped_nchwc(const std::vector<Tensor>& in, const Window& w, int
   TensorType wt = type_of(in[1]);
   int64_t cg = wt.shape[1], per_group = wt.shape[0] / groups;  // blocks a group
   bool blocked_in = in[0]->shape.size() == 5;
-  Tensor data = in[0];
-  if (blocked_in) {
-    data = pad_blocked(in[0], w);
-  } else if (w.pt || w.pl || w.pb || w.pr) {
-    data = te::pad(data, {0, 0, static_cast<int>(w.pt), static_cast<int>(w.pl)}, {0, 0, static_cast<int>(w.pb), static_cast<int>(w.pr)},
-                   Expr(), "pad");
-  }
+  Tensor data = blocked_in ? pad_blocked(in[0], w) : pad_nchw(in[0], w);
   int64_t c = blocked_in ? *ir::as_const_int(in[0]->shape[4]) : 1;
   ir::IterVar rc = te::reduce_axis(I(cg), "rc"), ry = te::reduce_axis(I(w.kh), "ry"), rx = te::reduce_axis(I(w.kw), "rx");
   Tensor blocked = te::compute(
@@ -660,10 +658,7 @@ Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const
         "conv2d_nchwc", "conv2d_nchwc");
     return view_blocked(blocked, b, out);
   }
-  Tensor data = in[0];
-  if (w.pt || w.pl || w.pb || w.pr)
-    data = te::pad(data, {0, 0, static_cast<int>(w.pt), static_cast<int>(w.pl)},
-                   {0, 0, static_cast<int>(w.pb), static_cast<int>(w.pr)}, Expr(), "pad");
+  Tensor data = pad_nchw(in[0], w);
   ir::IterVar rc = te::reduce_axis(I(wt.shape[1]), "rc");
   blocked = te::compute(
       shape,
