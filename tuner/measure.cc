@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -300,13 +299,6 @@ std::vector<MeasureResult> LocalPool::measure(const std::vector<MeasureInput>& i
 std::string LocalPool::describe() const { return fmt::format("local pool of {} worker process{}", jobs_, jobs_ == 1 ? "" : "es"); }
 
 MeasureResult measure_cpu(const Template& t, const Workload& w, const Config& c, const MeasureOptions& opt) {
-  // A kernel's large buffers (a Winograd convolution's transformed tiles, MiBs) are
-  // allocated and freed on every call. In a model's process malloc keeps them between
-  // calls (its mmap threshold has grown past them by then); in a fresh worker each would
-  // be mapped and faulted in anew: ResNet-18's 56x56 Winograd convolution 1.72 ms so,
-  // 0.73 ms here (0.80 inside the model).
-  static const bool heap_kept = [] { return mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 && mallopt(M_TRIM_THRESHOLD, 64 << 20) == 1; }();
-  (void)heap_kept;
   std::vector<schedule::LoweredFunc> funcs;
   std::unique_ptr<target::KernelModule> mod;
   std::vector<std::unique_ptr<float, void (*)(void*)>> bufs;
