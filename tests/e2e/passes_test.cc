@@ -121,6 +121,42 @@ TEST(Passes, FoldingMovesAConstantsElementsWhereTheOperatorPutsThem) {
   }
 }
 
+// Zero padding of rows and columns written as a pad node becomes the convolution's or
+// average pool's own; padding of other axes, of another value, or before a pool in
+// ceil mode stays a pad.
+TEST(Passes, FoldExplicitPaddingMovesZeroPadsIntoWindows) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 4, 7, 6}});
+  auto pad = [&](std::vector<int64_t> p, double v = 0.0) { return g.add_op("pad", {x}, {{"pads", p}, {"value", v}}); };
+  auto k3 = [](Attrs a = {}) {
+    a.set("kernel", std::vector<int64_t>{3, 3});
+    return a;
+  };
+  NodeId w = g.add_constant("w", const_f32({8, 4, 3, 3}, 1));
+  NodeId p1 = pad({0, 0, 1, 2, 0, 0, 2, 1});
+  g.add_output(g.add_op("conv2d", {p1, w}, {{"pads", std::vector<int64_t>{1, 0, 0, 1}}}), "conv");
+  g.add_output(g.add_op("avg_pool2d", {p1}, k3({{"strides", std::vector<int64_t>{2, 2}}})), "pool");  // the same pad, read twice
+  g.add_output(g.add_op("avg_pool2d", {pad({0, 0, 1, 1, 0, 0, 1, 1})}, k3({{"ceil_mode", int64_t{1}}, {"strides", std::vector<int64_t>{2, 2}}})), "ceil");
+  g.add_output(g.add_op("avg_pool2d", {pad({0, 0, 1, 1, 0, 0, 1, 1})}, k3({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})), "own_pads");
+  g.add_output(g.add_op("conv2d", {pad({0, 0, 1, 1, 0, 0, 1, 1}, 1.0), w}), "ones");
+  g.add_output(g.add_op("conv2d", {pad({0, 4, 1, 1, 0, 4, 1, 1}), g.add_constant("w8", const_f32({8, 12, 3, 3}, 2))}), "channels");
+  Graph f = dead_code_elimination(fold_explicit_padding(g));
+  // conv and pool read x itself; ceil, own_pads, ones and channels keep their pads.
+  EXPECT_EQ(count_op(f, "pad"), 4) << f;
+  const Node& conv = f.node(f.outputs()[0]);
+  EXPECT_EQ(conv.attrs.get_ints("pads"), (std::vector<int64_t>{2, 2, 2, 2})) << f;
+  EXPECT_EQ(f.node(conv.inputs[0]).op, "input");
+  const Node& pool = f.node(f.outputs()[1]);
+  EXPECT_EQ(pool.attrs.get_int("count_include_pad", 0), 1);
+  EXPECT_EQ(f.node(pool.inputs[0]).op, "input");
+  auto xv = test::random_floats(4 * 7 * 6, 3);
+  for (size_t out = 0; out < g.outputs().size(); ++out) {
+    EXPECT_EQ(f.type(f.outputs()[out]), g.type(g.outputs()[out])) << out;
+    auto want = test::run_graph(g, {xv}, "interp", {false, true}, out);
+    EXPECT_LT(test::rel_error(test::run_graph(f, {xv}, "interp", {false, true}, out), want), 1e-6) << out;
+  }
+}
+
 TEST(Passes, FoldScaleAxisMovesTheScaleIntoTheWeights) {
   Graph g = fold_constant(simplify_inference(conv_bn_relu_block()));
   Graph f = fold_constant(fold_scale_axis(g));
@@ -352,6 +388,43 @@ TEST(Passes, CarryLayoutFeedsBlockedDataToALastConvolution) {
   EXPECT_EQ(last.type, g.type(b));
   auto xv = test::random_floats(16 * 36, 3);
   EXPECT_LT(test::rel_error(test::run_graph(c, {xv}, "interp", {false, true}), test::run_graph(g, {xv}, "interp", {false, true})), 1e-6);
+}
+
+// Branches joined along the channels stay blocked where every branch has whole blocks
+// (Inception's modules): in the smallest block of the blocked ones, an NCHW branch
+// blocked to meet them; a concatenation with a part-block operand takes NCHW.
+TEST(Passes, CarryLayoutJoinsBranchesBlocked) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 16, 6, 6}});
+  NodeId z = g.add_input("z", {f32, {1, 4, 6, 6}});
+  Attrs pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  NodeId a = g.add_op("conv2d_nchwc", {x, g.add_constant("w1", const_f32({1, 16, 1, 1, 16}, 1))});
+  NodeId b = g.add_op("conv2d_nchwc", {x, g.add_constant("w2", const_f32({2, 16, 3, 3, 16}, 2))}, pad1);
+  NodeId cat1 = g.add_op("concatenate", {g.add_op("relu", {a}), b}, {{"axis", int64_t{1}}});
+  NodeId c = g.add_op("conv2d_nchwc", {cat1, g.add_constant("w3", const_f32({1, 48, 3, 3, 8}, 3))}, pad1);
+  NodeId p = g.add_op("max_pool2d", {x},
+                      {{"kernel", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  NodeId cat2 = g.add_op("concatenate", {c, p}, {{"axis", int64_t{-3}}});
+  NodeId d = g.add_op("conv2d_nchwc", {cat2, g.add_constant("w4", const_f32({1, 24, 1, 1, 16}, 4))});
+  NodeId cat3 = g.add_op("concatenate", {a, z}, {{"axis", int64_t{1}}});
+  g.add_output(d, "d");
+  g.add_output(cat3, "joined");
+  Graph r = carry_layout(g);
+  int blocked = 0;
+  for (const Node& n : r.nodes())
+    if (n.op == "concatenate" && n.type.ndim() == 5) {
+      ++blocked;
+      EXPECT_EQ(r.type(n.inputs[0]).shape[4], n.type.shape[4]) << n.name;
+    }
+  EXPECT_EQ(blocked, 2) << r;
+  EXPECT_EQ(count_op(r, "to_nchwc"), 1) << "the pooled branch, blocked by 8: " << r;
+  EXPECT_EQ(count_op(r, "from_nchwc"), 1) << "the first branch, for the concatenation with z: " << r;
+  for (size_t k = 0; k < r.outputs().size(); ++k) EXPECT_EQ(r.type(r.outputs()[k]), g.type(g.outputs()[k])) << k;
+  std::vector<std::vector<float>> in = {test::random_floats(16 * 36, 5), test::random_floats(4 * 36, 6)};
+  for (size_t out : {0, 1}) {
+    auto want = test::run_graph(g, in, "interp", {false, true}, out);
+    EXPECT_LT(test::rel_error(test::run_graph(r, in, "interp", {false, true}, out), want), 1e-6) << out;
+  }
 }
 
 TEST(Passes, AlterLayoutPacksConstantMatrixProducts) {

@@ -14,12 +14,16 @@
 //    operand is blocked the same way, a scalar, a per-channel constant ([C, 1, 1] or
 //    [1, C, 1, 1], blocked here and folded by FoldConstant), or an NCHW tensor of the
 //    same shape (blocked by a to_nchwc node);
-//  - max_pool2d, avg_pool2d and global_avg_pool2d.
+//  - max_pool2d, avg_pool2d and global_avg_pool2d;
+//  - concatenate along the channels, when every operand's channel count is whole blocks
+//    (Inception's, GoogLeNet's and SqueezeNet's branches joined; an NCHW operand is
+//    blocked by a to_nchwc node, one blocked otherwise goes through NCHW).
 // Every other consumer gets the tensor back in NCHW (one from_nchwc node per tensor).
 #include <map>
 #include <set>
 
 #include "compiler/graph/op.h"
+#include "compiler/graph/op_util.h"
 #include "compiler/graph/passes/passes.h"
 
 namespace kiln::graph {
@@ -56,6 +60,8 @@ class Carry {
         same_layout(id, {rw_.map(n.inputs[0])}, block_[n.inputs[0]]);
       } else if (block_of_inputs(id) && is_pointwise_binary(n.op) && n.type.ndim() == 4) {
         binary(id);
+      } else if (block_of_inputs(id) && is_channel_concat(n)) {
+        concat(id);
       } else {
         plain_inputs(id);
       }
@@ -75,8 +81,27 @@ class Carry {
       if (n.type.ndim() != 4) continue;
       if (n.op == "conv2d_nchwc" || is_pointwise_binary(n.op) || (n.inputs.size() == 1 && (op_def(n.op).pattern == OpPattern::ElemWise || is_pooling2d(n.op))))
         return true;
+      if (is_channel_concat(n) && whole_blocks(n, block_out(id))) return true;
     }
     return false;
+  }
+
+  // The block `id` is carried in where it is (a convolution's: its weight's).
+  int64_t block_out(NodeId id) const {
+    const Node& n = old_.node(id);
+    return n.op == "conv2d_nchwc" ? old_.type(n.inputs[1]).shape[4] : block_[id];
+  }
+
+  bool is_channel_concat(const Node& n) const {
+    return n.op == "concatenate" && n.type.ndim() == 4 && detail::normalize_axis(n.attrs.get_int("axis", 0), 4) == 1;
+  }
+
+  // Whether every operand of concatenation `n` has whole blocks of `b` channels.
+  bool whole_blocks(const Node& n, int64_t b) const {
+    if (b <= 0) return false;
+    for (NodeId i : n.inputs)
+      if (old_.type(i).shape[1] % b != 0) return false;
+    return true;
   }
 
   // The block of the first blocked input (0: none is blocked).
@@ -159,6 +184,23 @@ class Carry {
       return plain_inputs(id);
     }
     same_layout(id, in, b);
+  }
+
+  // Along the channels in the smallest block of its blocked operands ([N, C/b, H, W, b]
+  // joined along C/b): NCHW operands are blocked, ones in a larger block re-blocked.
+  void concat(NodeId id) {
+    const Node& n = old_.node(id);
+    int64_t b = 0;
+    for (NodeId i : n.inputs)
+      if (block_[i] && (!b || block_[i] < b)) b = block_[i];
+    if (!whole_blocks(n, b)) return plain_inputs(id);
+    std::vector<NodeId> in;
+    for (NodeId i : n.inputs)
+      in.push_back(block_[i] == b ? rw_.map(i)
+                                  : rw_.graph().add_op("to_nchwc", {plain(i)}, {{"block", b}}, old_.node(i).name + ".nchwc"));
+    Attrs a = n.attrs;
+    a.set("axis", int64_t{1});
+    same_layout(id, in, b, a);
   }
 
   const Graph& old_;

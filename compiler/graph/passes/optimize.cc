@@ -22,6 +22,7 @@ Graph optimize(const Graph& input, const target::MachineTraits& machine) {
   if (!machine.is_gpu() && has_half(g)) g = logged("promote_half", promote_half(g));
   if (has_quantization(g)) g = logged("quantize_realize", quantize_realize(g));
   g = logged("simplify_inference", simplify_inference(g));
+  g = logged("fold_explicit_padding", fold_explicit_padding(g));
   g = logged("fold_constant", fold_constant(g));
   g = logged("fold_scale_axis", fold_scale_axis(g));
   // The scaled weights are constants again (the passes below take constant weights).

@@ -19,6 +19,8 @@ Graph promote_half(const Graph& g);
 bool has_half(const Graph& g);
 // batch_norm becomes a multiply and an add of per-channel constants; dropout is removed.
 Graph simplify_inference(const Graph& g);
+// A zero pad of rows and columns before a conv2d or avg_pool2d becomes its padding.
+Graph fold_explicit_padding(const Graph& g);
 // Operators whose inputs are all constants are evaluated at compile time.
 Graph fold_constant(const Graph& g);
 // A per-channel multiply after conv2d/dense is folded into the (constant) weights.
