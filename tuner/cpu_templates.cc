@@ -150,8 +150,8 @@ const std::vector<std::vector<int64_t>>& conv_reduce_orders() {
 ConfigSpace conv_space(const Workload& w) {
   ConfigSpace s;
   int64_t oh = conv_out(w, "H", "KH"), ow = conv_out(w, "W", "KW");
-  s.define_split("tile_ow", ow, 2, SplitPolicy::Factors, 16);
-  s.define_split("tile_oh", oh, 2, SplitPolicy::Factors, 4);
+  s.define_split("tile_ow", ow, 2, SplitPolicy::Factors, 24);
+  s.define_split("tile_oh", oh, 2, SplitPolicy::Factors, 24);
   // Channel blocks (vectors) per output pixel in the register tile.
   s.define_split("tile_oc", w.at("O") / w.at("block"), 2, SplitPolicy::Factors, 4);
   // The channels unrolled: of C on NCHW data, of a block's on NCHWc data, of a group's

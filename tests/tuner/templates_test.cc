@@ -118,6 +118,8 @@ TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=104,H=16,W=16,O=104,KH=3,KW=3,stride=1,pad=1,block=8,in_block=8,groups=13"},
            // MobileNetV2's 112x112 expansion: its row tiles outermost (the knob's `n_oh`).
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=16,H=112,W=112,O=96,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16"},
+           // Inception-V3's 17x17 rows: a whole row a register tile.
+           {"conv2d_nchwc.cpu", "conv2d:N=1,C=128,H=17,W=23,O=192,KH=1,KW=7,stride=1,pad=0,block=16,in_block=16"},
            {"matmul_packed.cpu", "matmul_packed:M=128,N=768,K=768,block=64"},
            {"matmul_packed.cpu", "matmul_packed:M=1,N=1000,K=1280,block=40"},
            {"conv2d_winograd.cpu", "conv2d_winograd:N=1,C=64,H=56,W=56,O=64,pad=1,tile=4,block=16,in_block=16"},
@@ -135,6 +137,41 @@ TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
     EXPECT_EQ(ir::to_string(tuned[0].body), ir::to_string(plain.func.body)) << key;
   }
   EXPECT_FALSE(find_template("matmul.cpu").default_config) << "bench/gemm's schedule is not the compiler's default";
+}
+
+// A row whose width has no divisor up to 8 (a prime: Inception-V3's 17, SqueezeNet's 13)
+// is one register tile where the registers hold it, with as many channel blocks as fit,
+// not a pixel a tile (1 to 3 accumulators); strided too. One channel block: a column of
+// the rows instead, as before.
+TEST(Templates, ARowWithoutSmallDivisorsIsOneRegisterTile) {
+  cpu::register_graph_backend();
+  const target::Target host = target::Target::parse("cpu").host_target();
+  const target::MachineTraits machine = target::make_backend(host.backend())->traits(host.str());
+  const int64_t vectors = (16 + machine.lanes(32) - 1) / machine.lanes(32);  // per 16-channel block
+  const int64_t budget = machine.vector_registers * 3 / 4 / vectors;
+  const Template& t = find_template("conv2d_nchwc.cpu");
+  struct Case {
+    std::string key;
+    int64_t ow;
+    bool row;
+  };
+  for (const Case& k : {Case{"conv2d:N=1,C=64,H=13,W=13,O=256,KH=3,KW=3,stride=1,pad=1,block=16,in_block=16", 13, true},
+                        Case{"conv2d:N=1,C=288,H=35,W=35,O=384,KH=3,KW=3,stride=2,pad=0,block=16,in_block=16", 17, true},
+                        Case{"conv2d:N=1,C=48,H=13,W=13,O=16,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16", 13, false}}) {
+    Workload w = parse_workload(k.key);
+    int64_t d = t.default_config(w);
+    ASSERT_GE(d, 0) << k.key << ": the default is in the space";
+    ConfigSpace space = t.space(w);
+    Config c = space.get(d);
+    int64_t acc = c.factor("tile_oc") * c.factor("tile_ow") * c.factor("tile_oh");
+    EXPECT_LE(acc, budget) << k.key;
+    if (k.ow > budget) {
+      EXPECT_EQ(c.factor("tile_ow"), 1) << k.key << ": no row fits " << budget << " accumulators";
+      continue;
+    }
+    EXPECT_GE(acc, k.ow) << k.key;
+    EXPECT_EQ(c.factor(k.row ? "tile_ow" : "tile_oh"), k.ow) << k.key;
+  }
 }
 
 }  // namespace
