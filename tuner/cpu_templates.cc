@@ -150,8 +150,17 @@ const std::vector<std::vector<int64_t>>& conv_reduce_orders() {
 ConfigSpace conv_space(const Workload& w) {
   ConfigSpace s;
   int64_t oh = conv_out(w, "H", "KH"), ow = conv_out(w, "W", "KW");
-  s.define_split("tile_ow", ow, 2, SplitPolicy::Factors, 24);
-  s.define_split("tile_oh", oh, 2, SplitPolicy::Factors, 24);
+  // Divisors up to 16 pixels of a row and 4 rows, and the whole row or column where it
+  // may fit the registers (up to 24): the default's tile where the width or height has
+  // no small divisor (Inception-V3's 17, SqueezeNet's 13; graph::default_conv_tile).
+  // The spaces of other shapes, and so their records' indices, are as before.
+  auto upto = [](int64_t n, int64_t max) {
+    std::vector<int64_t> d = divisors_upto(n, max);
+    if (n > max && n <= 24) d.push_back(n);
+    return d;
+  };
+  s.define_split_list("tile_ow", ow, upto(ow, 16));
+  s.define_split_list("tile_oh", oh, upto(oh, 4));
   // Channel blocks (vectors) per output pixel in the register tile.
   s.define_split("tile_oc", w.at("O") / w.at("block"), 2, SplitPolicy::Factors, 4);
   // The channels unrolled: of C on NCHW data, of a block's on NCHWc data, of a group's
