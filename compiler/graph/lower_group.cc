@@ -365,9 +365,8 @@ bool prefetch_next_block(schedule::Stage& st, const te::Tensor& w, const ir::Ite
 GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& machine) {
   int64_t m = extent_of(mm->axis[0]), n = extent_of(mm->axis[1]), k = extent_of(mm->reduce_axis[0]);
   int64_t nr = *ir::as_const_int(mm->input_tensors().at(1)->shape[2]);
-  int64_t lanes = machine.lanes(mm->dtype.bits()), vectors = (nr + lanes - 1) / lanes;
   GemmTile t;
-  t.rows = fit(m, std::clamp<int64_t>(machine.vector_registers / 2 / vectors, 1, 8));
+  t.rows = fit(m, register_tile_rows(nr, machine));
   // k unrolled as the core runs it fastest (MachineTraits::gemm_k_unroll). By 8 on
   // Intel's cores, so more of the weight's loads are in flight: one row (a matrix-vector
   // product, a classifier): `kiln tune` picked it for MobileNetV2's 1280 x 1000 and

@@ -94,7 +94,7 @@ class GemmKernels : public ::testing::TestWithParam<std::string> {
 TEST_P(GemmKernels, MatchTheInterpreter) {
   const std::string target = GetParam();
   for (Shape s : {Shape{1, 1000, 64}, Shape{3, 96, 40}, Shape{8, 10, 7}, Shape{128, 768, 64}, Shape{49, 128, 96},
-                  Shape{16, 1009, 8}, Shape{64, 256, 257}}) {
+                  Shape{16, 1009, 8}, Shape{64, 256, 257}, Shape{197, 128, 96}}) {
     for (bool dense : {true, false}) {
       for (Epilogue e : {Epilogue::None, Epilogue::BiasRelu, Epilogue::Residual}) {
         Graph g = gemm_graph(s.m, s.n, s.k, dense, e);
@@ -122,7 +122,8 @@ TEST_P(GemmKernels, BatchMatmulsMatchTheInterpreter) {
     bool scale;
   };
   for (const Case& c : {Case{{12, 32, 64}, {12, 64, 32}, true}, Case{{2, 3, 5, 16}, {2, 3, 16, 48}, false},
-                        Case{{4, 7, 9}, {9, 20}, true}, Case{{8, 128}, {128, 64}, true}, Case{{3, 6, 40}, {1, 40, 96}, false}}) {
+                        Case{{4, 7, 9}, {9, 20}, true}, Case{{8, 128}, {128, 64}, true}, Case{{3, 6, 40}, {1, 40, 96}, false},
+                        Case{{3, 197, 32}, {3, 32, 197}, true}, Case{{2, 197, 197}, {2, 197, 64}, false}}) {
     Graph g;
     NodeId a = g.add_input("a", {f32, c.a});
     NodeId b = g.add_input("b", {f32, c.b});
@@ -200,6 +201,53 @@ INSTANTIATE_TEST_SUITE_P(Targets, GemmKernels,
                          ::testing::Values("llvm", "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell",
                                            "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64", "llvm -l2-cache=64K"),
                          target_name);
+
+// Rows with no divisor near the register tile's (ViT's 197 tokens) and, for products of
+// two computed operands, columns that are no whole vectors are computed zero-padded to
+// whole tiles and sliced back: a dense layer (rows), attention's Q.K^T (both) and its
+// scores.V (rows). Every product in the compiled graph has whole tiles.
+TEST(GemmKernels, AwkwardRowsAndColumnsArePadded) {
+  cpu::register_graph_backend();
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {197, 96}});
+  NodeId q = g.add_input("q", {f32, {3, 197, 32}});
+  NodeId kt = g.add_input("kt", {f32, {3, 32, 197}});
+  NodeId v = g.add_input("v", {f32, {3, 197, 64}});
+  NodeId d = g.add_op("add", {g.add_op("dense", {x, g.add_constant("w", constant({128, 96}, 1))}), g.add_constant("b", constant({128}, 2))});
+  NodeId scores = g.add_op("softmax", {g.add_op("matmul", {q, kt})}, {{"axis", int64_t{-1}}});
+  g.add_output(d, "dense");
+  g.add_output(g.add_op("matmul", {scores, v}), "attention");
+  CompileOptions o;
+  o.target = target::Target::parse("llvm");
+  CompiledModel m = compile(g, o);
+  int products = 0;
+  for (const auto& n : m.graph.nodes()) {
+    if (n.op != "matmul" && n.op != "matmul_packed") continue;
+    ++products;
+    const auto& s = n.type.shape;
+    EXPECT_EQ(s[s.size() - 2] % 4, 0) << n.name << ": rows " << s[s.size() - 2];
+    if (n.op == "matmul") {
+      EXPECT_EQ(s.back() % 16, 0) << n.name << ": columns " << s.back();
+    }
+  }
+  EXPECT_EQ(products, 3);
+  std::vector<std::vector<float>> in{random_floats(197 * 96, 3), random_floats(3 * 197 * 32, 4), random_floats(3 * 32 * 197, 5),
+                                     random_floats(3 * 197 * 64, 6)};
+  for (size_t out : {0, 1}) {
+    Executor cpu = make_executor(m, "cpu", "llvm");
+    CompiledModel ref = compile(g, {});
+    Executor interp = make_executor(ref, "interp", "");
+    for (Executor* e : {&cpu, &interp}) {
+      for (size_t i = 0; i < in.size(); ++i) e->set_input(i, in[i].data(), static_cast<int64_t>(in[i].size() * sizeof(float)));
+      e->run();
+    }
+    std::vector<float> got(static_cast<size_t>(cpu.output_bytes(out) / sizeof(float))), want(got.size());
+    ASSERT_EQ(interp.output_bytes(out), cpu.output_bytes(out));
+    std::memcpy(got.data(), cpu.output(out), got.size() * sizeof(float));
+    std::memcpy(want.data(), interp.output(out), want.size() * sizeof(float));
+    EXPECT_LT(max_error(got, want), 1e-5) << "output " << out;
+  }
+}
 
 // Panels outermost with enough row tiles: each step of the reduction fetches a line of
 // the next panel of the packed weight, never outside it (the last panel fetches its own

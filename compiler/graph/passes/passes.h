@@ -48,6 +48,10 @@ int64_t conv_channel_block(int64_t out_channels, bool grouped);
 // The panel width alter_layout packs a constant matrix product of n columns into
 // (0: none fits).
 int64_t register_tile_columns(int64_t n, const target::MachineTraits& machine);
+// The rows of a packed product's register tile for panels of `panel` columns: half the
+// vector registers' worth of accumulators, at most 8 rows (default_gemm_tile takes the
+// largest divisor of the product's rows up to it; alter_layout pads rows without one).
+int64_t register_tile_rows(int64_t panel, const target::MachineTraits& machine);
 // The reduction chunk it splits an m x k by k x n product, packed in panels of `panel`
 // columns, into (k: none): the largest divisor of k, at least 512, whose m x chunk rows
 // fit in half the L2 cache and whose chunk x panel block of the weight in a quarter of
