@@ -28,6 +28,16 @@ TEST_F(Simplify, ConstantFolding) {
   EXPECT_EQ(s(make_binary(NodeKind::Min, make_int(3), make_int(4))), "3");
 }
 
+// A power by an immediate 2 or 1 (a graph constant made an immediate by lowering) is a
+// product or the base, scalar or vector; other exponents stay a call.
+TEST_F(Simplify, PowersByImmediates) {
+  Var f{"f", DataType::Float(32)};
+  EXPECT_EQ(s(pow(f, make_float(2.0))), "f*f");
+  EXPECT_EQ(s(pow(f, make_float(1.0))), "f");
+  EXPECT_EQ(s(pow(make_broadcast(f, 4), make_broadcast(make_float(2.0), 4))), to_string(an.simplify(make_broadcast(f, 4) * make_broadcast(f, 4))));
+  EXPECT_NE(s(pow(f, make_float(3.0))).find("pow("), std::string::npos);
+}
+
 TEST_F(Simplify, LinearForms) {
   EXPECT_EQ(s(x - x), "0");
   EXPECT_EQ(s((x + 3) - x), "3");
