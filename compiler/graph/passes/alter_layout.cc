@@ -74,6 +74,12 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// A product's rows padded up to whole register tiles of `tile` rows where they have no
+// divisor of at least half a tile (ViT's 197 tokens: a row a tile); else as they are.
+int64_t padded_rows(int64_t rows, int64_t tile) {
+  return rows > tile && 2 * largest_divisor_at_most(rows, tile) < tile ? round_up(rows, tile) : rows;
+}
+
 // A product of two tensors ([..., M, K] by [..., K, N], no constant to pack: attention's
 // products) whose N has no panel of whole vectors, or whose M has no divisor near the
 // register tile's rows (ViT's 197 tokens), ran as a plain loop nest or a row a tile:
@@ -92,8 +98,7 @@ NodeId pad_product(GraphRewriter& rw, NodeId id, const target::MachineTraits& ma
   if (cols > lanes && register_tile_columns(cols, machine) == 0) np = round_up(cols, cols >= 2 * lanes ? 2 * lanes : lanes);
   int64_t panel = register_tile_columns(np, machine);
   if (panel == 0 || panel % lanes) return -1;
-  int64_t tile = register_tile_rows(panel, machine);
-  if (m > tile && 2 * largest_divisor_at_most(m, tile) < tile) mp = round_up(m, tile);
+  mp = padded_rows(m, register_tile_rows(panel, machine));
   if (np == cols && mp == m) return -1;
   Graph& g = rw.graph();
   auto pad_axis = [&](NodeId x, size_t axis, int64_t extra, const char* what) {
@@ -145,11 +150,8 @@ Graph alter_layout(const Graph& old, const target::MachineTraits& machine) {
         // tile, the weight read once per row) are padded with zero rows up to whole
         // tiles, and the result sliced back: ViT-B/16's dense layers at one thread here
         // 503 -> 174 ms in all (the weight read once per 4 rows).
-        int64_t tile = register_tile_rows(b, machine), m = rows;
-        if (rows > tile && 2 * largest_divisor_at_most(rows, tile) < tile) {
-          m = (rows + tile - 1) / tile * tile;
-          x = g.add_op("pad", {x}, {{"pads", std::vector<int64_t>{0, 0, m - rows, 0}}, {"value", 0.0}}, n.name + ".rows");
-        }
+        int64_t m = padded_rows(rows, register_tile_rows(b, machine));
+        if (m != rows) x = g.add_op("pad", {x}, {{"pads", std::vector<int64_t>{0, 0, m - rows, 0}}, {"value", 0.0}}, n.name + ".rows");
         auto rows_back = [&](NodeId y) {
           if (m == rows) return y;
           Attrs a{{"begin", std::vector<int64_t>{0, 0}}, {"end", std::vector<int64_t>{rows, n.type.shape[1]}}, {"steps", std::vector<int64_t>{1, 1}}};
