@@ -392,7 +392,8 @@ TEST(Passes, CarryLayoutFeedsBlockedDataToALastConvolution) {
 
 // Branches joined along the channels stay blocked where every branch has whole blocks
 // (Inception's modules): in the smallest block of the blocked ones, an NCHW branch
-// blocked to meet them; a concatenation with a part-block operand takes NCHW.
+// blocked to meet them, one in a larger block re-blocked; a concatenation with a
+// part-block operand takes NCHW.
 TEST(Passes, CarryLayoutJoinsBranchesBlocked) {
   Graph g;
   NodeId x = g.add_input("x", {f32, {1, 16, 6, 6}});
@@ -407,8 +408,12 @@ TEST(Passes, CarryLayoutJoinsBranchesBlocked) {
   NodeId cat2 = g.add_op("concatenate", {c, p}, {{"axis", int64_t{-3}}});
   NodeId d = g.add_op("conv2d_nchwc", {cat2, g.add_constant("w4", const_f32({1, 24, 1, 1, 16}, 4))});
   NodeId cat3 = g.add_op("concatenate", {a, z}, {{"axis", int64_t{1}}});
+  // A 16-blocked operand beside an 8-blocked one: re-blocked by 8 (through NCHW).
+  NodeId cat4 = g.add_op("concatenate", {g.add_op("sigmoid", {b}), c}, {{"axis", int64_t{1}}});
+  NodeId e = g.add_op("conv2d_nchwc", {cat4, g.add_constant("w5", const_f32({1, 40, 1, 1, 16}, 7))});
   g.add_output(d, "d");
   g.add_output(cat3, "joined");
+  g.add_output(e, "e");
   Graph r = carry_layout(g);
   int blocked = 0;
   for (const Node& n : r.nodes())
@@ -416,12 +421,12 @@ TEST(Passes, CarryLayoutJoinsBranchesBlocked) {
       ++blocked;
       EXPECT_EQ(r.type(n.inputs[0]).shape[4], n.type.shape[4]) << n.name;
     }
-  EXPECT_EQ(blocked, 2) << r;
-  EXPECT_EQ(count_op(r, "to_nchwc"), 1) << "the pooled branch, blocked by 8: " << r;
-  EXPECT_EQ(count_op(r, "from_nchwc"), 1) << "the first branch, for the concatenation with z: " << r;
+  EXPECT_EQ(blocked, 3) << r;
+  EXPECT_EQ(count_op(r, "to_nchwc"), 2) << "the pooled branch and sigmoid(b), blocked by 8: " << r;
+  EXPECT_EQ(count_op(r, "from_nchwc"), 2) << "the first branch, for the concatenation with z, and sigmoid(b): " << r;
   for (size_t k = 0; k < r.outputs().size(); ++k) EXPECT_EQ(r.type(r.outputs()[k]), g.type(g.outputs()[k])) << k;
   std::vector<std::vector<float>> in = {test::random_floats(16 * 36, 5), test::random_floats(4 * 36, 6)};
-  for (size_t out : {0, 1}) {
+  for (size_t out : {0, 1, 2}) {
     auto want = test::run_graph(g, in, "interp", {false, true}, out);
     EXPECT_LT(test::rel_error(test::run_graph(r, in, "interp", {false, true}, out), want), 1e-6) << out;
   }
