@@ -401,9 +401,7 @@ ConvTile default_conv_tile(const te::Tensor& t, const target::MachineTraits& mac
   // convolutions at one thread here: 67-68 -> 171-188 GFLOP/s (the model 124 -> 61 ms);
   // SqueezeNet 1.1's 13x13 ones 56-70 -> 176-208 (the model 7.5 -> 3.7 ms).
   if (c.oc * c.ow * c.oh < 8 && ow <= budget) {
-    int64_t oc = std::min(c.oc, budget / ow);
-    while (blocks % oc) --oc;
-    c.oc = oc;
+    c.oc = fit(blocks, std::min(c.oc, budget / ow));
     c.ow = ow;
     c.oh = fit(oh, std::max<int64_t>(1, budget / c.oc / c.ow));
   }
