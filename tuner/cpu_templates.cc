@@ -159,7 +159,13 @@ ConfigSpace conv_space(const Workload& w) {
     if (n > max && n <= 24) d.push_back(n);
     return d;
   };
-  s.define_split_list("tile_ow", ow, upto(ow, 16));
+  // A long row with no divisor from 4 to 8: tiles of 4 to 8 pixels too, the last one
+  // partial (the default's there, graph::takes_partial_row_tiles).
+  std::vector<int64_t> partial;
+  if (graph::takes_partial_row_tiles(ow))
+    for (int64_t f = 4; f <= 8; ++f)
+      if (ow % f) partial.push_back(f);
+  s.define_split_list("tile_ow", ow, upto(ow, 16), partial);
   s.define_split_list("tile_oh", oh, upto(oh, 4));
   // Channel blocks (vectors) per output pixel in the register tile.
   s.define_split("tile_oc", w.at("O") / w.at("block"), 2, SplitPolicy::Factors, 4);

@@ -84,11 +84,16 @@ void ConfigSpace::define_split(const std::string& name, int64_t extent, int part
   add(std::move(k));
 }
 
-void ConfigSpace::define_split_list(const std::string& name, int64_t extent, const std::vector<int64_t>& inner) {
+void ConfigSpace::define_split_list(const std::string& name, int64_t extent, const std::vector<int64_t>& inner,
+                                    const std::vector<int64_t>& partial) {
   Knob k{name, KnobKind::Split, {}};
   for (int64_t f : inner) {
     if (f < 1 || extent % f) throw Error(fmt::format("split '{}': {} does not divide {}", name, f, extent));
     k.choices.push_back(Choice{{extent / f, f}, ""});
+  }
+  for (int64_t f : partial) {
+    if (f < 1 || f > extent) throw Error(fmt::format("split '{}': a partial tile of {} in {}", name, f, extent));
+    k.choices.push_back(Choice{{(extent + f - 1) / f, f}, ""});
   }
   add(std::move(k));
 }

@@ -63,8 +63,10 @@ class ConfigSpace {
   // `max_inner` (0: no limit) and filtered by `policy`.
   void define_split(const std::string& name, int64_t extent, int parts, SplitPolicy policy, int64_t max_inner = 0,
                     int64_t min_inner = 1);
-  // A split with an explicit list of innermost factors (each must divide `extent`).
-  void define_split_list(const std::string& name, int64_t extent, const std::vector<int64_t>& inner);
+  // A split with an explicit list of innermost factors (each must divide `extent`), and
+  // `partial` ones that need not: their outer factor rounds up, the last tile partial.
+  void define_split_list(const std::string& name, int64_t extent, const std::vector<int64_t>& inner,
+                         const std::vector<int64_t>& partial = {});
   // Permutations of loop positions, given as explicit orders.
   void define_reorder(const std::string& name, const std::vector<std::vector<int64_t>>& orders);
   // Loop annotations, e.g. {"none", "unroll"} or {"none", "unroll", "vectorize"}.

@@ -124,6 +124,10 @@ struct ConvTile {
   bool operator==(const ConvTile&) const = default;
 };
 ir::IterVar schedule_conv2d_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te::Tensor& out, const ConvTile& tile);
+// A row of output pixels longer than a register tile holds with no divisor from 4 to 8
+// (SqueezeNet 1.0's 109, Inception-V3's 149 and 73): tiles of 4 to 8 pixels may leave
+// the last one partial (computed in a copy of the loop of its own, guarded).
+bool takes_partial_row_tiles(int64_t ow);
 ConvTile default_conv_tile(const te::Tensor& blocked, const target::MachineTraits& machine);
 
 // `nodes`: operator nodes of `g` in topological order. Outputs are the nodes used

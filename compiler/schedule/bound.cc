@@ -176,14 +176,29 @@ std::vector<ir::Range> needed_region(const StageNode* st, const Graph& g, Bounds
     if (out->live[c]) add_reads(st, c, g, fixed, out, &sets);
   }
   ir::Analyzer& an = out->analyzer;
+  // A register tile (a "local" stage computed at a loop, not tensorized) may reach past
+  // its domain where that makes its extent constant.
+  bool overreaches = st->attach_type == AttachType::Scope && st->scope == "local" &&
+                     std::none_of(st->iter_attrs.begin(), st->iter_attrs.end(), [](const auto& a) { return a.second.tensorize; });
   for (size_t d = 0; d < region.size(); ++d) {
     if (!sets[d] || !sets[d]->bounded()) continue;
     const ir::Range& dom = st->op->axis[d]->dom;
     Expr dmax = an.simplify(dom.min + dom.extent - 1);
     Expr lo = sets[d]->min, hi = sets[d]->max;
-    if (!an.can_prove(lo >= dom.min)) lo = an.simplify(ir::max(lo, dom.min));
-    if (!an.can_prove(hi <= dmax)) hi = an.simplify(ir::min(hi, dmax));
-    region[d] = ir::Range(lo, an.simplify(hi - lo + 1));
+    Expr lo_in = lo, hi_in = hi;
+    if (!an.can_prove(lo >= dom.min)) lo_in = an.simplify(ir::max(lo, dom.min));
+    if (!an.can_prove(hi <= dmax)) hi_in = an.simplify(ir::min(hi, dmax));
+    region[d] = ir::Range(lo_in, an.simplify(hi_in - lo_in + 1));
+    if (lo_in.same_as(lo) && hi_in.same_as(hi)) continue;
+    // Clamped, the extent varies with the enclosing loops; unclamped it may be the
+    // split's constant: then keep it, and guard the computation by the domain.
+    Expr extent = an.simplify(hi - lo + 1);
+    if (!overreaches || ir::as_const_int(region[d].extent) || !ir::as_const_int(extent)) continue;
+    region[d] = ir::Range(lo, extent);
+    const ir::Var& v = st->op->axis[d]->var;
+    std::vector<Expr>& conds = out->within_domain[st];
+    if (!lo_in.same_as(lo)) conds.push_back(v >= dom.min);
+    if (!hi_in.same_as(hi)) conds.push_back(v <= dmax);
   }
   if (st->attach_type != AttachType::Scope) return region;
   for (size_t d = 0; d < region.size(); ++d) {

@@ -16,6 +16,11 @@ struct Bounds {
   DomMap dom;                                                     // every axis of every live stage
   std::unordered_map<const StageNode*, std::vector<ir::Range>> region;  // the realized region
   std::unordered_map<const StageNode*, bool> live;                // reachable from an output
+  // Conditions on a stage's own axes where its region reaches past its domain: a stage
+  // computed at a split that does not divide (a register tile of 8 on a row of 109)
+  // keeps the split's constant extent, so it can be unrolled, and computes only where
+  // these hold (`likely`, so loop partitioning leaves them to the last tile).
+  std::unordered_map<const StageNode*, std::vector<ir::Expr>> within_domain;
   ir::Analyzer analyzer;                                          // knows the const bounds of every axis
 };
 

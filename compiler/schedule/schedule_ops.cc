@@ -189,7 +189,11 @@ class OpsBuilder {
     } else {
       body = ir::make_buffer_store(buf, lower_expr(op->body, root_values), out_idx);
     }
-    return guard(body, split_predicates(st, b_->dom, values, &an_));
+    std::vector<Expr> preds = split_predicates(st, b_->dom, values, &an_);
+    if (auto it = b_->within_domain.find(st); it != b_->within_domain.end()) {
+      for (const Expr& c : it->second) preds.push_back(lower_expr(c, root_values));
+    }
+    return guard(body, preds);
   }
 
   std::vector<const StageNode*> attached_at(const StageNode* st, const IterVar& leaf) {

@@ -82,7 +82,8 @@ void bind_tune(py::module_& m) {
         s.define_split(name, extent_of(name, axis), parts, split_policy(policy), max_inner, min_inner);
       }, py::arg("name"), py::arg("axis"), py::arg("parts") = 2, py::arg("policy") = "factors",
          py::arg("max_inner") = 0, py::arg("min_inner") = 1)
-      .def("define_split_list", &ConfigSpace::define_split_list, py::arg("name"), py::arg("extent"), py::arg("inner"))
+      .def("define_split_list", &ConfigSpace::define_split_list, py::arg("name"), py::arg("extent"), py::arg("inner"),
+           py::arg("partial") = std::vector<int64_t>{})
       .def("define_reorder", &ConfigSpace::define_reorder, py::arg("name"), py::arg("orders"))
       .def("define_knob", &ConfigSpace::define_knob, py::arg("name"), py::arg("choices"))
       .def("__len__", &ConfigSpace::size)

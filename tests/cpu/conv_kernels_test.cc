@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend-cpu/graph_backend.h"
+#include "compiler/ir/printer.h"
 #include "compiler/target/backend.h"
 #include "tests/cpu/kernel_test_util.h"
 
@@ -198,6 +199,45 @@ TEST_P(ConvKernels, ConvolutionsSplitTheirRowsOrTheirChannelGroupsOverThreads) {
       EXPECT_GT(par[0], 9) << "the groups and their rows: " << what;
     } else {
       EXPECT_TRUE(par[0] == 8 || par[0] == 16) << "the groups alone: " << what << ": " << par[0];
+    }
+  }
+}
+
+// A row longer than a register tile with no divisor from 4 to 8 pixels (31 on NCHW
+// data, 33 on NCHWc data) is tiled by 8 anyway, the last tile partial: the full tiles
+// in a loop with no guard (loop partitioning leaves the guards to a copy of its own for
+// the last tile), the results those of the interpreter.
+TEST_P(ConvKernels, ALongRowOfAwkwardWidthEndsInAPartialTile) {
+  const std::string target = GetParam();
+  const target::MachineTraits machine = target::make_backend("cpu")->traits(target);
+  struct Case {
+    int64_t h, w;
+  };
+  for (Case c : {Case{29, 31}, Case{9, 33}}) {
+    Graph g;
+    NodeId x = g.add_input("x", {f32, {1, 3, c.h, c.w}});
+    Attrs same{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{1, 1}}};
+    Attrs none{{"pads", std::vector<int64_t>{0, 0, 0, 0}}, {"strides", std::vector<int64_t>{1, 1}}};
+    NodeId c1 = g.add_op("relu", {g.add_op("conv2d", {x, g.add_constant("w1", random_constant({32, 3, 3, 3}, 3))}, same)});
+    NodeId c2 = g.add_op("conv2d", {c1, g.add_constant("w2", random_constant({48, 32, 1, 1}, 4))}, none);
+    g.add_output(g.add_op("add", {c2, g.add_constant("b", random_constant({48, 1, 1}, 5))}), "y");
+    auto in = test::random_floats(3 * c.h * c.w, 6);
+    std::string what = fmt::format("{}x{} on {}", c.h, c.w, target);
+    CompiledModel m;
+    std::vector<float> got = test_util::run_graph(g, in, "cpu", target, 0, &m);
+    EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << what;
+    int partial = 0;
+    for (const auto& k : m.kernels) {
+      if (k.func.name.find("conv2d_nchwc") == std::string::npos) continue;
+      std::string ir = ir::to_string(k.func.body);
+      EXPECT_EQ(ir.find("if ("), std::string::npos) << k.func.name << ", " << what << ": no guard left\n" << ir;
+      size_t first = ir.find("allocate conv2d_nchwc");
+      partial += first != std::string::npos && ir.find("allocate conv2d_nchwc", first + 1) != std::string::npos;
+    }
+    // Tiles of 8 or 6 pixels where the vectors have 16 or 8 lanes (SSE's 4-lane ones
+    // leave the registers 3 pixels of a 16-channel block, too few for partial tiles).
+    if (machine.lanes(32) >= 8) {
+      EXPECT_GE(partial, 1) << what << ": the last tile's loop of its own";
     }
   }
 }

@@ -38,6 +38,31 @@ TEST(Space, SplitFactorListsMultiplyToTheExtent) {
   }
 }
 
+// A listed split's factors divide the extent; its partial ones need not: the outer part
+// rounds up (the last tile partial). A factor that does not divide, listed as whole, or
+// a partial one beyond the extent, is an error naming the split.
+TEST(Space, ListedSplitsTakePartialTilesOnlyWhereAsked) {
+  ConfigSpace s;
+  s.define_split_list("tile_ow", 109, {1, 109}, {8, 6});
+  const Knob& k = s.knob("tile_ow");
+  ASSERT_EQ(k.choices.size(), 4u);
+  EXPECT_EQ(k.choices[2].ints, (std::vector<int64_t>{14, 8}));
+  EXPECT_EQ(k.choices[3].ints, (std::vector<int64_t>{19, 6}));
+  EXPECT_EQ(s.get(2).factor("tile_ow"), 8);
+  auto error_of = [](auto&& define) -> std::string {
+    ConfigSpace t;
+    try {
+      define(t);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of([](ConfigSpace& t) { t.define_split_list("tile_ow", 109, {8}); }).find("split 'tile_ow': 8 does not divide 109"),
+            std::string::npos);
+  EXPECT_NE(error_of([](ConfigSpace& t) { t.define_split_list("tile_ow", 5, {}, {8}); }).find("split 'tile_ow'"), std::string::npos);
+}
+
 TEST(Space, MixedRadixIndexRoundTrips) {
   ConfigSpace s = small_space();
   int64_t expect = 1;
