@@ -92,6 +92,14 @@ def randomize_batch_norms(model):
             m.bias.data.uniform_(-0.1, 0.1)
 
 
+def randomize_zero_weights(model):
+    # A layer initialized to zero (ViT's classifier head) would make the output zero
+    # whatever the network before it computes, and a comparison with it check nothing.
+    for m in model.modules():
+        if isinstance(m, (nn.Linear, nn.Conv2d)) and not m.weight.data.any():
+            m.weight.data.normal_(0.0, 0.02)
+
+
 def build(name):
     if name == "resnet18":
         m = torchvision.models.resnet18(weights=None)
@@ -136,6 +144,7 @@ def export(name, outdir):
     torch.manual_seed(0)
     model, x, opset = build(name)
     randomize_batch_norms(model)
+    randomize_zero_weights(model)
     model.eval()
     with torch.no_grad():
         y = model(x)
