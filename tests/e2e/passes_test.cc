@@ -432,6 +432,37 @@ TEST(Passes, CarryLayoutJoinsBranchesBlocked) {
   }
 }
 
+// A squeeze-and-excitation block (EfficientNet's, MobileNetV3's): the channels' scales,
+// [1, C, 1, 1] from the pooled features' convolutions, multiply the features in NCHWc,
+// in either operand order, where both are in the same block; a scale in another block
+// sends the product to NCHW.
+TEST(Passes, CarryLayoutScalesChannelsBlocked) {
+  Graph g;
+  NodeId x = g.add_input("x", {f32, {1, 16, 6, 6}});
+  NodeId a = g.add_op("relu", {g.add_op("conv2d_nchwc", {x, g.add_constant("w1", const_f32({2, 16, 1, 1, 16}, 1))})});
+  NodeId pooled = g.add_op("global_avg_pool2d", {a});
+  NodeId squeezed = g.add_op("relu", {g.add_op("conv2d_nchwc", {pooled, g.add_constant("w2", const_f32({1, 32, 1, 1, 16}, 2))})});
+  NodeId scale = g.add_op("sigmoid", {g.add_op("conv2d_nchwc", {squeezed, g.add_constant("w3", const_f32({2, 16, 1, 1, 16}, 3))})});
+  NodeId y1 = g.add_op("multiply", {a, scale});
+  NodeId y2 = g.add_op("multiply", {scale, a});
+  NodeId scale8 = g.add_op("conv2d_nchwc", {squeezed, g.add_constant("w4", const_f32({4, 16, 1, 1, 8}, 4))});
+  NodeId y3 = g.add_op("multiply", {a, scale8});
+  NodeId w5 = g.add_constant("w5", const_f32({1, 32, 1, 1, 16}, 5));
+  g.add_output(g.add_op("conv2d_nchwc", {y1, w5}), "y1");
+  g.add_output(g.add_op("conv2d_nchwc", {y2, w5}), "y2");
+  g.add_output(g.add_op("conv2d_nchwc", {y3, w5}), "y3");
+  Graph r = carry_layout(g);
+  int blocked = 0;
+  for (const Node& n : r.nodes()) blocked += n.op == "multiply" && n.type.ndim() == 5;
+  EXPECT_EQ(blocked, 2) << r;
+  EXPECT_EQ(count_op(r, "from_nchwc"), 2) << "a and the 8-blocked scale, for the third product: " << r;
+  std::vector<std::vector<float>> in = {test::random_floats(16 * 36, 6)};
+  for (size_t out : {0, 1, 2}) {
+    auto want = test::run_graph(g, in, "interp", {false, true}, out);
+    EXPECT_LT(test::rel_error(test::run_graph(r, in, "interp", {false, true}, out), want), 1e-6) << out;
+  }
+}
+
 TEST(Passes, AlterLayoutPacksConstantMatrixProducts) {
   target::MachineTraits avx512{512, 32, 48 << 10, 2 << 20};
   // Columns -> panel width: whole vectors where they divide, else half vectors, else none.

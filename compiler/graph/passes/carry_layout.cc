@@ -10,10 +10,11 @@
 //  - conv2d_nchwc (any data layout in, NCHWc out; depthwise needs its own block in;
 //    one whose users take only NCHW still reads blocked data, its result a view);
 //  - one-input elementwise operators (relu, clip, hard_swish, ...);
-//  - add, subtract, multiply, divide, maximum, minimum and power, when every other
-//    operand is blocked the same way, a scalar, a per-channel constant ([C, 1, 1] or
-//    [1, C, 1, 1], blocked here and folded by FoldConstant), or an NCHW tensor of the
-//    same shape (blocked by a to_nchwc node);
+//  - add, subtract, multiply, divide, maximum, minimum and power, when an operand of
+//    the output's shape is blocked and every other operand is blocked the same way (of
+//    that shape or per channel, [N', C, 1, 1]: a squeeze-and-excitation's scales), a
+//    scalar, a per-channel constant ([C, 1, 1] or [1, C, 1, 1], blocked here and folded
+//    by FoldConstant), or an NCHW tensor of the same shape (blocked by a to_nchwc node);
 //  - max_pool2d, avg_pool2d and global_avg_pool2d;
 //  - concatenate along the channels, when every operand's channel count is whole blocks
 //    (Inception's, GoogLeNet's and SqueezeNet's branches joined; an NCHW operand is
@@ -34,6 +35,11 @@ bool all_ones(const std::vector<int64_t>& s) {
   for (int64_t d : s)
     if (d != 1) return false;
   return true;
+}
+
+// [N', C, 1, 1] against [N, C, H, W]: one value per channel (and batch).
+bool per_channel(const std::vector<int64_t>& s, const std::vector<int64_t>& shape) {
+  return s.size() == 4 && shape.size() == 4 && s[1] == shape[1] && s[2] == 1 && s[3] == 1 && (s[0] == 1 || s[0] == shape[0]);
 }
 
 class Carry {
@@ -156,14 +162,20 @@ class Carry {
     const Node& n = old_.node(id);
     int64_t b = block_of_inputs(id);
     const std::vector<int64_t>& shape = n.type.shape;  // [N, C, H, W]
+    // Blocked as a whole only where an operand of the output's shape is.
+    bool whole = false;
+    for (NodeId i : n.inputs) whole = whole || (block_[i] == b && old_.type(i).shape == shape);
+    if (!whole) return plain_inputs(id);
     std::vector<NodeId> in;
     for (NodeId i : n.inputs) {
       const std::vector<int64_t>& s = old_.type(i).shape;
-      if (block_[i] == b && s == shape) {
+      // Of the output's shape, or per channel ([N', C, 1, 1]: a squeeze-and-excitation
+      // block's scales, EfficientNet's and MobileNetV3's), broadcast in NCHWc as in NCHW.
+      if (block_[i] == b && (s == shape || per_channel(s, shape))) {
         in.push_back(rw_.map(i));
         continue;
       }
-      if (block_[i]) return plain_inputs(id);  // blocked otherwise, or broadcast
+      if (block_[i]) return plain_inputs(id);  // blocked otherwise, or broadcast otherwise
       if (all_ones(s)) {
         in.push_back(rw_.map(i));  // a scalar broadcasts against any layout
         continue;
@@ -171,7 +183,7 @@ class Carry {
       std::vector<int64_t> s4(4 - std::min<size_t>(4, s.size()), 1);
       s4.insert(s4.end(), s.begin(), s.end());
       Graph& g = rw_.graph();
-      if (s4.size() == 4 && s4[1] == shape[1] && s4[2] == 1 && s4[3] == 1 && (s4[0] == 1 || s4[0] == shape[0])) {
+      if (per_channel(s4, shape)) {
         // Per-channel values: [N', C, 1, 1] blocked to [N', C/b, 1, 1, b].
         NodeId r = g.add_op("reshape", {rw_.map(i)}, {{"shape", s4}}, old_.node(i).name + ".nchw4");
         in.push_back(g.add_op("to_nchwc", {r}, {{"block", b}}, old_.node(i).name + ".nchwc"));
