@@ -270,14 +270,9 @@ void register_broadcast() {
   reg_binary("divide", [](Expr x, Expr y) { return x / y; });
   reg_binary("maximum", [](Expr x, Expr y) { return ir::max(x, y); });
   reg_binary("minimum", [](Expr x, Expr y) { return ir::min(x, y); });
-  reg_binary("power", [](Expr x, Expr y) {
-    if (const auto* f = y.as<ir::FloatImmNode>()) {
-      if (f->value == 2.0) return x * x;
-      if (f->value == 1.0) return x;
-      if (f->value == 0.5) return ir::sqrt(x);
-    }
-    return ir::pow(x, y);
-  });
+  // By 2, 1 or 0.5: x * x, x, sqrt(x), in the simplifier (ir/simplify.cc), which also
+  // sees the exponents that become immediates only in lowering.
+  reg_binary("power", [](Expr x, Expr y) { return ir::pow(x, y); });
   reg_binary("equal", [](Expr x, Expr y) { return ir::eq(x, y); }, true);
 
   reg({"where", OpPattern::Broadcast, 3, 0,

@@ -34,6 +34,7 @@ TEST_F(Simplify, PowersByImmediates) {
   Var f{"f", DataType::Float(32)};
   EXPECT_EQ(s(pow(f, make_float(2.0))), "f*f");
   EXPECT_EQ(s(pow(f, make_float(1.0))), "f");
+  EXPECT_EQ(s(pow(f, make_float(0.5))), "sqrt(f)");
   EXPECT_EQ(s(pow(make_broadcast(f, 4), make_broadcast(make_float(2.0), 4))), to_string(an.simplify(make_broadcast(f, 4) * make_broadcast(f, 4))));
   EXPECT_NE(s(pow(f, make_float(3.0))).find("pow("), std::string::npos);
 }
