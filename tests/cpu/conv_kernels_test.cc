@@ -203,8 +203,10 @@ TEST_P(ConvKernels, ConvolutionsSplitTheirRowsOrTheirChannelGroupsOverThreads) {
   }
 }
 
-// A row longer than a register tile with no divisor from 4 to 8 pixels (31 on NCHW
-// data, 33 on NCHWc data) is tiled by 8 anyway, the last tile partial: the full tiles
+// A row longer than a register tile with no divisor from 4 to 8 pixels (31 wide on NCHW
+// and on NCHWc data, 33 on NCHWc data; the 33-wide first convolution's two blocks by
+// three rows fill the registers as they are) is tiled by 8 anyway (6 with AVX2's 8
+// lanes), the last tile partial: the full tiles
 // in a loop with no guard (loop partitioning leaves the guards to a copy of its own for
 // the last tile), the results those of the interpreter.
 TEST_P(ConvKernels, ALongRowOfAwkwardWidthEndsInAPartialTile) {
