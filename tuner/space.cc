@@ -93,7 +93,7 @@ void ConfigSpace::define_split_list(const std::string& name, int64_t extent, con
   }
   for (int64_t f : partial) {
     if (f < 1 || f > extent) throw Error(fmt::format("split '{}': a partial tile of {} in {}", name, f, extent));
-    k.choices.push_back(Choice{{(extent + f - 1) / f, f}, ""});
+    k.choices.push_back(Choice{{ceil_div(extent, f), f}, ""});
   }
   add(std::move(k));
 }

@@ -186,7 +186,7 @@ std::pair<std::vector<ir::IterVar>, std::vector<int64_t>> vectorize_innermost(sc
   if (vf && inner_extent > vf) {
     auto [o, i] = st.split(inner, vf);
     axes.push_back(o);
-    extents.push_back((inner_extent + vf - 1) / vf);
+    extents.push_back(ceil_div(inner_extent, vf));
     vi = i;
   } else if (vf) {
     vi = inner;

@@ -53,6 +53,7 @@
 #include "compiler/ir/parse_type.h"
 #include "compiler/support/error.h"
 #include "compiler/te/ops.h"
+#include "support/integer.h"
 
 namespace kiln::graph {
 
@@ -840,7 +841,7 @@ Tensor reduce_last_axis(const Tensor& x, const std::vector<Expr>& out_shape, con
   // A row that the lanes do not divide (ViT's 197 tokens): the last vector's lanes past
   // the row keep the identity; `likely`, so loop partitioning leaves the test to the
   // last step alone.
-  const int64_t len = xt.shape[last], steps = (len + kReduceLanes - 1) / kReduceLanes;
+  const int64_t len = xt.shape[last], steps = ceil_div(len, kReduceLanes);
   ir::IterVar rk = te::reduce_axis(static_cast<int>(steps), "rk");
   Tensor partial = te::compute(
       te_shape(TensorType{xt.dtype, pshape}),

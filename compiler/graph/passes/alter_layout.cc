@@ -40,7 +40,7 @@ int64_t register_tile_columns(int64_t n, const target::MachineTraits& m) {
 }
 
 int64_t register_tile_rows(int64_t panel, const target::MachineTraits& m) {
-  int64_t lanes = m.lanes(32), vectors = (panel + lanes - 1) / lanes;
+  int64_t lanes = m.lanes(32), vectors = ceil_div(panel, lanes);
   return std::clamp<int64_t>(m.vector_registers / 2 / std::max<int64_t>(1, vectors), 1, 8);
 }
 
@@ -71,8 +71,6 @@ int64_t reduction_chunk(int64_t m, int64_t k, int64_t panel, const target::Machi
 }
 
 namespace {
-
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 // A product's rows padded up to whole register tiles of `tile` rows where they have no
 // divisor of at least half a tile (ViT's 197 tokens: a row a tile); else as they are.
