@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "compiler/graph/passes/passes.h"
 #include "compiler/graph/winograd.h"
 #include "compiler/ir/node.h"
 #include "compiler/schedule/schedule.h"
@@ -118,7 +119,12 @@ void gemm_apply(const graph::AnchorStage& a, const Workload& w, const Config& cf
 // default without records) with its row tile, k unrolling and parallel loop as knobs.
 ConfigSpace gemm_packed_space(const Workload& w) {
   ConfigSpace s;
-  s.define_split_list("tile_i", w.at("M"), divisors_upto(w.at("M"), 12));
+  // Rows with no divisor near a register tile (ViT's 197 tokens): tiles of 3 to 8 rows
+  // too, the last one partial (the default's there, graph::rows_take_partial_tiles).
+  std::vector<int64_t> partial;
+  for (int64_t f = 3; f <= 8; ++f)
+    if (graph::rows_take_partial_tiles(w.at("M"), f)) partial.push_back(f);
+  s.define_split_list("tile_i", w.at("M"), divisors_upto(w.at("M"), 12), partial);
   s.define_split_list("tile_k", w.at("K"), divisors_upto(w.at("K"), 8, {1, 2, 4, 8}));
   s.define_knob("parallel", {"panels", "panels_rows"});
   s.define_knob("row_block", {"0", "8", "32", "128"});  // row tiles per cache block (0: none)

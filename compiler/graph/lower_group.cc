@@ -377,7 +377,10 @@ GemmTile default_gemm_tile(const te::Tensor& mm, const target::MachineTraits& ma
   int64_t m = extent_of(mm->axis[0]), n = extent_of(mm->axis[1]), k = extent_of(mm->reduce_axis[0]);
   int64_t nr = *ir::as_const_int(mm->input_tensors().at(1)->shape[2]);
   GemmTile t;
-  t.rows = fit(m, register_tile_rows(nr, machine));
+  // Rows with no divisor near the tile's (ViT's 197 tokens, where a divisor left a row a
+  // tile and the weight read once per row): whole tiles, the last one partial.
+  const int64_t rows = register_tile_rows(nr, machine);
+  t.rows = rows_take_partial_tiles(m, rows) ? rows : fit(m, rows);
   // k unrolled as the core runs it fastest (MachineTraits::gemm_k_unroll). By 8 on
   // Intel's cores, so more of the weight's loads are in flight: one row (a matrix-vector
   // product, a classifier): `kiln tune` picked it for MobileNetV2's 1280 x 1000 and
@@ -734,7 +737,7 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
   schedule::Stage os = s[out];
   const auto& ax = os->op->axis;
   std::vector<ir::IterVar> t = os.tile(ax[0], ax[1], static_cast<int>(tile.rows), static_cast<int>(nr));  // io, jo, ii, ji
-  int64_t row_tiles = extent_of(mm->axis[0]) / tile.rows;
+  int64_t row_tiles = ceil_div(extent_of(mm->axis[0]), tile.rows);  // the last one partial where the tile does not divide
   ir::IterVar at = t[0];
   if (tile.row_block > 0 && tile.row_block < row_tiles && row_tiles % tile.row_block == 0) {
     // Blocks of rows outermost: a block's rows stay in L2 while every panel passes them.
@@ -745,7 +748,14 @@ void schedule_matmul_packed(schedule::Schedule& s, const te::Tensor& mm, const t
     os.reorder({t[1], t[0], t[2], t[3]});
   }
   vectorize_columns(os, t[3], nr);
-  if (tile.parallel_rows) {
+  if (tile.parallel_rows && at.same_as(t[0]) && extent_of(mm->axis[0]) % tile.rows) {
+    // A partial last row tile: the row tiles outermost and parallel, each over the
+    // panels, where fused with them (below) its guards would stay in every tile (loop
+    // partitioning finds no last tile in a fused loop).
+    os.reorder({t[0], t[1]});  // j.inner may be split into vectors by now
+    os.parallel(t[0]);
+    at = t[1];
+  } else if (tile.parallel_rows) {
     at = os.fuse(t[1], at);
     os.parallel(at);
   } else {

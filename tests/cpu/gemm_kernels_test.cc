@@ -202,21 +202,27 @@ INSTANTIATE_TEST_SUITE_P(Targets, GemmKernels,
                                            "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64", "llvm -l2-cache=64K"),
                          target_name);
 
-// Rows with no divisor near the register tile's (ViT's 197 tokens) and, for products of
-// two computed operands, columns that are no whole vectors are computed zero-padded to
-// whole tiles and sliced back: a dense layer (rows), attention's Q.K^T (both) and its
-// scores.V (rows). Every product in the compiled graph has whole tiles.
-TEST(GemmKernels, AwkwardRowsAndColumnsArePadded) {
+// Rows with no divisor near the register tile's (ViT's 197 tokens): a dense layer of
+// constant weights takes whole register tiles and a partial last one (the full tiles in
+// a loop with no guard, loop partitioning leaving the guards to a copy of its own for
+// the last tile); products of two computed operands (attention's Q.K^T, rows and
+// columns, and its scores.V, rows) are computed zero-padded to whole tiles, columns to
+// whole vectors, and sliced back.
+TEST(GemmKernels, AwkwardRowsEndInAPartialTileOrArePadded) {
   cpu::register_graph_backend();
   Graph g;
   NodeId x = g.add_input("x", {f32, {197, 96}});
   NodeId q = g.add_input("q", {f32, {3, 197, 32}});
   NodeId kt = g.add_input("kt", {f32, {3, 32, 197}});
   NodeId v = g.add_input("v", {f32, {3, 197, 64}});
-  NodeId d = g.add_op("add", {g.add_op("dense", {x, g.add_constant("w", constant({128, 96}, 1))}), g.add_constant("b", constant({128}, 2))});
+  // Two panels of 48 columns with AVX-512 (three vectors of 16).
+  NodeId d = g.add_op("add", {g.add_op("dense", {x, g.add_constant("w", constant({96, 96}, 1))}), g.add_constant("b", constant({96}, 2))});
   NodeId scores = g.add_op("softmax", {g.add_op("matmul", {q, kt})}, {{"axis", int64_t{-1}}});
   g.add_output(d, "dense");
   g.add_output(g.add_op("matmul", {scores, v}), "attention");
+  // Wide enough that its panels alone are the parallel work (the one above: its row
+  // tiles too).
+  g.add_output(g.add_op("dense", {x, g.add_constant("w_wide", constant({640, 96}, 7))}), "wide");
   CompileOptions o;
   o.target = target::Target::parse("llvm");
   CompiledModel m = compile(g, o);
@@ -225,15 +231,28 @@ TEST(GemmKernels, AwkwardRowsAndColumnsArePadded) {
     if (n.op != "matmul" && n.op != "matmul_packed") continue;
     ++products;
     const auto& s = n.type.shape;
-    EXPECT_EQ(s[s.size() - 2] % 4, 0) << n.name << ": rows " << s[s.size() - 2];
-    if (n.op == "matmul") {
-      EXPECT_EQ(s.back() % 16, 0) << n.name << ": columns " << s.back();
+    if (n.op == "matmul_packed") {
+      EXPECT_EQ(s[0], 197) << n.name << ": rows as they are";
+      continue;
     }
+    EXPECT_EQ(s[s.size() - 2] % 4, 0) << n.name << ": rows " << s[s.size() - 2];
+    EXPECT_EQ(s.back() % 16, 0) << n.name << ": columns " << s.back();
   }
-  EXPECT_EQ(products, 3);
+  int packed = 0;
+  for (const auto& k : m.kernels) {
+    if (k.func.name.find("matmul_packed") == std::string::npos) continue;
+    ++packed;
+    std::string ir = ir::to_string(k.func.body);
+    EXPECT_EQ(ir.find("if ("), std::string::npos) << k.func.name << ": no guard left\n" << ir;
+    size_t first = ir.find("allocate matmul_packed");
+    EXPECT_TRUE(first != std::string::npos && ir.find("allocate matmul_packed", first + 1) != std::string::npos)
+        << k.func.name << ": the last tile's loop of its own\n" << ir;
+  }
+  EXPECT_EQ(packed, 2);
+  EXPECT_EQ(products, 4);
   std::vector<std::vector<float>> in{random_floats(197 * 96, 3), random_floats(3 * 197 * 32, 4), random_floats(3 * 32 * 197, 5),
                                      random_floats(3 * 197 * 64, 6)};
-  for (size_t out : {0, 1}) {
+  for (size_t out : {0, 1, 2}) {
     Executor cpu = make_executor(m, "cpu", "llvm");
     CompiledModel ref = compile(g, {});
     Executor interp = make_executor(ref, "interp", "");

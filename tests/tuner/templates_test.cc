@@ -124,6 +124,10 @@ TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=3,H=224,W=224,O=96,KH=7,KW=7,stride=2,pad=0,block=16"},
            {"matmul_packed.cpu", "matmul_packed:M=128,N=768,K=768,block=64"},
            {"matmul_packed.cpu", "matmul_packed:M=1,N=1000,K=1280,block=40"},
+           // ViT's 197 tokens: row tiles, the last one partial; with few panels, the row
+           // tiles parallel outermost.
+           {"matmul_packed.cpu", "matmul_packed:M=197,N=768,K=768,block=64"},
+           {"matmul_packed.cpu", "matmul_packed:M=197,N=96,K=96,block=48"},
            {"conv2d_winograd.cpu", "conv2d_winograd:N=1,C=64,H=56,W=56,O=64,pad=1,tile=4,block=16,in_block=16"},
            {"conv2d_winograd.cpu", "conv2d_winograd:N=1,C=256,H=14,W=14,O=256,pad=1,tile=2,block=16,in_block=16"}}) {
     const Template& t = find_template(name);

@@ -70,21 +70,17 @@ int64_t reduction_chunk(int64_t m, int64_t k, int64_t panel, const target::Machi
   return k;
 }
 
-namespace {
+bool rows_take_partial_tiles(int64_t rows, int64_t tile) { return rows > tile && 2 * largest_divisor_at_most(rows, tile) < tile; }
 
-// A product's rows padded up to whole register tiles of `tile` rows where they have no
-// divisor of at least half a tile (ViT's 197 tokens: a row a tile); else as they are.
-int64_t padded_rows(int64_t rows, int64_t tile) {
-  return rows > tile && 2 * largest_divisor_at_most(rows, tile) < tile ? round_up(rows, tile) : rows;
-}
+namespace {
 
 // A product of two tensors ([..., M, K] by [..., K, N], no constant to pack: attention's
 // products) whose N has no panel of whole vectors, or whose M has no divisor near the
 // register tile's rows (ViT's 197 tokens), ran as a plain loop nest or a row a tile:
 // computed on zero-padded operands (N up to whole panels of two vectors, M up to whole
 // tiles) and sliced back; -1 where neither applies. ViT-B/16's attention products at
-// one thread here: 252 -> 8.7 ms in all (the model with the dense layers' rows padded
-// too: 874 -> 297 ms).
+// one thread here: 252 -> 8.7 ms in all. (A dense layer's rows take a partial last
+// tile instead: default_gemm_tile.)
 NodeId pad_product(GraphRewriter& rw, NodeId id, const target::MachineTraits& machine) {
   const Graph& old = rw.old();
   const Node& n = old.node(id);
@@ -96,7 +92,7 @@ NodeId pad_product(GraphRewriter& rw, NodeId id, const target::MachineTraits& ma
   if (cols > lanes && register_tile_columns(cols, machine) == 0) np = round_up(cols, cols >= 2 * lanes ? 2 * lanes : lanes);
   int64_t panel = register_tile_columns(np, machine);
   if (panel == 0 || panel % lanes) return -1;
-  mp = padded_rows(m, register_tile_rows(panel, machine));
+  if (int64_t tile = register_tile_rows(panel, machine); rows_take_partial_tiles(m, tile)) mp = round_up(m, tile);
   if (np == cols && mp == m) return -1;
   Graph& g = rw.graph();
   auto pad_axis = [&](NodeId x, size_t axis, int64_t extra, const char* what) {
@@ -143,21 +139,10 @@ Graph alter_layout(const Graph& old, const target::MachineTraits& machine) {
         NodeId w = g.add_op("pack_matmul_weight", {rw.map(n.inputs[1])}, {{"block", b}, {"layout", std::string(dense ? "nk" : "kn")}},
                             n.name + ".packed_weight");
         NodeId x = rw.map(n.inputs[0]);
-        int64_t rows = n.type.shape[0], k = old.type(n.inputs[0]).shape[1];
-        // Rows with no divisor near the register tile's (ViT's 197 tokens: a row a
-        // tile, the weight read once per row) are padded with zero rows up to whole
-        // tiles, and the result sliced back: ViT-B/16's dense layers at one thread here
-        // 503 -> 174 ms in all (the weight read once per 4 rows).
-        int64_t m = padded_rows(rows, register_tile_rows(b, machine));
-        if (m != rows) x = g.add_op("pad", {x}, {{"pads", std::vector<int64_t>{0, 0, m - rows, 0}}, {"value", 0.0}}, n.name + ".rows");
-        auto rows_back = [&](NodeId y) {
-          if (m == rows) return y;
-          Attrs a{{"begin", std::vector<int64_t>{0, 0}}, {"end", std::vector<int64_t>{rows, n.type.shape[1]}}, {"steps", std::vector<int64_t>{1, 1}}};
-          return g.add_op("strided_slice", {y}, a, n.name + ".sliced");
-        };
+        int64_t m = n.type.shape[0], k = old.type(n.inputs[0]).shape[1];
         int64_t chunk = reduction_chunk(m, k, b, machine);
         if (chunk == k) {
-          rw.set(id, rows_back(g.add_op("matmul_packed", {x, w}, {}, n.name)));
+          rw.set(id, g.add_op("matmul_packed", {x, w}, {}, n.name));
           continue;
         }
         // Too long a reduction for the rows to stay in L2 while every panel of the weight
@@ -175,7 +160,7 @@ Graph alter_layout(const Graph& old, const target::MachineTraits& machine) {
                               {}, part);
           y = y < 0 ? p : g.add_op("add", {p, y}, {}, part + ".sum");
         }
-        rw.set(id, rows_back(y));
+        rw.set(id, y);
         continue;
       }
     }

@@ -50,8 +50,13 @@ int64_t conv_channel_block(int64_t out_channels, bool grouped);
 int64_t register_tile_columns(int64_t n, const target::MachineTraits& machine);
 // The rows of a packed product's register tile for panels of `panel` columns: half the
 // vector registers' worth of accumulators, at most 8 rows (default_gemm_tile takes the
-// largest divisor of the product's rows up to it; alter_layout pads rows without one).
+// largest divisor of the product's rows up to it, or the tile itself, the last one
+// partial, where rows_take_partial_tiles).
 int64_t register_tile_rows(int64_t panel, const target::MachineTraits& machine);
+// Whether `rows` have no divisor of at least half a register tile of `tile` rows (ViT's
+// 197 tokens): then whole tiles and a partial last one, where a divisor would leave a
+// row a tile (the weight read once per row).
+bool rows_take_partial_tiles(int64_t rows, int64_t tile);
 // The reduction chunk it splits an m x k by k x n product, packed in panels of `panel`
 // columns, into (k: none): the largest divisor of k, at least 512, whose m x chunk rows
 // fit in half the L2 cache and whose chunk x panel block of the weight in a quarter of
