@@ -409,9 +409,20 @@ ConvTile default_conv_tile(const te::Tensor& t, const target::MachineTraits& mac
   // one thread, 0.132 -> 0.098 at two; its expansions to 576 and 960 (3 blocks rather
   // than 2) 1-6% faster at one thread, unchanged at two.
   c.oc = budget >= 24 && blocks % 3 == 0 ? 3 : fit(blocks, budget >= 16 ? 2 : 1);
-  const int64_t row_tile = std::min<int64_t>(8, budget / c.oc);
+  // Pixels a tile: at most 8, and as many as leave registers for the step's operands
+  // beside the accumulators, the tile's weight vectors and a broadcast of the input a
+  // pixel (LLVM loads them all ahead of the step's FMAs), unless that would leave fewer
+  // than 12 accumulators (two FMA pipes' latency) in flight. 3 blocks by 8 pixels took
+  // 35 of AVX-512's 32 registers; by 7, alone at one thread on the Zen 5 guest: a 3x3
+  // convolution of 48 channels at 56x56 0.85 -> 0.62 ms, MobileNetV2's expansions at
+  // 56x56 (24 -> 144) 0.124 -> 0.10 ms and 112x112 (16 -> 96) 0.265 -> 0.195, its
+  // projection to 24 channels 0.14 -> 0.125. AVX2's 6 pixels of a 16-channel block stay
+  // (MobileNetV2 and ResNet-18 compiled for Haswell ran alike with 4).
+  const int64_t vectors = c.oc * per_block;  // accumulators a pixel
+  const int64_t pixels = std::max((machine.vector_registers - vectors) / (vectors + 1), ceil_div<int64_t>(12, vectors));
+  const int64_t row_tile = std::min<int64_t>({8, budget / c.oc, pixels});
   c.ow = fit(ow, row_tile);
-  c.oh = fit(oh, std::max<int64_t>(1, budget / c.oc / c.ow));
+  c.oh = fit(oh, std::max<int64_t>(1, std::min(budget / c.oc, pixels) / c.ow));
   // A width with no divisor up to 8 (a prime: Inception-V3's 17, SqueezeNet's 13) left
   // a pixel a tile, 1 to 3 accumulators, too few to cover the FMAs' latency: then the
   // whole row, with as many channel blocks as the registers hold. Inception-V3's 17x17
