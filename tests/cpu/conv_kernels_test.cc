@@ -317,5 +317,40 @@ TEST_P(ConvKernels, ThreeDConvolutionsAreTwoDConvolutionsPerTap) {
 
 INSTANTIATE_TEST_SUITE_P(Targets, ConvKernels, ::testing::ValuesIn(test_util::kKernelTargets), test_util::kernel_target_name);
 
+// A register tile leaves registers for the step's operands beside its accumulators (the
+// tile's weight vectors and a broadcast of the input a pixel): three 16-channel blocks
+// take 7 pixels of a 56-wide row with AVX-512's 32 registers, where 8 (24 accumulators,
+// 35 registers in all) spilled; AVX2's 16 keep one block by 4 pixels (its tiles keep at
+// least 12 accumulators' worth of pixels before the row's divisor). Compiled only: the
+// tile is the compiler's choice for the target, whatever runs the test.
+TEST(ConvTiles, ATileLeavesRegistersForItsOperands) {
+  cpu::register_graph_backend();
+  struct Case {
+    std::string target;
+    int64_t accumulator_floats;
+  };
+  for (const Case& c : {Case{"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", 3 * 7 * 16},
+                        Case{"llvm -mtriple=x86_64-linux-gnu -mcpu=haswell", 1 * 4 * 16}}) {
+    Graph g;
+    NodeId x = g.add_input("x", {f32, {1, 16, 56, 56}});
+    Attrs none{{"pads", std::vector<int64_t>{0, 0, 0, 0}}, {"strides", std::vector<int64_t>{1, 1}}};
+    NodeId y = g.add_op("conv2d", {x, g.add_constant("w", random_constant({48, 16, 1, 1}, 1))}, none);
+    g.add_output(g.add_op("add", {y, g.add_constant("b", random_constant({48, 1, 1}, 2))}), "y");
+    CompileOptions o;
+    o.target = target::Target::parse(c.target);
+    CompiledModel m = compile(g, o);
+    int convs = 0;
+    for (const auto& k : m.kernels) {
+      std::string ir = ir::to_string(k.func.body);
+      size_t at = ir.find("allocate conv2d_nchwc: float32[");
+      if (at == std::string::npos) continue;
+      ++convs;
+      EXPECT_EQ(std::stoll(ir.substr(at + std::string("allocate conv2d_nchwc: float32[").size())), c.accumulator_floats)
+          << c.target << "\n" << ir;
+    }
+    EXPECT_EQ(convs, 1) << c.target;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::graph
