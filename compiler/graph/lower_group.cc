@@ -411,13 +411,14 @@ ConvTile default_conv_tile(const te::Tensor& t, const target::MachineTraits& mac
   c.oc = budget >= 24 && blocks % 3 == 0 ? 3 : fit(blocks, budget >= 16 ? 2 : 1);
   // Pixels a tile: at most 8, and as many as leave registers for the step's operands
   // beside the accumulators, the tile's weight vectors and a broadcast of the input a
-  // pixel (LLVM loads them all ahead of the step's FMAs), unless that would leave fewer
-  // than 12 accumulators (two FMA pipes' latency) in flight. 3 blocks by 8 pixels took
-  // 35 of AVX-512's 32 registers; by 7, alone at one thread on the Zen 5 guest: a 3x3
-  // convolution of 48 channels at 56x56 0.85 -> 0.62 ms, MobileNetV2's expansions at
-  // 56x56 (24 -> 144) 0.124 -> 0.10 ms and 112x112 (16 -> 96) 0.265 -> 0.195, its
-  // projection to 24 channels 0.14 -> 0.125. AVX2's 6 pixels of a 16-channel block stay
-  // (MobileNetV2 and ResNet-18 compiled for Haswell ran alike with 4).
+  // pixel, unless that would leave fewer than 12 accumulators (two FMA pipes' latency)
+  // in flight. 3 blocks by 8 pixels asked for 35 of AVX-512's 32 registers, and LLVM's
+  // code for a 1x1 convolution so spilled 4 vectors to the stack (none by 7). By 7,
+  // alone at one thread on the Zen 5 guest: a 3x3 convolution of 48 channels at 56x56
+  // 0.85 -> 0.62 ms, MobileNetV2's expansions at 56x56 (24 -> 144) 0.124 -> 0.10 ms
+  // and 112x112 (16 -> 96) 0.265 -> 0.195, its projection to 24 channels 0.14 -> 0.125.
+  // AVX2's 6 pixels of a 16-channel block stay (MobileNetV2 and ResNet-18 compiled for
+  // Haswell ran alike with 4).
   const int64_t vectors = c.oc * per_block;  // accumulators a pixel
   const int64_t pixels = std::max((machine.vector_registers - vectors) / (vectors + 1), ceil_div<int64_t>(12, vectors));
   const int64_t row_tile = std::min<int64_t>({8, budget / c.oc, pixels});
