@@ -279,6 +279,51 @@ TEST_P(ConvKernels, GroupedConvolutionsAreBlockedInsideTheirGroups) {
   EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "")), 1e-5) << target;
 }
 
+// Pooling windows of NCHWc data (Inception's 3x3 average pools at stride 1, ResNet's
+// 3x3 max pool at stride 2): the window's taps unrolled around the vector, and an
+// average's sum computed inside the average's loops, a vector of sums in registers,
+// not a buffer of the whole tensor written in a pass of its own. Both divisors (the
+// padding counted or not), results those of the interpreter.
+TEST_P(ConvKernels, PoolingWindowsAreUnrolledAndSumsStayInRegisters) {
+  const std::string target = GetParam();
+  const int64_t lanes = target::make_backend("cpu")->traits(target).lanes(32);
+  for (int64_t include_pad : {0, 1}) {
+    Graph g;
+    NodeId x = g.add_input("x", {f32, {1, 3, 15, 17}});
+    Attrs same{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{1, 1}}};
+    NodeId c = g.add_op("relu", {g.add_op("conv2d", {x, g.add_constant("w", random_constant({32, 3, 3, 3}, 81))}, same)});
+    Attrs window{{"kernel", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    Attrs avg = window, max = window;
+    avg.set("strides", std::vector<int64_t>{1, 1});
+    avg.set("count_include_pad", include_pad);
+    max.set("strides", std::vector<int64_t>{2, 2});
+    NodeId a = g.add_op("avg_pool2d", {c}, avg);
+    g.add_output(g.add_op("relu", {g.add_op("add", {a, c})}), "y");
+    g.add_output(g.add_op("max_pool2d", {c}, max), "m");
+    auto in = test::random_floats(3 * 15 * 17, 82);
+    const std::string what = fmt::format("count_include_pad={} on {}", include_pad, target);
+    CompiledModel m;
+    for (size_t out : {0, 1}) {
+      std::vector<float> got = test_util::run_graph(g, in, "cpu", target, out, &m);
+      EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "", out)), 1e-5) << what << ", output " << out;
+    }
+    int pools = 0;
+    for (const auto& k : m.kernels) {
+      const std::string ir = ir::to_string(k.func.body);
+      if (ir.find("pool2d") == std::string::npos) continue;
+      ++pools;
+      EXPECT_EQ(ir.find("for (ry"), std::string::npos) << k.func.name << ", " << what << ": the window unrolled\n" << ir;
+      EXPECT_EQ(ir.find("for (rx"), std::string::npos) << k.func.name << ", " << what << ": the window unrolled\n" << ir;
+      if (ir.find("avg_pool2d.sum") == std::string::npos) continue;
+      test_util::Allocation sum = test_util::allocation(k.func, "avg_pool2d.sum");
+      EXPECT_TRUE(sum.in_parallel_loop) << what << "\n" << ir;
+      EXPECT_GE(sum.elements, 1) << what << "\n" << ir;
+      EXPECT_LE(sum.elements, std::max<int64_t>(lanes, 16)) << what << ": a vector of sums\n" << ir;
+    }
+    EXPECT_EQ(pools, 2) << what;
+  }
+}
+
 // 3-d convolutions (video models) are 2-d convolutions per kernel tap in depth over the
 // frames as a batch: a 3x3x3 one padded in depth, a temporal 3x1x1 one strided and
 // dilated in depth, a spatial 1x3x3 one strided in height and width with two groups,
