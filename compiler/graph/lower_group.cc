@@ -709,14 +709,23 @@ int winograd_tile(const te::Tensor& mm) {
   return static_cast<int>(alpha - 2);
 }
 
+// The stages, not inlined, that read `t` (after inlining: where an inlined stage read
+// it, the stage it was inlined into).
+std::vector<schedule::Stage> readers_of(const schedule::Schedule& s, const te::Tensor& t) {
+  std::vector<schedule::Stage> r;
+  for (const schedule::Stage& st : s->stages) {
+    if (st->attach_type == schedule::AttachType::Inline || st->op.get() == t.get()) continue;
+    const std::vector<te::Tensor> ins = st->op->input_tensors();
+    if (std::any_of(ins.begin(), ins.end(), [&](const te::Tensor& in) { return in.get() == t.get(); })) r.push_back(st);
+  }
+  return r;
+}
+
 // The stage that reads a Winograd convolution's products `mm`: its output transform,
 // or the epilogue that it is inlined into ([N, O/b, OH, OW, b] both); undefined if none.
 te::Tensor winograd_reader(const schedule::Schedule& s, const te::Tensor& mm) {
-  for (const schedule::Stage& st : s->stages)
-    if (st->attach_type != schedule::AttachType::Inline && st->op.get() != mm.get())
-      for (const te::Tensor& in : st->op->input_tensors())
-        if (in.get() == mm.get()) return st->op;
-  return te::Tensor();
+  std::vector<schedule::Stage> r = readers_of(s, mm);
+  return r.empty() ? te::Tensor() : r.front()->op;
 }
 
 // Its output transform ([N, O/b, OH, OW, b]), or the elementwise epilogue into which
@@ -1039,22 +1048,15 @@ LoweredGroup lower_group(const Graph& g, const std::vector<NodeId>& nodes, const
     if (products.size() == 1 && same_shape(products[0]->shape, outs[0]->shape)) epilogue_of[products[0]] = outs[0];
   }
   std::set<const schedule::StageNode*> scheduled;  // epilogues scheduled with their product
-  // Windows' sums read by one stage of their shape that schedule_root schedules (no
-  // product, no reduction of its own): computed inside its loops (compute_window_sum).
+  // Windows' sums read by one stage of their shape with no reduction of its own:
+  // computed inside its loops where schedule_root schedules it (compute_window_sum),
+  // else at the root (below).
   std::map<const schedule::StageNode*, te::Tensor> window_sum_of;  // reader -> sum
   for (const schedule::Stage& st : s->stages) {
     if (st->op->tag != "pool" || st->op->reduce_axis.empty() || st->attach_type == schedule::AttachType::Inline || st->is_output)
       continue;
-    std::vector<schedule::Stage> readers;
-    for (const schedule::Stage& c : s->stages) {
-      if (c->is_placeholder() || c->attach_type == schedule::AttachType::Inline) continue;
-      const std::vector<te::Tensor> ins = c->op->input_tensors();
-      if (std::any_of(ins.begin(), ins.end(), [&](const te::Tensor& in) { return in.get() == st->op.get(); })) readers.push_back(c);
-    }
-    if (readers.size() != 1) continue;
-    const te::Tensor& r = readers[0]->op;
-    if (r->reduce_axis.empty() && same_shape(r->shape, st->op->shape) && !is_product(r) && r->tag.rfind("winograd", 0) != 0 &&
-        r->tag != "pack_int8_data")
+    std::vector<schedule::Stage> readers = readers_of(s, st->op);
+    if (readers.size() == 1 && readers[0]->op->reduce_axis.empty() && same_shape(readers[0]->op->shape, st->op->shape))
       window_sum_of[readers[0].get()] = st->op;
   }
   std::set<const te::OperationNode*> window_sums;
