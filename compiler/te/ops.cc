@@ -107,7 +107,7 @@ Tensor dense(const Tensor& x, const Tensor& w, const Tensor& bias, std::string n
   return compute(y->shape, [&](const std::vector<Var>& i) { return y(i[0], i[1]) + bias(i[1]); }, name + ".bias", "broadcast");
 }
 
-Tensor pad(const Tensor& x, std::vector<Expr> before, std::vector<Expr> after, Expr value, std::string name) {
+Tensor pad(const Tensor& x, std::vector<Expr> before, std::vector<Expr> after, Expr value, std::string name, bool split_border) {
   size_t n = x.ndim();
   if (before.size() != n || after.size() != n) throw CompileError("pad: one before/after amount per dimension needed");
   if (!value.defined()) value = ir::make_const(x->dtype, 0);
@@ -122,7 +122,8 @@ Tensor pad(const Tensor& x, std::vector<Expr> before, std::vector<Expr> after, E
                      bool trivial = ir::is_const_int(before[d], 0) && ir::is_const_int(after[d], 0);
                      idx.push_back(ir::simplify(i[d] - before[d]));
                      if (trivial) continue;
-                     Expr ok = i[d] >= before[d] && i[d] < before[d] + x->shape[d];
+                     Expr lo = i[d] >= before[d], hi = i[d] < before[d] + x->shape[d];
+                     Expr ok = split_border ? ir::likely(lo) && ir::likely(hi) : lo && hi;
                      inside = ir::is_const_int(inside, 1) ? ok : (inside && ok);
                    }
                    if (ir::is_const_int(inside, 1)) return x(idx);

@@ -35,9 +35,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::string name = "matmul");
 // Y(i, j) = sum_k X(i, k) * W(j, k) (+ bias(j)); X [N, K], W [M, K].
 Tensor dense(const Tensor& x, const Tensor& w, const Tensor& bias = Tensor(), std::string name = "dense");
 
-// Constant padding of each dimension by before[d] and after[d] elements.
+// Constant padding of each dimension by before[d] and after[d] elements. `split_border`:
+// the tests of the border are `likely`, so that loop partitioning (passes.h) takes the
+// border's iterations apart from the interior's, which then load without a test or a
+// clamp; more code, for a pad that runs over a large image.
 Tensor pad(const Tensor& x, std::vector<Expr> before, std::vector<Expr> after, Expr value = Expr(),
-           std::string name = "pad");
+           std::string name = "pad", bool split_border = false);
 
 struct Conv2DParams {
   std::array<int, 2> stride{1, 1};

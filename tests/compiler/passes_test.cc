@@ -49,6 +49,50 @@ TEST(Passes, LoopPartitionSplitsOffTheTail) {
   EXPECT_EQ(ir::to_string(simplify(loop_partition(t))), "for (i, 0, 4) {\n  A[i] = 1\n}\n");
 }
 
+// A condition of the loop alone is false past its split, so a chain of selects (a
+// concatenation's) leaves one operand to each part; a floor division of the loop's
+// index (a fused loop's outer index) splits it too; each part is simplified with its
+// own range, so a clamp of the index folds away.
+TEST(Passes, LoopPartitionGivesEachOperandItsPart) {
+  Var f("f"), a = buf("A"), b = buf("B"), c = buf("C"), d = buf("D");
+  const DataType i32 = DataType::Int(32);
+  auto load = [&](const Var& buffer, Expr index) { return ir::make_load(i32, buffer, std::move(index)); };
+  // Rows of 7 fused with the operands' 2 + 2 + 1 rows: f / 7 is the row.
+  Expr row = f / 7;
+  Expr v = ir::select(ir::likely(row < 2), load(b, ir::max(ir::min(f, 13), 0)),
+                      ir::select(ir::likely(row < 4), load(c, ir::max(ir::min(f - 14, 13), 0)), load(d, f - 28)));
+  Stmt s = ir::make_for(f, 0, 35, ForKind::Parallel, ir::make_store(a, v, f));
+  EXPECT_EQ(ir::to_string(remove_no_op(simplify(loop_partition(s)))),
+            "parallel for (f, 0, 14) {\n  A[f] = B[f]\n}\nparallel for (f, 14, 14) {\n  A[f] = C[f - 14]\n}\n"
+            "parallel for (f, 28, 7) {\n  A[f] = D[f - 28]\n}\n");
+  // Where the condition also depends on another variable it is not known past its
+  // split, and stays there.
+  Var j("j");
+  Stmt t = ir::make_for(f, 0, 4, ForKind::Serial,
+                        ir::make_for(j, 0, 3, ForKind::Serial,
+                                     ir::make_store(a, ir::select(ir::likely(f + j < 3), load(b, f + j), ir::make_int(0)), f * 3 + j)));
+  std::string text = ir::to_string(remove_no_op(simplify(loop_partition(t))));
+  EXPECT_EQ(text, "for (j, 0, 3) {\n  A[j] = B[j]\n}\nfor (f, 1, 3) {\n  for (j, 0, 3) {\n"
+                  "    A[f*3 + j] = select(likely(f + j < 3), B[f + j], 0)\n  }\n}\n");
+}
+
+// A part of one iteration (a padded image's first row of tiles) is not split again by
+// a serial loop inside it on a condition that does not involve its own variable (the
+// columns' border stays a test there); the interior's part is.
+TEST(Passes, LoopPartitionLeavesTheBordersInnerLoopsWhole) {
+  Var y("y"), x("x"), a = buf("A"), b = buf("B"), c = buf("C");
+  const DataType i32 = DataType::Int(32);
+  // A row's term and a column's, each zero on its border.
+  Expr v = ir::select(ir::likely(y >= 1), ir::make_load(i32, b, ir::max(y - 1, 0)), ir::make_int(0)) +
+           ir::select(ir::likely(x >= 1), ir::make_load(i32, c, ir::max(x - 1, 0)), ir::make_int(0));
+  Stmt s = ir::make_for(y, 0, 9, ForKind::Serial, ir::make_for(x, 0, 9, ForKind::Serial, ir::make_store(a, v, y * 9 + x)));
+  // The first row: one loop over the columns with the column's test; the interior's
+  // rows: the first column apart and the rest plain.
+  EXPECT_EQ(ir::to_string(remove_no_op(simplify(loop_partition(s)))),
+            "for (x, 0, 9) {\n  A[x] = select(likely(x >= 1), C[max(x - 1, 0)], 0)\n}\n"
+            "for (y, 1, 8) {\n  A[y*9] = B[y - 1]\n  for (x, 1, 8) {\n    A[y*9 + x] = B[y - 1] + C[x - 1]\n  }\n}\n");
+}
+
 TEST(Passes, VectorizeAndItsFallback) {
   Var i("i"), j("j"), a = buf("A"), b = buf("B");
   Stmt s = ir::make_for(i, 0, 8, ForKind::Vectorized,

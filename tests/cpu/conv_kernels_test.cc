@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -322,6 +323,53 @@ TEST_P(ConvKernels, PoolingWindowsAreUnrolledAndSumsStayInRegisters) {
     }
     EXPECT_EQ(pools, 2) << what;
   }
+}
+
+// Borders apart from interiors (loop partitioning on `likely` tests): the padded copy of
+// a first convolution's NCHW image copies a row's interior as vectors (its loads were
+// gathers of clamped indices), a depthwise convolution on a 56-row image or more loads its interior
+// without the padding's selects, and a concatenation in NCHWc is one copy loop per
+// operand. Results those of the interpreter; each fails on the code before the change.
+TEST_P(ConvKernels, BordersAndConcatenationsSplitApartFromTheInterior) {
+  const std::string target = GetParam();
+  Graph g;
+  uint32_t seed = 90;
+  NodeId x = g.add_input("x", {f32, {1, 3, 60, 60}});
+  auto conv = [&](NodeId t, int64_t out, int64_t in, int64_t k, int64_t groups) {
+    Attrs a{{"pads", std::vector<int64_t>(4, k / 2)}, {"strides", std::vector<int64_t>{1, 1}}};
+    if (groups > 1) a.set("groups", groups);
+    NodeId y = g.add_op("conv2d", {t, g.add_constant("w", random_constant({out, in / groups, k, k}, seed++))}, a);
+    return g.add_op("relu", {y});
+  };
+  NodeId c = conv(x, 32, 3, 3, 1);
+  NodeId d = conv(c, 32, 32, 3, 32);
+  NodeId cat = g.add_op("concatenate", {conv(d, 16, 32, 1, 1), conv(d, 32, 32, 1, 1), conv(c, 16, 32, 1, 1)}, {{"axis", int64_t{1}}});
+  // Two readers (as Inception's): the concatenation a kernel of its own.
+  g.add_output(g.add_op("max_pool2d", {cat}, {{"kernel", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}), "y");
+  g.add_output(conv(cat, 16, 64, 1, 1), "z");
+  auto in = test::random_floats(3 * 60 * 60, 91);
+  CompiledModel m;
+  for (size_t out : {0, 1}) {
+    std::vector<float> got = test_util::run_graph(g, in, "cpu", target, out, &m);
+    EXPECT_LT(test::rel_error(got, test_util::run_graph(g, in, "interp", "", out)), 1e-5) << target << ", output " << out;
+  }
+  const std::regex plain_filter(R"(depthwise_conv2d_nchwc\[ramp\([^\]]*\)\] \+ p0\[ramp\()");
+  int pads = 0, filters = 0, concats = 0;
+  for (const auto& k : m.kernels) {
+    const std::string ir = ir::to_string(k.func.body);
+    if (ir.find("allocate pad") != std::string::npos) {
+      ++pads;
+      EXPECT_EQ(ir.find("min(ramp("), std::string::npos) << target << ": the image's rows loaded as vectors, no gathers\n" << ir;
+    }
+    if (std::regex_search(ir, plain_filter)) ++filters;
+    if (ir.find("concatenate[") != std::string::npos) {
+      ++concats;
+      EXPECT_EQ(ir.find("select("), std::string::npos) << target << ": one copy loop per operand\n" << ir;
+    }
+  }
+  EXPECT_EQ(pads, 1) << target << ": the image's padded copy";
+  EXPECT_EQ(filters, 1) << target << ": the depthwise filter's interior without selects";
+  EXPECT_EQ(concats, 1) << target;
 }
 
 // 3-d convolutions (video models) are 2-d convolutions per kernel tap in depth over the
