@@ -12,11 +12,13 @@ namespace kiln::tuner {
 
 namespace {
 
-// The measurement of the template's default schedule of `w` among `records`, if any.
-std::optional<Record> default_record(const Template& t, const Workload& w, const std::vector<Record>& records, const std::string& target) {
+// The measurement of the template's default schedule of `w` on `machine` among
+// `records`, if any.
+std::optional<Record> default_record(const Template& t, const Workload& w, const std::vector<Record>& records,
+                                     const std::string& target, const target::MachineTraits& machine) {
   if (!t.default_config) return std::nullopt;
   const std::string key = w.key();
-  const int64_t d = t.default_config(w);
+  const int64_t d = t.default_config(w, machine);
   std::optional<Record> found;
   for (const Record& r : records)
     if (r.ok() && r.workload == key && r.template_name == t.name && r.target == target && r.config == d &&
@@ -47,8 +49,8 @@ void apply_record(const Record& r, const graph::AnchorStage& a, const Workload& 
 
 }  // namespace
 
-std::map<std::string, InModelPick> in_model_picks(const std::vector<Record>& records, const std::string& target,
-                                                  int threads) {
+std::map<std::string, InModelPick> in_model_picks(const std::vector<Record>& records, const target::MachineTraits& machine,
+                                                  const std::string& target, int threads) {
   auto counts = [&](const Record& r) {
     if (!r.ok() || !r.in_model() || r.target != target) return false;
     auto t = r.detail.find("threads");
@@ -68,7 +70,7 @@ std::map<std::string, InModelPick> in_model_picks(const std::vector<Record>& rec
   for (auto& [key, p] : picks) {
     const Template& t = find_template(p.best.template_name);
     if (!t.default_config) continue;
-    const int64_t d = t.default_config(Workload::from_key(key));
+    const int64_t d = t.default_config(Workload::from_key(key), machine);
     for (const Record& r : records)
       if (counts(r) && r.workload == key && r.config == d &&
           (!p.default_record || r.cost < p.default_record->cost))
@@ -81,10 +83,13 @@ std::map<std::string, InModelPick> in_model_picks(const std::vector<Record>& rec
 graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& warn, ApplyStats* stats, const std::string& target) {
   auto all = std::make_shared<std::vector<Record>>(load_records(records_path, IfMissing::kError));
   auto best = std::make_shared<std::map<std::string, Record>>(best_records(*all, target));
-  auto picks = std::make_shared<std::map<std::string, InModelPick>>(in_model_picks(*all, target, host_threads()));
+  // The in-model picks compare with the default on the machine the model is compiled
+  // for (the anchors' traits), known at the first anchor.
+  auto picks = std::make_shared<std::optional<std::map<std::string, InModelPick>>>();
   auto own = std::make_shared<ApplyStats>();
   return [all, best, picks, own, stats, &warn, records_path, target](const graph::AnchorStage& a) {
     ApplyStats& st = stats ? *stats : *own;
+    if (!*picks) *picks = in_model_picks(*all, a.machine, target, host_threads());
     const graph::Node& n = a.graph.node(a.node);
     std::optional<Workload> w = workload_of(a.graph, a.node);
     if (!w) {
@@ -94,7 +99,7 @@ graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& 
       return false;
     }
     std::string key = w->key();
-    if (auto p = picks->find(key); p != picks->end()) {
+    if (auto p = (*picks)->find(key); p != (*picks)->end()) {
       if (!p->second.applies) {
         if (st.kept_default.insert(key).second)
           warn << fmt::format("kiln: note: no record in {} for {} (node '{}') ran {:.0f}% faster than the default schedule "
@@ -116,7 +121,7 @@ graph::ScheduleHook records_hook(const std::string& records_path, std::ostream& 
     const Template& t = find_template(it->second.template_name);
     if (st.kept_default.count(key)) return false;
     if (!st.applied.count(key)) {  // decided once per workload
-      std::optional<Record> d = default_record(t, *w, *all, target);
+      std::optional<Record> d = default_record(t, *w, *all, target, a.machine);
       if (d && d->config != it->second.config && it->second.cost > d->cost * (1 - kDefaultMargin)) {
         st.kept_default.insert(key);
         warn << fmt::format("kiln: note: the best record in {} for {} (node '{}') is {:.1f}% faster than the default schedule "

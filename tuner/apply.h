@@ -47,9 +47,10 @@ struct InModelPick {
 };
 // The pick of every workload with in-model records among `records`, by key: those
 // measured on `threads` threads (their detail's "threads"; 0: any), since a schedule
-// that wins on one core can lose on two.
-std::map<std::string, InModelPick> in_model_picks(const std::vector<Record>& records, const std::string& target = "cpu",
-                                                  int threads = 0);
+// that wins on one core can lose on two; the default is the default schedule on
+// `machine` (the model's target's traits, tuner::machine_traits).
+std::map<std::string, InModelPick> in_model_picks(const std::vector<Record>& records, const target::MachineTraits& machine,
+                                                  const std::string& target = "cpu", int threads = 0);
 
 // `warn`: where the warnings go (stderr in kiln). In-model records apply where they
 // were measured on the threads the CPU backend runs on now. `stats` (optional) is filled as

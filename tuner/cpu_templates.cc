@@ -29,13 +29,13 @@ std::vector<int64_t> divisors_upto(int64_t n, int64_t max, const std::vector<int
 }
 
 // The configuration of `space` whose tile (`tile_of`, what apply schedules with) is the
-// compiler's default on this host (`pick`: graph::default_conv_tile, default_gemm_tile),
+// compiler's default on `machine` (`pick`: graph::default_conv_tile, default_gemm_tile),
 // or -1.
 template <typename Tile>
-int64_t default_config_of(const Workload& w, const ConfigSpace& space, Tile (*pick)(const te::Tensor&, const target::MachineTraits&),
-                          Tile (*tile_of)(const Config&)) {
+int64_t default_config_of(const Workload& w, const target::MachineTraits& machine, const ConfigSpace& space,
+                          Tile (*pick)(const te::Tensor&, const target::MachineTraits&), Tile (*tile_of)(const Config&)) {
   Tile d{};
-  visit_default_anchor(w, [&](const te::Tensor& t, const target::MachineTraits& m) { d = pick(t, m); });
+  visit_default_anchor(w, machine, [&](const te::Tensor& t, const target::MachineTraits& m) { d = pick(t, m); });
   for (int64_t i = 0; i < space.size(); ++i)
     if (tile_of(space.get(i)) == d) return i;
   return -1;
@@ -139,7 +139,9 @@ void gemm_packed_apply(const graph::AnchorStage& a, const Workload&, const Confi
   graph::schedule_matmul_packed(a.schedule, a.stage, a.epilogue.defined() ? a.epilogue : a.stage, gemm_packed_tile(cfg));
 }
 
-int64_t gemm_packed_default(const Workload& w) { return default_config_of(w, gemm_packed_space(w), graph::default_gemm_tile, gemm_packed_tile); }
+int64_t gemm_packed_default(const Workload& w, const target::MachineTraits& machine) {
+  return default_config_of(w, machine, gemm_packed_space(w), graph::default_gemm_tile, gemm_packed_tile);
+}
 
 // ------------------------------------------------------------------ conv2d NCHWc
 
@@ -210,7 +212,9 @@ void conv_apply(const graph::AnchorStage& a, const Workload&, const Config& cfg)
   graph::schedule_conv2d_nchwc(a.schedule, a.stage, a.epilogue.defined() ? a.epilogue : a.stage, conv_tile(cfg));
 }
 
-int64_t conv_default(const Workload& w) { return default_config_of(w, conv_space(w), graph::default_conv_tile, conv_tile); }
+int64_t conv_default(const Workload& w, const target::MachineTraits& machine) {
+  return default_config_of(w, machine, conv_space(w), graph::default_conv_tile, conv_tile);
+}
 
 // ------------------------------------------------------------------ conv2d_winograd
 
@@ -254,14 +258,15 @@ graph::MatmulTile default_winograd_tile(const te::Tensor& mm, const target::Mach
 
 // The configuration whose schedule is the default's (by rows of image tiles, the rows
 // are the largest divisor of a row's tiles not above the tile's), or -1.
-int64_t winograd_default(const Workload& w) {
+int64_t winograd_default(const Workload& w, const target::MachineTraits& machine) {
   const int64_t m = w.at("tile"), row_tiles = (w.at("W") + 2 * w.at("pad") - 2 + m - 1) / m;
   auto effective = [&](graph::MatmulTile t) {
     if (t.by_tile_rows) t.rows = largest_divisor_at_most(row_tiles, t.rows);
     return t;
   };
   graph::MatmulTile d{};
-  visit_default_anchor(w, [&](const te::Tensor& t, const target::MachineTraits& machine) { d = effective(default_winograd_tile(t, machine)); });
+  visit_default_anchor(w, machine,
+                       [&](const te::Tensor& t, const target::MachineTraits& m) { d = effective(default_winograd_tile(t, m)); });
   const ConfigSpace space = winograd_space(w);
   for (int64_t i = 0; i < space.size(); ++i)
     if (effective(winograd_tile(space.get(i))) == d) return i;

@@ -105,10 +105,11 @@ InModelResult select_in_model(const graph::Graph& g, const InModelOptions& opt) 
   const std::vector<Record> all = load_records(opt.records);
   std::vector<Task> tasks;
   std::map<std::string, size_t> task_of;
+  const target::MachineTraits machine = machine_traits(opt.target.str());
   for (const auto& [w, node] : model_workloads(g, opt.target)) {
     std::vector<const Template*> ts = templates_for(w.op, "cpu");
     if (ts.empty() || !ts[0]->default_config) continue;
-    const int64_t d = ts[0]->default_config(w);
+    const int64_t d = ts[0]->default_config(w, machine);
     if (d < 0) continue;
     std::vector<int64_t> configs = candidates_of(all, *ts[0], w.key(), d, opt.candidates);
     if (configs.size() < 2) continue;  // nothing measured alone but the default

@@ -305,7 +305,7 @@ MeasureResult measure_cpu(const Template& t, const Workload& w, const Config& c,
   std::vector<void*> args;
   {
     HostLock preparing(false);
-    funcs = lower_candidate(t, w, c);
+    funcs = lower_candidate(t, w, c, machine_traits(opt.target));
     mod = target::make_backend("cpu")->build(funcs, opt.target);
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1, 1);
@@ -346,7 +346,7 @@ MeasureResult measure_gpu(const Template& t, const Workload& w, const Config& c,
   std::vector<void*> args;
   {
     HostLock preparing(false);
-    funcs = lower_candidate(t, w, c);
+    funcs = lower_candidate(t, w, c, machine_traits(opt.target));
     mod = target::make_backend(t.target)->build(funcs, opt.target);
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1, 1);

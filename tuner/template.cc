@@ -60,18 +60,14 @@ std::vector<std::string> template_names() {
   return r;
 }
 
-namespace {
-
-// The host's traits as compile() reads them for the plain "cpu" target.
-target::MachineTraits host_traits() {
-  const target::Target host = target::Target::parse("cpu").host_target();
-  return target::make_backend(host.backend())->traits(host.str());
+target::MachineTraits machine_traits(const std::string& target) {
+  if (target.empty() && !target::has_backend("cpu")) return {};  // no CPU to schedule for (a VTA-only build)
+  const target::Target t = target::Target::parse(target.empty() ? "cpu" : target);
+  return target::make_backend(t.backend())->traits(t.str());
 }
 
-}  // namespace
-
-void visit_default_anchor(const Workload& w, const std::function<void(const te::Tensor&, const target::MachineTraits&)>& visit) {
-  const target::MachineTraits machine = host_traits();
+void visit_default_anchor(const Workload& w, const target::MachineTraits& machine,
+                          const std::function<void(const te::Tensor&, const target::MachineTraits&)>& visit) {
   graph::NodeId node = -1;
   graph::Graph g = workload_graph(w, &node);
   bool seen = false;
@@ -85,6 +81,11 @@ void visit_default_anchor(const Workload& w, const std::function<void(const te::
 }
 
 std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Workload& w, const Config& c) {
+  return lower_candidate(t, w, c, machine_traits(""));
+}
+
+std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Workload& w, const Config& c,
+                                                   const target::MachineTraits& machine) {
   if (t.lower) return t.lower(w, c);
   graph::NodeId node = -1;
   graph::Graph g = workload_graph(w, &node);
@@ -94,11 +95,7 @@ std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Work
     applied = true;
     return true;
   };
-  // With the host's traits where the CPU backend is registered (it is wherever candidates
-  // are measured): the stages a template leaves to the compiler (a Winograd convolution's
-  // transforms) are scheduled as in a model compiled for the host.
-  graph::LoweredGroup lg =
-      graph::lower_group(g, {node}, "candidate", {}, hook, target::has_backend("cpu") ? host_traits() : target::MachineTraits{});
+  graph::LoweredGroup lg = graph::lower_group(g, {node}, "candidate", {}, hook, machine);
   if (!applied) throw std::logic_error("template '" + t.name + "' found no anchor stage in " + w.key());
   return {lg.func};
 }

@@ -32,11 +32,11 @@ struct Template {
   // candidate is exactly the kernel the compiler would make. A backend whose
   // candidates are not loop IR functions of that graph (VTA) provides its own.
   std::function<std::vector<schedule::LoweredFunc>(const Workload&, const Config&)> lower;
-  // The configuration that schedules the workload as the compiler's default does on
-  // this host (what `kiln run` does without records), or -1 where no configuration of
-  // the space does; tune() measures it first. Left empty: the default is not in the
-  // space.
-  std::function<int64_t(const Workload&)> default_config;
+  // The configuration that schedules the workload as the compiler's default does on a
+  // machine (what `kiln run` does there without records: the traits of the target the
+  // candidates are built for, machine_traits), or -1 where no configuration of the
+  // space does; tune() measures it first. Left empty: the default is not in the space.
+  std::function<int64_t(const Workload&, const target::MachineTraits&)> default_config;
 };
 
 // Registers (or replaces) a template. The built-in CPU templates are registered on
@@ -48,12 +48,22 @@ const Template& find_template(const std::string& name);
 std::vector<const Template*> templates_for(const std::string& op, const std::string& target);
 std::vector<std::string> template_names();
 
-// Calls `visit` with the anchor stage of the workload's one-node graph and the host's
-// machine traits: what the compiler's default schedule of it reads (for
-// Template::default_config).
-void visit_default_anchor(const Workload& w, const std::function<void(const te::Tensor&, const target::MachineTraits&)>& visit);
+// The machine a target string's kernels are scheduled for: its backend's traits ("cpu"
+// the host CPU's, "llvm -mcpu=haswell" that CPU's, "opencl" a GPU's; "" the host CPU's
+// where the CPU backend is registered, else none).
+target::MachineTraits machine_traits(const std::string& target);
 
-// A candidate's lowered functions (Template::lower, or the default).
+// Calls `visit` with the anchor stage of the workload's one-node graph and `machine`:
+// what the compiler's default schedule of it reads (for Template::default_config).
+void visit_default_anchor(const Workload& w, const target::MachineTraits& machine,
+                          const std::function<void(const te::Tensor&, const target::MachineTraits&)>& visit);
+
+// A candidate's lowered functions (Template::lower, or the default: the stages a
+// template leaves to the compiler, a Winograd convolution's transforms, scheduled for
+// `machine`, as in a model compiled for it). Without `machine`: the host CPU's where
+// the CPU backend is registered.
+std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Workload& w, const Config& c,
+                                                   const target::MachineTraits& machine);
 std::vector<schedule::LoweredFunc> lower_candidate(const Template& t, const Workload& w, const Config& c);
 
 // Built-in CPU templates (cpu_templates.cc).

@@ -87,7 +87,7 @@ TuneResult tune(const Template& t, const Workload& w, Measurer& m, const TuneOpt
   // The compiler's default schedule first (one of the trials), unless measured before:
   // the best record is then never one that the default beats as the tuner measures,
   // and the policy learns from it as from an earlier record.
-  const int64_t default_config = t.default_config ? t.default_config(w) : -1;
+  const int64_t default_config = t.default_config ? t.default_config(w, machine_traits(opt.candidates_target)) : -1;
   Record default_record;
   if (default_config >= 0 && !measured.count(default_config) && to_measure > 0) {
     std::vector<MeasureResult> r = m.measure({{t.name, w, default_config}});

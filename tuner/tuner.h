@@ -50,6 +50,10 @@ struct TuneOptions {
   // its records key with the configuration's fingerprint (graph::Strategy::records_key).
   // Records of another target are neither resumed nor learned from.
   std::string target;
+  // The target string the candidates are built for (MeasureOptions::target): the
+  // machine the default configuration (Template::default_config) and the candidates
+  // lowered for the cost model's features are scheduled for ("": the host CPU).
+  std::string candidates_target;
   std::shared_ptr<FeatureMemo> feature_memo;  // null: features live for this tune only
   // xgb: the model also trains on records of other workloads of the same template
   // (XgbTransferTuner; XgbTuner without)

@@ -11,8 +11,9 @@
 
 namespace kiln::tuner {
 
-FeatureCache::FeatureCache(const Template& t, const Workload& w, ConfigSpace space, std::shared_ptr<FeatureMemo> memo)
-    : t_(t), w_(w), space_(std::move(space)), memo_(memo ? std::move(memo) : std::make_shared<FeatureMemo>()) {}
+FeatureCache::FeatureCache(const Template& t, const Workload& w, ConfigSpace space, target::MachineTraits machine,
+                           std::shared_ptr<FeatureMemo> memo)
+    : t_(t), w_(w), space_(std::move(space)), machine_(machine), memo_(memo ? std::move(memo) : std::make_shared<FeatureMemo>()) {}
 
 const std::vector<float>& FeatureCache::get(int64_t index) {
   auto it = memo_->features.find(index);
@@ -20,7 +21,7 @@ const std::vector<float>& FeatureCache::get(int64_t index) {
   std::vector<float> f;
   try {
     Config c = space_.get(index);
-    f = candidate_features(lower_candidate(t_, w_, c), space_, c);
+    f = candidate_features(lower_candidate(t_, w_, c, machine_), space_, c);
   } catch (const std::exception&) {
     f.clear();
   }
@@ -55,7 +56,7 @@ TrainSet transfer_set(const TuneTask& task) {
   for (const auto& [key, recs] : task.others) {
     try {
       Workload w = Workload::from_key(key);
-      FeatureCache fc(task.tmpl, w, task.tmpl.space(w));
+      FeatureCache fc(task.tmpl, w, task.tmpl.space(w), machine_traits(task.options.candidates_target));
       std::vector<Sample> samples;
       for (const Record* r : recs) samples.push_back(sample_of(*r));
       add_group(fc, samples, &ts);
@@ -164,7 +165,7 @@ std::vector<int64_t> score_all(FeatureCache& fc, const CostModel& model, const s
 
 XgbTuner::XgbTuner(const TuneTask& task, TrainSet prior)
     : Tuner(task),
-      features_(task.tmpl, task.workload, task.space, task.options.feature_memo),
+      features_(task.tmpl, task.workload, task.space, machine_traits(task.options.candidates_target), task.options.feature_memo),
       model_(task.options.seed),
       prior_(std::move(prior)) {
   for (const Record* r : task.earlier) samples_.push_back(sample_of(*r));

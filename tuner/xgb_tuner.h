@@ -18,11 +18,13 @@
 
 namespace kiln::tuner {
 
-// Features of configurations of one task, computed once (lowering is the cost) into
-// the caller's memo when it gives one.
+// Features of configurations of one task, its candidates lowered for `machine` (as they
+// are measured), computed once (lowering is the cost) into the caller's memo when it
+// gives one.
 class FeatureCache {
  public:
-  FeatureCache(const Template& t, const Workload& w, ConfigSpace space, std::shared_ptr<FeatureMemo> memo = nullptr);
+  FeatureCache(const Template& t, const Workload& w, ConfigSpace space, target::MachineTraits machine,
+               std::shared_ptr<FeatureMemo> memo = nullptr);
   const ConfigSpace& space() const { return space_; }
   // Empty when the configuration does not lower (an invalid schedule).
   const std::vector<float>& get(int64_t index);
@@ -31,6 +33,7 @@ class FeatureCache {
   const Template& t_;
   Workload w_;
   ConfigSpace space_;
+  target::MachineTraits machine_;
   std::shared_ptr<FeatureMemo> memo_;
 };
 

@@ -231,6 +231,7 @@ void bind_tune(py::module_& m) {
         if (!on_progress.is_none())
           opt.on_progress = [on_progress](const tuner::TuneProgress& p) { on_progress(p); };
         tuner::MeasureOptions mopt = measure_options(measure);
+        opt.candidates_target = mopt.target;
         std::unique_ptr<tuner::Measurer> measurer;
         if (mpi && mpi->size() > 1)
           measurer = mpi->measurer(mopt);

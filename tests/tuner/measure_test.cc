@@ -332,7 +332,7 @@ TEST(Tuner, InModelRecordsAreNotTheSearchsHistory) {
   cpu::register_graph_backend();
   Workload w = parse_workload("matmul_packed:M=16,N=64,K=32,block=32");
   const Template& t = find_template("matmul_packed.cpu");
-  const int64_t d = t.default_config(w);
+  const int64_t d = t.default_config(w, machine_traits("cpu"));
   fs::path p = fs::temp_directory_path() / ("kiln-in-model-history-" + std::to_string(getpid()) + ".jsonl");
   fs::remove(p);
   MeasureResult fast;
@@ -352,6 +352,28 @@ TEST(Tuner, InModelRecordsAreNotTheSearchsHistory) {
   ASSERT_EQ(best.count(w.key()), 1u);
   EXPECT_EQ(best.at(w.key()).tuner, "random");
   fs::remove(p);
+}
+
+// tune() measures first the default schedule on the machine the candidates are built
+// for (TuneOptions::candidates_target, as `kiln tune -t "llvm -mcpu=..."` sets it), not
+// the host's: AVX2's Haswell (16 registers of 8 lanes) and AVX-512's Skylake (32 of 16)
+// tile this convolution differently, and one of them is not this host.
+TEST(Tuner, TheDefaultMeasuredFirstIsTheCandidatesTargets) {
+  cpu::register_graph_backend();
+  Workload w = parse_workload("conv2d:N=1,C=32,H=14,W=14,O=64,KH=3,KW=3,stride=1,pad=1,block=16,in_block=16");
+  const Template& t = find_template("conv2d_nchwc.cpu");
+  const std::vector<std::string> targets = {"llvm -mcpu=haswell", "llvm -mcpu=skylake-avx512"};
+  EXPECT_NE(t.default_config(w, machine_traits(targets[0])), t.default_config(w, machine_traits(targets[1])));
+  for (const std::string& target : targets) {
+    FakeMeasurer m;
+    TuneOptions o;
+    o.tuner = "random";
+    o.trials = 1;
+    o.candidates_target = target;
+    TuneResult r = tune(t, w, m, o);
+    ASSERT_TRUE(r.default_record) << target;
+    EXPECT_EQ(r.default_record->config, t.default_config(w, machine_traits(target))) << target;
+  }
 }
 
 }  // namespace

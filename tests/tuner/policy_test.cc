@@ -298,7 +298,7 @@ TEST(Loop, TheDefaultScheduleIsTheFirstTrial) {
   std::shared_ptr<TrialLog> log = register_trial();
   const Template& t = find_template("matmul_packed.cpu");
   Workload w = parse_workload("matmul_packed:M=16,N=64,K=32,block=32");
-  const int64_t d = t.default_config(w);
+  const int64_t d = t.default_config(w, machine_traits("cpu"));
   ASSERT_GE(d, 0);
   FakeMeasurer m;
   TuneOptions o;

@@ -324,7 +324,7 @@ TEST(Apply, RecordsScheduleAWinogradConvolutionsProducts) {
   Workload w = parse_workload(key);
   ASSERT_EQ(w.key(), key) << "--op's defaults are the pass's choices";
   ConfigSpace s = t.space(w);
-  const int64_t d = t.default_config(w);
+  const int64_t d = t.default_config(w, machine_traits("cpu"));
   ASSERT_GE(d, 0);
   const int64_t other = s.index_of({{"tile_i", "[8,2]"}, {"tile_j", "[1,16]"}, {"tile_k", "[8,2]"},
                                     {"order", t.space(w).get(d).name("order") == "tiles" ? "slices" : "tiles"}});
@@ -359,7 +359,7 @@ TEST(Apply, RecordsScheduleAGroupedConvolution) {
   Workload w = parse_workload(key);
   ASSERT_EQ(w.key(), key);
   ConfigSpace s = t.space(w);
-  const int64_t d = t.default_config(w);
+  const int64_t d = t.default_config(w, machine_traits("cpu"));
   ASSERT_GE(d, 0);
   expect_record_applies(g, t, w, d, (d + s.size() / 2) % s.size(), 48u * 10 * 10);
 }
@@ -389,7 +389,7 @@ TEST(Apply, AChunkedReductionsProductsAreWorkloads) {
   // A record for the chunks applies to them, and the result still matches.
   const Template& t = find_template("matmul_packed.cpu");
   ConfigSpace s = t.space(*chunk);
-  const int64_t d = t.default_config(*chunk), other = d == 0 ? 1 : 0;
+  const int64_t d = t.default_config(*chunk, machine_traits("cpu")), other = d == 0 ? 1 : 0;
   fs::path p = temp_file("kiln-records-chunks");
   {
     RecordWriter out(p.string());
@@ -434,7 +434,7 @@ TEST(Apply, ARecordWithinTheMarginOfTheDefaultKeepsTheDefault) {
   cpu::register_graph_backend();
   const Template& t = find_template("matmul_packed.cpu");
   Workload w = parse_workload("matmul_packed:M=16,N=64,K=32,block=32");
-  const int64_t d = t.default_config(w);
+  const int64_t d = t.default_config(w, machine_traits("cpu"));
   ASSERT_GE(d, 0);
   const int64_t other = d == 0 ? 1 : 0;
   graph::NodeId node = -1;
@@ -468,7 +468,7 @@ Record record(int64_t config, double cost, bool in_model, int threads = 1) {
   return record_of(t, w, t.space(w), "cpu", config, mr, 0, in_model ? kInModelTuner : "random");
 }
 
-int64_t default_config() { return find_template("matmul_packed.cpu").default_config(parse_workload(kKey)); }
+int64_t default_config() { return find_template("matmul_packed.cpu").default_config(parse_workload(kKey), machine_traits("cpu")); }
 
 TEST(InModel, APickAppliesPastTheMarginOnItsThreads) {
   cpu::register_graph_backend();  // the default configuration is the host's
@@ -476,21 +476,21 @@ TEST(InModel, APickAppliesPastTheMarginOnItsThreads) {
   const int64_t other = d == 0 ? 1 : 0;
   for (double gain : {0.01, 0.05}) {
     std::vector<Record> rs = {record(d, 1e-3, true), record(other, 1e-3 / (1 + gain), true)};
-    auto picks = in_model_picks(rs, "cpu", 1);
+    auto picks = in_model_picks(rs, machine_traits("cpu"), "cpu", 1);
     ASSERT_EQ(picks.count(kKey), 1u);
     EXPECT_EQ(picks.at(kKey).best.config, other);
     ASSERT_TRUE(picks.at(kKey).default_record);
     EXPECT_EQ(picks.at(kKey).applies, gain >= kInModelMargin) << gain;
   }
   // Where the default is the fastest it stays.
-  EXPECT_FALSE(in_model_picks({record(d, 1e-3, true), record(other, 2e-3, true)}, "cpu", 1).at(kKey).applies);
+  EXPECT_FALSE(in_model_picks({record(d, 1e-3, true), record(other, 2e-3, true)}, machine_traits("cpu"), "cpu", 1).at(kKey).applies);
   // Records of two threads are not those of one; with 0 (any) they all count.
   std::vector<Record> two = {record(d, 1e-3, true, 2), record(other, 0.5e-3, true, 2)};
-  EXPECT_TRUE(in_model_picks(two, "cpu", 1).empty());
-  EXPECT_TRUE(in_model_picks(two, "cpu", 2).at(kKey).applies);
-  EXPECT_TRUE(in_model_picks(two, "cpu", 0).at(kKey).applies);
+  EXPECT_TRUE(in_model_picks(two, machine_traits("cpu"), "cpu", 1).empty());
+  EXPECT_TRUE(in_model_picks(two, machine_traits("cpu"), "cpu", 2).at(kKey).applies);
+  EXPECT_TRUE(in_model_picks(two, machine_traits("cpu"), "cpu", 0).at(kKey).applies);
   // Records measured alone are no picks.
-  EXPECT_TRUE(in_model_picks({record(d, 1e-3, false), record(other, 0.5e-3, false)}, "cpu", 1).empty());
+  EXPECT_TRUE(in_model_picks({record(d, 1e-3, false), record(other, 0.5e-3, false)}, machine_traits("cpu"), "cpu", 1).empty());
 }
 
 // The standalone records say `other` is 25% faster; inside the model it was not, so the
@@ -584,7 +584,7 @@ TEST(InModel, SelectsInsideTheModel) {
     if (rec.config == c.default_config) with_default.insert(rec.workload);
   }
   EXPECT_EQ(with_default.size(), 2u);
-  EXPECT_EQ(in_model_picks(load_records(p.string()), "cpu", threads).size(), 2u);
+  EXPECT_EQ(in_model_picks(load_records(p.string()), machine_traits("cpu"), "cpu", threads).size(), 2u);
   // Another target than the host CPU is refused, naming it.
   o.target = target::Target::parse("interp");
   EXPECT_THROW(select_in_model(g, o), std::exception);

@@ -105,12 +105,12 @@ TEST(Templates, EveryWinogradOrderMatchesTheInterpreter) {
 }
 
 // Template::default_config names the configuration whose schedule is the compiler's own
-// default for the workload on this host: lowered with it, and lowered with no hook at
-// all, the loop nests print the same.
+// default for the workload on a machine: lowered with it, and lowered with no hook at
+// all, the loop nests print the same; on this host and on AVX2's Haswell (`kiln tune -t
+// "llvm -mcpu=haswell"`: 16 registers of 8 lanes, whose defaults differ from AVX-512's).
 TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
   cpu::register_graph_backend();
-  const target::Target host = target::Target::parse("cpu").host_target();
-  const target::MachineTraits machine = target::make_backend(host.backend())->traits(host.str());
+  for (const std::string target : {"cpu", "llvm -mcpu=haswell"})
   for (auto [name, key] : std::vector<std::pair<std::string, std::string>>{
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=32,H=14,W=14,O=64,KH=3,KW=3,stride=1,pad=1,block=16,in_block=16"},
            {"conv2d_nchwc.cpu", "conv2d:N=1,C=144,H=56,W=56,O=32,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16"},
@@ -130,17 +130,18 @@ TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
            {"matmul_packed.cpu", "matmul_packed:M=197,N=96,K=96,block=48"},
            {"conv2d_winograd.cpu", "conv2d_winograd:N=1,C=64,H=56,W=56,O=64,pad=1,tile=4,block=16,in_block=16"},
            {"conv2d_winograd.cpu", "conv2d_winograd:N=1,C=256,H=14,W=14,O=256,pad=1,tile=2,block=16,in_block=16"}}) {
+    const target::MachineTraits machine = machine_traits(target);
     const Template& t = find_template(name);
     ASSERT_TRUE(t.default_config) << name;
     Workload w = parse_workload(key);
-    int64_t d = t.default_config(w);
-    ASSERT_GE(d, 0) << key;
-    std::vector<schedule::LoweredFunc> tuned = lower_candidate(t, w, t.space(w).get(d));
+    int64_t d = t.default_config(w, machine);
+    ASSERT_GE(d, 0) << key << " for " << target;
+    std::vector<schedule::LoweredFunc> tuned = lower_candidate(t, w, t.space(w).get(d), machine);
     graph::NodeId node = -1;
     graph::Graph g = workload_graph(w, &node);
     graph::LoweredGroup plain = graph::lower_group(g, {node}, "candidate", {}, {}, machine);
     ASSERT_EQ(tuned.size(), 1u);
-    EXPECT_EQ(ir::to_string(tuned[0].body), ir::to_string(plain.func.body)) << key;
+    EXPECT_EQ(ir::to_string(tuned[0].body), ir::to_string(plain.func.body)) << key << " for " << target;
   }
   EXPECT_FALSE(find_template("matmul.cpu").default_config) << "bench/gemm's schedule is not the compiler's default";
 }
@@ -167,7 +168,7 @@ TEST(Templates, ARowWithoutSmallDivisorsIsOneRegisterTile) {
                         Case{"conv2d:N=1,C=48,H=13,W=13,O=16,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16", 13, false},
                         Case{"conv2d:N=1,C=3,H=224,W=224,O=96,KH=7,KW=7,stride=2,pad=0,block=16", 109, true}}) {
     Workload w = parse_workload(k.key);
-    int64_t d = t.default_config(w);
+    int64_t d = t.default_config(w, machine_traits("cpu"));
     ASSERT_GE(d, 0) << k.key << ": the default is in the space";
     ConfigSpace space = t.space(w);
     Config c = space.get(d);

@@ -163,6 +163,7 @@ tuner::TuneOptions tune_options(const TuneArgs& a, const TuneTarget& tt) {
   o.resume = a.resume;
   o.records = a.records;
   o.target = tt.records_key;
+  o.candidates_target = tt.host;
   o.on_progress = [cycles = tt.vta](const tuner::TuneProgress& p) { print_progress(p, cycles); };
   return o;
 }
@@ -212,7 +213,7 @@ void choose_in_model(const TuneArgs& a, const TuneTarget& tt) {
              o.candidates, threads, threads == 1 ? "" : "s", o.rounds);
   const tuner::InModelResult r = tuner::select_in_model(frontend::import_onnx_file(a.model), o);
   if (isatty(STDERR_FILENO) && r.compiles) fmt::print(stderr, "\n");
-  const auto picks = tuner::in_model_picks(tuner::load_records(a.records), "cpu", threads);
+  const auto picks = tuner::in_model_picks(tuner::load_records(a.records), tuner::machine_traits(o.target.str()), "cpu", threads);
   double before = 0, after = 0;
   for (const tuner::InModelChoice& c : r.choices) {
     auto p = picks.find(c.workload);
