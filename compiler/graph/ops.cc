@@ -665,10 +665,11 @@ Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const
         "conv2d_nchwc", "conv2d_nchwc");
     return view_blocked(blocked, b, out);
   }
-  // NCHW data (a network's first convolution, on its image): its padded copy a row's
-  // interior at a time without the border's selects and clamps, whose loads were
-  // gathers. ResNet-18's 7x7 convolution and MobileNetV2's first one at one thread here:
-  // 1.30 -> 1.20 and 0.254 -> 0.158 ms.
+  // NCHW data (a network's first convolution, on its image): its padded copy loads a
+  // row's interior as vectors, without the columns' tests and the clamps that made them
+  // gathers (the row's test, of a fused index, stays a select). ResNet-18's 7x7
+  // convolution and MobileNetV2's first one at one thread here: 1.30 -> 1.20 and 0.254
+  // -> 0.158 ms.
   Tensor data = pad_nchw(in[0], w, true);
   ir::IterVar rc = te::reduce_axis(I(wt.shape[1]), "rc");
   blocked = te::compute(

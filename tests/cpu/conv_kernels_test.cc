@@ -326,10 +326,11 @@ TEST_P(ConvKernels, PoolingWindowsAreUnrolledAndSumsStayInRegisters) {
 }
 
 // Borders apart from interiors (loop partitioning on `likely` tests): the padded copy of
-// a first convolution's NCHW image copies a row's interior as vectors (its loads were
-// gathers of clamped indices), a depthwise convolution on a 56-row image or more loads its interior
-// without the padding's selects, and a concatenation in NCHWc is one copy loop per
-// operand. Results those of the interpreter; each fails on the code before the change.
+// a first convolution's NCHW image loads a row's interior as vectors (they were gathers
+// of clamped indices), a depthwise convolution on a 56-row image or more loads its
+// interior without the padding's selects, and a concatenation in NCHWc is one copy loop
+// per operand. Results those of the interpreter; each fails on the code before the
+// change.
 TEST_P(ConvKernels, BordersAndConcatenationsSplitApartFromTheInterior) {
   const std::string target = GetParam();
   Graph g;
