@@ -62,8 +62,7 @@ std::vector<std::string> template_names() {
 
 target::MachineTraits machine_traits(const std::string& target) {
   if (target.empty() && !target::has_backend("cpu")) return {};  // no CPU to schedule for (a VTA-only build)
-  const target::Target t = target::Target::parse(target.empty() ? "cpu" : target);
-  return target::make_backend(t.backend())->traits(t.str());
+  return target::machine_of(target::Target::parse(target.empty() ? "cpu" : target));
 }
 
 void visit_default_anchor(const Workload& w, const target::MachineTraits& machine,

@@ -20,9 +20,7 @@ CompiledModel compile(const Graph& input, const CompileOptions& options) {
   std::unique_ptr<Strategy> strategy = make_strategy(options.target.kind());
   m.target = strategy ? strategy->resolve(options.target) : options.target;
   // The host's machine, for the default schedules (the interpreter's: the defaults).
-  target::MachineTraits machine;
-  const target::Target host = m.target.host_target();
-  if (target::has_backend(host.backend())) machine = target::make_backend(host.backend())->traits(host.str());
+  const target::MachineTraits machine = target::machine_of(m.target.host_target());
   m.graph = options.optimize ? optimize(input, machine) : input;
   if (strategy) {
     // Placement: what the accelerator computes becomes its own operators; the packing

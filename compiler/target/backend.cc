@@ -90,6 +90,10 @@ bool has_backend(const std::string& name) {
   return registry().factories.count(name) != 0;
 }
 
+MachineTraits machine_of(const Target& t) {
+  return has_backend(t.backend()) ? make_backend(t.backend())->traits(t.str()) : MachineTraits{};
+}
+
 std::string unknown_target_message(const std::string& kind) {
   return fmt::format("no target '{}' (targets: {})", kind, fmt::join(backend_names(), ", "));
 }

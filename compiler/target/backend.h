@@ -115,6 +115,9 @@ void register_backend(const std::string& name, BackendFactory factory);
 // (unknown_target_message).
 std::unique_ptr<Backend> make_backend(const std::string& name);
 bool has_backend(const std::string& name);
+// The machine a target compiles for: its backend's traits of its string
+// (Backend::traits), or MachineTraits{} where no backend of its kind is registered.
+MachineTraits machine_of(const Target& t);
 // The registered names: the target kinds there are.
 std::vector<std::string> backend_names();
 // "no target 'KIND' (targets: cpu, interp, vta)": the one message for a kind that no

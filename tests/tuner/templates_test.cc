@@ -153,8 +153,7 @@ TEST(Templates, TheDefaultConfigurationIsTheDefaultSchedule) {
 // pixels, the last one partial.
 TEST(Templates, ARowWithoutSmallDivisorsIsOneRegisterTile) {
   cpu::register_graph_backend();
-  const target::Target host = target::Target::parse("cpu").host_target();
-  const target::MachineTraits machine = target::make_backend(host.backend())->traits(host.str());
+  const target::MachineTraits machine = machine_traits("cpu");
   const int64_t vectors = (16 + machine.lanes(32) - 1) / machine.lanes(32);  // per 16-channel block
   const int64_t budget = machine.vector_registers * 3 / 4 / vectors;
   const Template& t = find_template("conv2d_nchwc.cpu");
@@ -168,7 +167,7 @@ TEST(Templates, ARowWithoutSmallDivisorsIsOneRegisterTile) {
                         Case{"conv2d:N=1,C=48,H=13,W=13,O=16,KH=1,KW=1,stride=1,pad=0,block=16,in_block=16", 13, false},
                         Case{"conv2d:N=1,C=3,H=224,W=224,O=96,KH=7,KW=7,stride=2,pad=0,block=16", 109, true}}) {
     Workload w = parse_workload(k.key);
-    int64_t d = t.default_config(w, machine_traits("cpu"));
+    int64_t d = t.default_config(w, machine);
     ASSERT_GE(d, 0) << k.key << ": the default is in the space";
     ConfigSpace space = t.space(w);
     Config c = space.get(d);
