@@ -583,8 +583,8 @@ Tensor compute_depthwise_nchwc(const std::vector<Tensor>& in, const Window& w, i
   if (xt.ndim() == 5) {
     // Inlined into the filter's loads (lower_group): on an image of 56 rows or more the
     // interior's loads go without the border's selects. MobileNetV2's filters at 112 x
-    // 112 and 56 x 56 (with their pointwise convolutions) at one thread here: 0.176 ->
-    // 0.145, 0.230 -> 0.197 and 0.289 -> 0.256 ms; smaller images gained nothing for
+    // 112 and 56 x 56 (with their pointwise convolutions) at one thread here: 0.173 ->
+    // 0.133, 0.239 -> 0.189 and 0.276 -> 0.223 ms; smaller images gained nothing for
     // their share of the code.
     xb = pad_blocked(in[0], w, H >= kSplitBorderRows);
   } else {
@@ -668,8 +668,8 @@ Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a, const
   // NCHW data (a network's first convolution, on its image): its padded copy loads a
   // row's interior as vectors, without the columns' tests and the clamps that made them
   // gathers (the row's test, of a fused index, stays a select). ResNet-18's 7x7
-  // convolution and MobileNetV2's first one at one thread here: 1.30 -> 1.20 and 0.254
-  // -> 0.158 ms.
+  // convolution and MobileNetV2's first one at one thread here: 1.30 -> 1.20 and 0.236
+  // -> 0.144 ms.
   Tensor data = pad_nchw(in[0], w, true);
   ir::IterVar rc = te::reduce_axis(I(wt.shape[1]), "rc");
   blocked = te::compute(
