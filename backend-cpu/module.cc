@@ -14,15 +14,20 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <mutex>
+#include <numeric>
+#include <thread>
 #include <unordered_map>
 
 #include "backend-cpu/codegen.h"
 #include "backend-cpu/runtime/parallel.h"
 #include "backend-cpu/runtime/workspace.h"
+#include "compiler/ir/functor.h"
 #include "compiler/ir/printer.h"
 #include "compiler/support/error.h"
 #include "support/debug.h"
@@ -35,18 +40,25 @@ namespace kiln::cpu {
 
 using PackedFn = int32_t (*)(void**, int32_t);
 
+// Some of a module's functions, compiled on one thread: an LLVM context of their own
+// (LLVM's unit of thread safety), optimized and emitted as one object.
+struct Part {
+  std::unique_ptr<llvm::LLVMContext> ctx;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::Module> mod;
+  std::string object;
+};
+
 struct Module::Impl {
   Target target;
   std::vector<schedule::LoweredFunc> funcs;
-  std::unique_ptr<llvm::LLVMContext> ctx;
-  std::unique_ptr<llvm::Module> mod;
-  std::unique_ptr<llvm::TargetMachine> tm;
-  std::string object;
+  std::vector<Part> parts;
 
-  std::mutex mu;  // guards the lazily made JIT
+  std::mutex mu;  // guards the lazily made JIT and the whole module's object
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unordered_map<std::string, PackedFn> packed;
   std::unordered_map<std::string, void*> typed;
+  std::unique_ptr<std::string> whole;  // one object of every function, where there are parts
 
   void ensure_jit();
 };
@@ -110,8 +122,11 @@ void Module::Impl::ensure_jit() {
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
     throw RuntimeError("cpu: JIT runtime symbols: " + llvm_error(std::move(err)));
   }
-  if (auto err = j->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, "kiln-module.o"))) {
-    throw RuntimeError("cpu: JIT cannot load the object: " + llvm_error(std::move(err)));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto name = "kiln-module-" + std::to_string(i) + ".o";
+    if (auto err = j->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(parts[i].object, name))) {
+      throw RuntimeError("cpu: JIT cannot load the object: " + llvm_error(std::move(err)));
+    }
   }
   for (const schedule::LoweredFunc& f : funcs) {
     auto p = j->lookup(f.name + "_packed");
@@ -126,18 +141,87 @@ void Module::Impl::ensure_jit() {
 
 // ---------------------------------------------------------------- build
 
+namespace {
+
+// Generates, optimizes and emits `funcs` as one object.
+Part compile_part(const std::vector<schedule::LoweredFunc>& funcs, const Target& target) {
+  Part p;
+  p.ctx = std::make_unique<llvm::LLVMContext>();
+  p.tm = create_target_machine(target);
+  p.mod = codegen_module(funcs, target, *p.tm, *p.ctx);
+  optimize_module(*p.mod, *p.tm, target.opt_level);
+  p.object = emit_object(*p.mod, *p.tm);
+  return p;
+}
+
+// The functions' loop IR nodes: what LLVM's time on a function grows with (its
+// unrolled register tiles).
+size_t ir_size(const schedule::LoweredFunc& f) {
+  size_t n = 0;
+  ir::post_order_visit(f.body, [&](const ir::Node*) { ++n; });
+  return n;
+}
+
+}  // namespace
+
+int compile_threads() {
+  if (const char* env = std::getenv("KILN_COMPILE_THREADS")) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || v < 1 || v > 1024) {
+      throw CompileError(std::string("KILN_COMPILE_THREADS must be a whole number from 1 to 1024, not '") + env + "'");
+    }
+    return static_cast<int>(v);
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::vector<std::vector<size_t>> partition_functions(const std::vector<size_t>& costs, int parts) {
+  size_t n = std::min(costs.size(), static_cast<size_t>(std::max(parts, 1)));
+  std::vector<std::vector<size_t>> out(n);
+  if (n == 0) return out;
+  // Longest first, each to the part with the least so far; each part's functions then
+  // in their given order.
+  std::vector<size_t> order(costs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs[a] > costs[b]; });
+  std::vector<size_t> load(n, 0);
+  for (size_t i : order) {
+    size_t p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    out[p].push_back(i);
+    load[p] += costs[i];
+  }
+  for (auto& p : out) std::sort(p.begin(), p.end());
+  return out;
+}
+
 Module build(const std::vector<schedule::LoweredFunc>& funcs, const Target& target) {
   if (funcs.empty()) throw CompileError("cpu build: no functions");
   Module m;
   auto impl = std::make_shared<Module::Impl>();
   impl->target = target;
   impl->funcs = funcs;
-  impl->ctx = std::make_unique<llvm::LLVMContext>();
-  impl->tm = create_target_machine(target);
-  impl->mod = codegen_module(funcs, target, *impl->tm, *impl->ctx);
-  optimize_module(*impl->mod, *impl->tm, target.opt_level);
-  if (debug_enabled("asm")) std::cerr << emit_assembly(*impl->mod, *impl->tm);
-  impl->object = emit_object(*impl->mod, *impl->tm);
+  // The functions in parts, one per compiling thread: a model's kernels are
+  // independent, and LLVM's optimization and code generation (most of a compilation)
+  // run on one thread per context.
+  int threads = compile_threads();
+  if (threads == 1 || funcs.size() == 1) {
+    impl->parts.push_back(compile_part(funcs, target));
+  } else {
+    std::vector<size_t> costs;
+    for (const auto& f : funcs) costs.push_back(ir_size(f));
+    std::vector<std::future<Part>> running;
+    for (const std::vector<size_t>& members : partition_functions(costs, threads)) {
+      std::vector<schedule::LoweredFunc> part;
+      for (size_t i : members) part.push_back(funcs[i]);
+      running.push_back(std::async(std::launch::async, [part = std::move(part), &target] { return compile_part(part, target); }));
+    }
+    for (auto& r : running) r.wait();  // every thread done before any error leaves
+    for (auto& r : running) impl->parts.push_back(r.get());
+  }
+  if (debug_enabled("asm")) {
+    for (Part& p : impl->parts) std::cerr << emit_assembly(*p.mod, *p.tm);
+  }
   m.impl_ = std::move(impl);
   return m;
 }
@@ -223,13 +307,26 @@ void* Module::function_pointer(const std::string& name) const {
 std::string Module::llvm_ir() const {
   std::string s;
   llvm::raw_string_ostream os(s);
-  impl_->mod->print(os, nullptr);
+  for (const Part& p : impl_->parts) p.mod->print(os, nullptr);
   return os.str();
 }
 
-std::string Module::assembly() const { return emit_assembly(*impl_->mod, *impl_->tm); }
+std::string Module::assembly() const {
+  std::string s;
+  for (const Part& p : impl_->parts) s += emit_assembly(*p.mod, *p.tm);
+  return s;
+}
 
-const std::string& Module::object() const { return impl_->object; }
+const std::string& Module::object() const {
+  if (impl_->parts.size() == 1) return impl_->parts[0].object;
+  // One object file of every function, for a program to link: compiled again as one
+  // module, on this thread (only here: the JIT and export_library take the parts).
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  if (!impl_->whole) impl_->whole = std::make_unique<std::string>(compile_part(impl_->funcs, impl_->target).object);
+  return *impl_->whole;
+}
+
+size_t Module::num_objects() const { return impl_->parts.size(); }
 
 std::string c_type_name(ir::DataType t) {
   t = t.element_of();
@@ -273,9 +370,10 @@ std::string Module::header(const std::string& guard) const {
 }
 
 void Module::export_object(const std::string& path) const {
+  const std::string& bytes = object();
   std::ofstream out(path, std::ios::binary);
   if (!out) throw RuntimeError("cpu: cannot write " + path);
-  out.write(impl_->object.data(), static_cast<std::streamsize>(impl_->object.size()));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) throw RuntimeError("cpu: write to " + path + " failed");
 }
 
@@ -291,18 +389,34 @@ void Module::export_library(const std::string& path) const {
   if (!same_arch_as_host(impl_->target)) {
     throw RuntimeError("cpu: export_library links with the host's cc; for " + impl_->target.triple + " use export_object()");
   }
-  std::string obj = path + ".o";
-  export_object(obj);
-  std::string cmd = "cc -shared -o " + shell_quote(path) + " " + shell_quote(obj) + " " + shell_quote(KILN_CPU_PARALLEL_LIB) +
+  // Each part's object as it is (no second compilation into one object).
+  std::vector<std::string> objs;
+  std::string inputs;
+  auto remove_objects = [&] {
+    for (const std::string& o : objs) std::remove(o.c_str());
+  };
+  for (size_t i = 0; i < impl_->parts.size(); ++i) {
+    objs.push_back(path + "." + std::to_string(i) + ".o");
+    std::ofstream out(objs.back(), std::ios::binary);
+    const std::string& bytes = impl_->parts[i].object;
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+      remove_objects();
+      throw RuntimeError("cpu: cannot write " + objs.back());
+    }
+    inputs += shell_quote(objs.back()) + " ";
+  }
+  std::string cmd = "cc -shared -o " + shell_quote(path) + " " + inputs + shell_quote(KILN_CPU_PARALLEL_LIB) +
                     (impl_->target.vector_libm ? " -lmvec" : "") + " -lstdc++ -lpthread -lm 2>&1";
   std::string log;
   if (FILE* p = popen(cmd.c_str(), "r")) {
     char buf[512];
     while (size_t n = fread(buf, 1, sizeof buf, p)) log.append(buf, n);
     int rc = pclose(p);
-    std::remove(obj.c_str());
+    remove_objects();
     if (rc != 0) throw RuntimeError("cpu: linking " + path + " failed: " + cmd + "\n" + log);
   } else {
+    remove_objects();
     throw RuntimeError("cpu: cannot run the linker: " + cmd);
   }
   std::string header_path = path;

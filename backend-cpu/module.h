@@ -42,10 +42,14 @@ class Module {
   // The address of `name(T0*, T1*, ...)` in the JIT (typed C entry).
   void* function_pointer(const std::string& name) const;
 
-  // The optimized LLVM IR, the target's assembly, the object file's bytes.
+  // The optimized LLVM IR, the target's assembly (of each part in turn), the object
+  // file's bytes (one object of every function: where build() compiled the functions
+  // in parts, they are compiled again as one module on the first call).
   std::string llvm_ir() const;
   std::string assembly() const;
   const std::string& object() const;
+  // The objects build() made: one per part it compiled on a thread of its own.
+  size_t num_objects() const;
   // A C header declaring every function (and the thread pool's controls).
   std::string header(const std::string& guard = "KILN_MODULE_H") const;
 
@@ -62,8 +66,17 @@ class Module {
   std::shared_ptr<Impl> impl_;
 };
 
+// Compiles the functions in parts, one per compiling thread (KILN_COMPILE_THREADS, else
+// the hardware's count; at most one part a function), each part in an LLVM context of
+// its own on a thread of its own; the parts' objects are loaded and linked together.
 Module build(const std::vector<schedule::LoweredFunc>& funcs, const Target& target);
 Module build(const std::vector<schedule::LoweredFunc>& funcs, const std::string& target = "llvm");
+// The threads build() compiles on: KILN_COMPILE_THREADS (1 to 1024; anything else is a
+// CompileError naming it), else the hardware's count.
+int compile_threads();
+// Indices of `costs` in at most `parts` groups of about equal total cost (longest first,
+// each to the lightest group), each group's indices in order.
+std::vector<std::vector<size_t>> partition_functions(const std::vector<size_t>& costs, int parts);
 Module build(const schedule::Schedule& s, const std::vector<te::Tensor>& args, const std::string& target = "llvm",
              const std::string& name = "main");
 
