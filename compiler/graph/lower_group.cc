@@ -357,9 +357,11 @@ void schedule_conv_nchwc(schedule::Schedule& s, const te::Tensor& conv, const te
 bool is_tiled_conv(const te::Tensor& t) { return t->tag == "conv2d_nchwc" && t->reduce_axis.size() >= 3; }
 
 
-// A HostBuffer with the te shape of a graph type (rank 0 becomes [1]), same bytes.
-interp::HostBuffer te_buffer(const TensorType& t) {
+// A HostBuffer with the te shape of a graph type (rank 0 becomes [1]), same bytes:
+// zeros, or unwritten for a caller that copies every byte in.
+interp::HostBuffer te_buffer(const TensorType& t, bool zeroed = true) {
   std::vector<int64_t> shape = t.shape.empty() ? std::vector<int64_t>{1} : t.shape;
+  if (!zeroed) return interp::HostBuffer(t.dtype, shape, interp::HostBuffer::Uninitialized{});
   return interp::HostBuffer(t.dtype, shape);
 }
 
@@ -1174,7 +1176,7 @@ ConstData move_elements(const Graph& g, NodeId node) {
   const TensorType& ot = n.type;
   if (!in.is_constant() || in.type.dtype != ot.dtype || ot.dtype.bits() != 8 * ot.dtype.storage_bytes()) return nullptr;
   const size_t e = static_cast<size_t>(ot.dtype.storage_bytes());
-  auto out = std::make_shared<interp::HostBuffer>(ot.dtype, ot.shape);
+  auto out = std::make_shared<interp::HostBuffer>(ot.dtype, ot.shape, interp::HostBuffer::Uninitialized{});  // every element written below
   const uint8_t* src = in.value->data();
   uint8_t* dst = out->data();
   if (ot.size() == 0) return out;
@@ -1218,7 +1220,7 @@ ConstData evaluate_op(const Graph& g, NodeId node) {
   for (NodeId i : lg.inputs) {
     const Node& c = g.node(i);
     if (!c.is_constant()) throw CompileError("evaluate_op: input '" + c.name + "' is not a constant");
-    bufs.push_back(te_buffer(c.type));
+    bufs.push_back(te_buffer(c.type, false));
     size_t bytes = static_cast<size_t>(c.type.size() * c.type.dtype.storage_bytes());
     if (bytes) std::memcpy(bufs.back().data(), c.value->data(), bytes);  // no data() for zero elements
   }
@@ -1233,7 +1235,7 @@ ConstData evaluate_op(const Graph& g, NodeId node) {
     const Node& n = g.node(node);
     throw CompileError(fmt::format("node '{}' ({}): cannot be evaluated on its constant inputs: {}", n.name, n.op, e.what()));
   }
-  auto out = std::make_shared<interp::HostBuffer>(ot.dtype, ot.shape);
+  auto out = std::make_shared<interp::HostBuffer>(ot.dtype, ot.shape, interp::HostBuffer::Uninitialized{});
   size_t bytes = static_cast<size_t>(ot.size() * ot.dtype.storage_bytes());
   if (bytes) std::memcpy(out->data(), bufs.back().data(), bytes);
   return out;

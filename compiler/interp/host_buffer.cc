@@ -1,5 +1,10 @@
 #include "compiler/interp/host_buffer.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -67,14 +72,35 @@ void store_int(uint8_t* base, int64_t i, ir::DataType t, int64_t v) {
   write_bits(base + i * bytes, bytes, static_cast<uint64_t>(ir::wrap_to_type(v, t)));
 }
 
-HostBuffer::HostBuffer(ir::DataType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20, kHugeFrom = size_t{4} << 20;
+}  // namespace
+
+void* allocate_host_bytes(size_t bytes) {
+  if (bytes < kHugeFrom) return ::operator new(bytes);
+  void* p = nullptr;
+  if (posix_memalign(&p, kHugePage, bytes) != 0) throw std::bad_alloc();
+  madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the pages stay small
+  return p;
+}
+
+void free_host_bytes(void* p, size_t bytes) noexcept {
+  if (bytes < kHugeFrom) ::operator delete(p);
+  else std::free(p);
+}
+
+HostBuffer::HostBuffer(ir::DataType dtype, std::vector<int64_t> shape) : HostBuffer(dtype, std::move(shape), Uninitialized{}) {
+  std::fill(bytes_.begin(), bytes_.end(), uint8_t{0});
+}
+
+HostBuffer::HostBuffer(ir::DataType dtype, std::vector<int64_t> shape, Uninitialized) : dtype_(dtype), shape_(std::move(shape)) {
   if (!dtype.is_scalar() || dtype.is_handle()) throw CompileError("HostBuffer: element type must be a scalar, not " + dtype.to_string());
   size_ = 1;
   for (int64_t d : shape_) {
     if (d < 0) throw CompileError("HostBuffer: negative dimension");
     size_ *= d;
   }
-  bytes_.assign(static_cast<size_t>(size_ * dtype.storage_bytes()), 0);
+  bytes_.resize(static_cast<size_t>(size_ * dtype.storage_bytes()));
 }
 
 double HostBuffer::get(int64_t i) const { return load_float(bytes_.data(), i, dtype_); }

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/op.h"
@@ -108,6 +110,28 @@ TEST(Interp, VectorsAndLets) {
   EXPECT_EQ(h.get_int(0), 10);
   EXPECT_EQ(h.get_int(3), 16);
   EXPECT_EQ(h.get_int(7), -1);
+}
+
+TEST(Interp, HostBuffersAreZeroUnlessUninitializedLargeOnesOnHugePageBounds) {
+  // Small and large (4 MiB and more: 2 MiB aligned, for transparent huge pages), made
+  // zero; copies equal; an uninitialized one is as large and takes what is written.
+  for (int64_t n : {int64_t{1000}, int64_t{3} << 20}) {
+    interp::HostBuffer z(DataType::Float(32), {n});
+    bool zero = true;
+    for (int64_t i = 0; i < n; ++i) zero = zero && z.data()[i * 4] == 0 && z.get(i) == 0.0;
+    EXPECT_TRUE(zero) << n;
+    z.set(n - 1, 2.5);
+    interp::HostBuffer copy = z;
+    EXPECT_TRUE(copy.bit_equal(z));
+    EXPECT_EQ(copy.get(n - 1), 2.5);
+    interp::HostBuffer u(DataType::Float(32), {n}, interp::HostBuffer::Uninitialized{});
+    EXPECT_EQ(u.size(), n);
+    std::memcpy(u.data(), z.data(), static_cast<size_t>(n) * 4);
+    EXPECT_TRUE(u.bit_equal(z));
+    if (n * 4 >= (int64_t{4} << 20)) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(u.data()) % (uintptr_t{2} << 20), 0u);
+    }
+  }
 }
 
 TEST(Interp, OutOfBoundsAndBadArgumentsAreErrors) {

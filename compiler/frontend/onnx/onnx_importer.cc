@@ -72,7 +72,8 @@ ConstData tensor_data(const onnx::TensorProto& t) {
                                                : t.int32_data_size();
   if (stored != n)
     fail(fmt::format("tensor '{}': {} values for shape [{}] ({} expected)", t.name(), stored, fmt::join(shape, ", "), n));
-  auto b = std::make_shared<interp::HostBuffer>(dt, shape);
+  // Every element is written below (each path checks its count first).
+  auto b = std::make_shared<interp::HostBuffer>(dt, shape, interp::HostBuffer::Uninitialized{});
   auto count_error = [&](int64_t got) {
     fail(fmt::format("tensor '{}': {} values for shape [{}] ({} expected)", t.name(), got, fmt::join(shape, ", "), n));
   };
