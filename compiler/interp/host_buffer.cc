@@ -3,10 +3,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <new>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <random>
 
 #include "compiler/support/error.h"

@@ -18,8 +18,8 @@ namespace kiln::interp {
 void* allocate_host_bytes(size_t bytes);
 void free_host_bytes(void* p, size_t bytes) noexcept;
 
-// An allocator whose elements start uninitialized: a vector of it grows without
-// filling (a model's weights, copied in after, are not written twice).
+// An allocator of that memory whose elements start uninitialized: a vector of it
+// grows without filling (a model's weights, copied in after, are not written twice).
 template <typename T>
 struct DefaultInitAllocator : std::allocator<T> {
   template <typename U>
