@@ -116,6 +116,11 @@ TEST(Interp, HostBuffersAreZeroUnlessUninitializedLargeOnesOnHugePageBounds) {
   // Small and large (4 MiB and more: 2 MiB aligned, for transparent huge pages), made
   // zero; copies equal; an uninitialized one is as large and takes what is written.
   for (int64_t n : {int64_t{1000}, int64_t{3} << 20}) {
+    {
+      // Memory the allocator may hand out again, left non-zero.
+      interp::HostBuffer dirty(DataType::Float(32), {n}, interp::HostBuffer::Uninitialized{});
+      std::memset(dirty.data(), 0xff, static_cast<size_t>(n) * 4);
+    }
     interp::HostBuffer z(DataType::Float(32), {n});
     bool zero = true;
     for (int64_t i = 0; i < n; ++i) zero = zero && z.data()[i * 4] == 0 && z.get(i) == 0.0;
